@@ -1,0 +1,132 @@
+// The model: what a mechanism *is* (masses, joints, motor passport data, solver settings).
+// It is compiled once, validated, and never changes while stepping; everything that changes lives
+// in State (state.h). Indices into the vectors below are the handles used across the library.
+#pragma once
+
+#include <dynamics/math.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sim::dynamics {
+
+/// Index of the world in BodyIndex fields: a joint with body_a == kWorld is anchored to the ground.
+inline constexpr int kWorld = -1;
+
+/// A rigid body. Its reference frame origin is the centre of mass; the pose given here is the
+/// initial pose of that frame in the world.
+struct BodyDef {
+  std::string name;
+  double mass_kg = 1.0;                        ///< > 0 unless is_static.
+  Mat3 inertia_kgm2 = Mat3::Identity() * 0.1;  ///< About the centre of mass, body axes; SPD.
+  Vec3 position_m = Vec3::Zero();              ///< Initial centre-of-mass position (world).
+  Quat orientation = Quat::Identity();         ///< Initial orientation (world).
+  Vec3 linear_velocity_mps = Vec3::Zero();
+  Vec3 angular_velocity_radps = Vec3::Zero();  ///< World axes.
+  bool is_static = false;                      ///< Infinite mass: never moves.
+};
+
+enum class JointType { Fixed, Ball, Hinge, Prismatic };
+
+/// Joint friction: the Coulomb bound is coefficient * |reaction| + breakaway, plus viscous
+/// damping. For a hinge the coefficient has units of metres (effective pin radius times mu) so the
+/// bound is a torque (N m); for a prismatic joint it is dimensionless and the bound is a force (N).
+struct JointFriction {
+  double coefficient = 0.0;  ///< m (hinge) or - (prismatic).
+  double breakaway = 0.0;    ///< N m (hinge) or N (prismatic), load-independent part.
+  double viscous = 0.0;      ///< N m s/rad (hinge) or N s/m (prismatic).
+};
+
+/// A joint between body_a (or the world) and body_b. Each side has a local frame whose origin is
+/// the anchor and whose x-axis is the joint axis (n0 in SPEC §2.2; y and z are n1 and n2). The two
+/// frames coincide in the world at joint coordinate zero. For the world side, frame_a is in world
+/// coordinates.
+struct JointDef {
+  std::string name;
+  JointType type = JointType::Hinge;
+  int body_a = kWorld;
+  int body_b = 0;
+  Frame frame_a;
+  Frame frame_b;
+  bool limit_enabled = false;
+  double lower_limit = 0.0;  ///< rad (hinge) or m (prismatic).
+  double upper_limit = 0.0;
+  JointFriction friction;
+};
+
+/// A DC gear motor given by passport data (SPEC §2.1), driving the coordinate of one hinge or
+/// prismatic joint. Its rotor is a one-degree-of-freedom body inside the solver.
+struct MotorDef {
+  std::string name;
+  int joint = 0;
+  double stall_torque_Nm = 1.0;        ///< Mp: rotor torque at zero speed and u = 1.
+  double no_load_speed_radps = 10.0;   ///< w_xx: rotor speed at zero load and u = 1.
+  /// Electromechanical time constant t_m (s); used when rotor_inertia_kgm2 is not given:
+  /// I_m = Mp t_m / w_xx.
+  double time_constant_s = 0.0;
+  std::optional<double> rotor_inertia_kgm2;  ///< I_m; overrides time_constant_s when set.
+  /// Gear ratio r >= 1: joint speed = rotor speed / r. For a prismatic joint r is in rad/m
+  /// (rotor radians per metre of travel).
+  double gear_ratio = 1.0;
+  double bearing_friction = 0.0;  ///< b: viscous friction on the joint (N m s/rad or N s/m).
+  double initial_voltage = 0.0;   ///< u at t = 0, in [-1, 1].
+
+  /// Rotor inertia actually used (kg m^2).
+  double rotorInertia() const {
+    return rotor_inertia_kgm2 ? *rotor_inertia_kgm2
+                              : stall_torque_Nm * time_constant_s / no_load_speed_radps;
+  }
+};
+
+/// A "repeater" (SPEC §2.3): joint coordinate = (k / r) * motor angle, so one motor drives
+/// several joints (gripper jaws: k = -1). Its load is felt by the motor.
+struct RepeaterDef {
+  std::string name;
+  int motor = 0;
+  int joint = 0;
+  double ratio = -1.0;  ///< k, nonzero.
+};
+
+/// Solver parameters. One call to step() advances `time_step_s`, split into `substeps`.
+struct SolverSettings {
+  double time_step_s = 0.01;
+  int substeps = 1;
+  int velocity_iterations = 20;  ///< Cap: the real-time criterion.
+  int position_iterations = 4;   ///< Split-impulse position passes per substep.
+  /// The velocity solve stops early when no row changes its impulse by more than this
+  /// (N s or N m s) in a full sweep.
+  double velocity_tolerance = 1e-10;
+  double position_tolerance_m = 1e-7;  ///< Position passes stop below this error (m or rad).
+  double position_correction = 0.8;    ///< Fraction of position error removed per pass (0, 1].
+  double max_linear_speed_mps = 500.0;     ///< Above this a body is reported as runaway.
+  double max_angular_speed_radps = 2000.0;
+  double max_motor_speed_radps = 1e5;
+  bool warm_start = true;
+};
+
+/// The complete, immutable description of a mechanism.
+struct Model {
+  std::vector<BodyDef> bodies;
+  std::vector<JointDef> joints;
+  std::vector<MotorDef> motors;
+  std::vector<RepeaterDef> repeaters;
+  Vec3 gravity_mps2{0.0, 0.0, -9.81};
+  SolverSettings solver;
+
+  /// Index by name, or -1.
+  int findBody(const std::string& name) const;
+  int findJoint(const std::string& name) const;
+  int findMotor(const std::string& name) const;
+};
+
+/// One validation problem: `field` names the offending item and field, e.g. "motors[drive].t_m".
+struct ModelError {
+  std::string field;
+  std::string message;
+};
+
+/// Every problem found in the model (empty when valid).
+std::vector<ModelError> validate(const Model& model);
+
+}  // namespace sim::dynamics

@@ -1,0 +1,87 @@
+// Stepping a model: the full-coordinate sequential-impulse solver (SPEC §2).
+//
+// One step runs fixed stages per substep:
+//   applyForces -> prepare -> warmStart -> solveVelocity -> integrate -> solvePosition
+//   -> storeImpulses, and then checkFinite once per step.
+// Motors are one-degree-of-freedom rotors coupled to their joints by constraint rows; their
+// characteristic Mp (u - w_m / w_xx) is a soft velocity row whose damping part is integrated
+// exactly for the rotor plus the load it sees (see motor.h in src/ for the derivation).
+#pragma once
+
+#include <dynamics/model.h>
+#include <dynamics/state.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sim::dynamics {
+
+/// Why the velocity solve of a substep stopped.
+enum class SolveEnd { Tolerance, IterationCap };
+
+/// Numerical trouble found by the per-step check.
+struct Fault {
+  enum class Kind { None, NonFinite, Runaway };
+  Kind kind = Kind::None;
+  std::uint64_t step = 0;
+  std::string item;   ///< e.g. "body link3" or "motor drive".
+  std::string field;  ///< e.g. "angular_velocity".
+  double value = 0.0;
+  std::string describe() const;
+};
+
+struct StepReport {
+  int velocity_iterations = 0;   ///< Largest count used by any substep.
+  double velocity_residual = 0;  ///< Largest impulse change in the last sweep (N s / N m s).
+  SolveEnd velocity_end = SolveEnd::Tolerance;  ///< IterationCap if any substep hit the cap.
+  int position_iterations = 0;
+  double position_error = 0;  ///< Largest joint error left after position passes (m or rad).
+  Fault fault;                ///< kind != None when the state is unhealthy after this step.
+  bool fault_is_new = false;  ///< True only the first time a fault is reported.
+};
+
+/// Reaction of a joint on body_b at its anchor, averaged over the last substep (world axes).
+struct JointReaction {
+  Vec3 force_N = Vec3::Zero();
+  Vec3 torque_Nm = Vec3::Zero();
+  double axis_force = 0.0;  ///< Limit + friction + viscous + motor/repeater along the axis.
+};
+
+class ModelInvalid : public std::invalid_argument {
+ public:
+  explicit ModelInvalid(std::vector<ModelError> errors);
+  const std::vector<ModelError>& errors() const { return errors_; }
+
+ private:
+  std::vector<ModelError> errors_;
+};
+
+class Simulator {
+ public:
+  /// Validates and compiles the model; throws ModelInvalid listing every problem.
+  explicit Simulator(Model model);
+  ~Simulator();
+  Simulator(Simulator&&) noexcept;
+  Simulator& operator=(Simulator&&) noexcept;
+
+  const Model& model() const;
+  State initialState() const;
+
+  /// Advances `state` by model().solver.time_step_s. Never throws on numerical trouble: the
+  /// report carries the fault and the caller decides to stop or reset.
+  StepReport step(State& state);
+
+  /// Joint reaction derived from the state's stored impulses.
+  JointReaction jointReaction(const State& state, int joint) const;
+  /// Hinge angle (rad, wrapped to (-pi, pi]) or prismatic displacement (m) computed from poses.
+  double measureJointPosition(const State& state, int joint) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sim::dynamics

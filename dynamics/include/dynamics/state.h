@@ -1,0 +1,79 @@
+// The state: everything that changes while stepping. Together with the Model it determines the
+// future exactly: two equal states stepped with the same model give bit-identical results, so a
+// state can be saved, restored and compared (replay, regression tests).
+#pragma once
+
+#include <dynamics/math.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sim::dynamics {
+
+struct Model;
+
+/// Pose and velocity of one body's centre-of-mass frame (world axes).
+struct BodyState {
+  Vec3 position_m = Vec3::Zero();
+  Quat orientation = Quat::Identity();
+  Vec3 linear_velocity_mps = Vec3::Zero();
+  Vec3 angular_velocity_radps = Vec3::Zero();
+};
+
+/// Accumulated impulses of a joint's rows over the last substep: the warm start of the next one
+/// and, divided by the substep, the joint's reactions.
+struct JointImpulses {
+  Vec3 linear = Vec3::Zero();   ///< Point/translation rows (N s), world axes.
+  Vec3 angular = Vec3::Zero();  ///< Rotation rows (N m s), world axes.
+  double limit = 0.0;           ///< Limit row along the joint axis (N m s or N s).
+  double friction = 0.0;        ///< Coulomb friction row along the axis.
+  double viscous = 0.0;         ///< Viscous damping row (joint friction and motor bearing).
+};
+
+struct JointState {
+  /// Joint coordinate: hinge angle (rad, unwrapped, multi-turn) or prismatic displacement (m).
+  /// Zero where the joint's two frames coincide.
+  double position = 0.0;
+  double speed = 0.0;  ///< d(position)/dt after the last step (rad/s or m/s).
+  JointImpulses impulses;
+};
+
+struct MotorState {
+  double angle_rad = 0.0;    ///< Rotor angle a_m (unwrapped).
+  double speed_radps = 0.0;  ///< Rotor speed w_m.
+  double voltage = 0.0;      ///< Input u; clamped to [-1, 1] when stepping.
+  /// Rotor torque of the characteristic Mp (u - w_m / w_xx) over the last step (N m).
+  double torque_Nm = 0.0;
+  double characteristic_impulse = 0.0;  ///< Warm start of the characteristic row (N m s).
+  double coupling_impulse = 0.0;        ///< Warm start of the motor constraint row.
+};
+
+struct RepeaterState {
+  double coupling_impulse = 0.0;  ///< Warm start of the repeater row (N m s or N s).
+};
+
+struct State {
+  double time_s = 0.0;
+  std::uint64_t step = 0;
+  std::vector<BodyState> bodies;
+  std::vector<JointState> joints;
+  std::vector<MotorState> motors;
+  std::vector<RepeaterState> repeaters;
+
+  /// Exact binary image (native doubles, little-endian layout of this machine), versioned.
+  std::vector<std::uint8_t> serialize() const;
+  /// Inverse of serialize(); throws std::runtime_error naming the problem on bad input.
+  static State deserialize(std::span<const std::uint8_t> bytes);
+  /// 64-bit FNV-1a hash of every field's bit pattern in canonical order.
+  std::uint64_t hash() const;
+
+  bool operator==(const State&) const = default;
+};
+
+/// The state a model starts in: initial poses and velocities, joint coordinates measured from
+/// those poses, motors at rest with their initial voltage, no warm start.
+State makeInitialState(const Model& model);
+
+}  // namespace sim::dynamics

@@ -1,0 +1,146 @@
+#include <dynamics/model.h>
+
+#include <cmath>
+#include <string>
+
+#include <Eigen/Eigenvalues>
+
+namespace sim::dynamics {
+
+namespace {
+
+template <class Def>
+int findByName(const std::vector<Def>& items, const std::string& name) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool finite(const Vec3& v) { return v.allFinite(); }
+
+// "bodies[arm]" when the item has a name, "bodies[3]" otherwise.
+template <class Def>
+std::string label(const char* list, const Def& def, std::size_t index) {
+  return std::string(list) + "[" + (def.name.empty() ? std::to_string(index) : def.name) + "]";
+}
+
+}  // namespace
+
+int Model::findBody(const std::string& name) const { return findByName(bodies, name); }
+int Model::findJoint(const std::string& name) const { return findByName(joints, name); }
+int Model::findMotor(const std::string& name) const { return findByName(motors, name); }
+
+std::vector<ModelError> validate(const Model& model) {
+  std::vector<ModelError> errors;
+  auto fail = [&errors](std::string field, std::string message) {
+    errors.push_back({std::move(field), std::move(message)});
+  };
+
+  // Solver settings.
+  const SolverSettings& s = model.solver;
+  if (!(s.time_step_s > 0.0) || !std::isfinite(s.time_step_s))
+    fail("solver.time_step", "must be a positive number of seconds");
+  if (s.substeps < 1) fail("solver.substeps", "must be at least 1");
+  if (s.velocity_iterations < 1) fail("solver.velocity_iterations", "must be at least 1");
+  if (s.position_iterations < 0) fail("solver.position_iterations", "must be 0 or more");
+  if (!(s.velocity_tolerance >= 0.0)) fail("solver.velocity_tolerance", "must be >= 0");
+  if (!(s.position_correction > 0.0 && s.position_correction <= 1.0))
+    fail("solver.position_correction", "must be in (0, 1]");
+  if (!finite(model.gravity_mps2)) fail("gravity", "must be finite");
+
+  // Bodies: positive mass and a symmetric positive-definite inertia tensor.
+  for (std::size_t i = 0; i < model.bodies.size(); ++i) {
+    const BodyDef& b = model.bodies[i];
+    const std::string at = label("bodies", b, i);
+    if (b.name.empty()) fail(at + ".name", "must not be empty");
+    if (findByName(model.bodies, b.name) != static_cast<int>(i))
+      fail(at + ".name", "duplicate body name '" + b.name + "'");
+    if (!finite(b.position_m) || !b.orientation.coeffs().allFinite())
+      fail(at + ".pose", "must be finite");
+    if (std::abs(b.orientation.norm() - 1.0) > 1e-6)
+      fail(at + ".orientation", "must be a unit quaternion");
+    if (b.is_static) continue;
+    if (!(b.mass_kg > 0.0) || !std::isfinite(b.mass_kg))
+      fail(at + ".mass", "must be a positive number of kilograms");
+    const Mat3& I = b.inertia_kgm2;
+    if (!I.allFinite() || (I - I.transpose()).cwiseAbs().maxCoeff() > 1e-9 * I.cwiseAbs().maxCoeff()) {
+      fail(at + ".inertia", "must be a finite symmetric 3x3 tensor");
+    } else {
+      Eigen::SelfAdjointEigenSolver<Mat3> eig(I);
+      if (eig.eigenvalues().minCoeff() <= 0.0)
+        fail(at + ".inertia", "must be positive definite (all principal moments > 0)");
+    }
+  }
+
+  auto checkBody = [&](const std::string& field, int index, bool allow_world) {
+    if (index == kWorld && allow_world) return;
+    if (index < 0 || index >= static_cast<int>(model.bodies.size()))
+      fail(field, "refers to a body that does not exist");
+  };
+
+  // Joints.
+  for (std::size_t i = 0; i < model.joints.size(); ++i) {
+    const JointDef& j = model.joints[i];
+    const std::string at = label("joints", j, i);
+    if (findByName(model.joints, j.name) != static_cast<int>(i))
+      fail(at + ".name", "duplicate joint name '" + j.name + "'");
+    checkBody(at + ".parent", j.body_a, true);
+    checkBody(at + ".child", j.body_b, false);
+    if (j.body_a == j.body_b) fail(at + ".child", "must differ from the parent body");
+    if (std::abs(j.frame_a.rotation.norm() - 1.0) > 1e-6 ||
+        std::abs(j.frame_b.rotation.norm() - 1.0) > 1e-6)
+      fail(at + ".frame", "rotations must be unit quaternions");
+    if (j.limit_enabled && !(j.lower_limit <= j.upper_limit))
+      fail(at + ".limits", "lower limit must not exceed the upper limit");
+    if (j.limit_enabled && (j.type == JointType::Fixed || j.type == JointType::Ball))
+      fail(at + ".limits", "limits apply to hinge and prismatic joints only");
+    if (j.friction.coefficient < 0 || j.friction.breakaway < 0 || j.friction.viscous < 0)
+      fail(at + ".friction", "coefficients must be >= 0");
+  }
+
+  auto isDrivable = [&](int joint) {
+    return joint >= 0 && joint < static_cast<int>(model.joints.size()) &&
+           (model.joints[joint].type == JointType::Hinge ||
+            model.joints[joint].type == JointType::Prismatic);
+  };
+
+  // Motors: passport data (SPEC §2.1).
+  for (std::size_t i = 0; i < model.motors.size(); ++i) {
+    const MotorDef& m = model.motors[i];
+    const std::string at = label("motors", m, i);
+    if (findByName(model.motors, m.name) != static_cast<int>(i))
+      fail(at + ".name", "duplicate motor name '" + m.name + "'");
+    if (!isDrivable(m.joint)) fail(at + ".joint", "must name a hinge or prismatic joint");
+    if (!(m.stall_torque_Nm > 0.0)) fail(at + ".Mp", "stall torque must be > 0 N m");
+    if (!(m.no_load_speed_radps > 0.0)) fail(at + ".w_xx", "no-load speed must be > 0 rad/s");
+    if (m.rotor_inertia_kgm2) {
+      if (!(*m.rotor_inertia_kgm2 > 0.0)) fail(at + ".I_m", "rotor inertia must be > 0 kg m^2");
+    } else if (!(m.time_constant_s > 0.0)) {
+      fail(at + ".t_m", "time constant must be > 0 s (or give the rotor inertia I_m)");
+    }
+    if (!(m.gear_ratio > 0.0) || !std::isfinite(m.gear_ratio))
+      fail(at + ".r", "gear ratio must be > 0");
+    if (m.bearing_friction < 0.0) fail(at + ".b", "bearing friction must be >= 0");
+    if (!(std::abs(m.initial_voltage) <= 1.0)) fail(at + ".u", "voltage must be in [-1, 1]");
+    for (std::size_t k = 0; k < i; ++k) {
+      if (model.motors[k].joint == m.joint) fail(at + ".joint", "joint already has a motor");
+    }
+  }
+
+  // Repeaters (SPEC §2.3).
+  for (std::size_t i = 0; i < model.repeaters.size(); ++i) {
+    const RepeaterDef& r = model.repeaters[i];
+    const std::string at = label("repeaters", r, i);
+    if (r.motor < 0 || r.motor >= static_cast<int>(model.motors.size()))
+      fail(at + ".motor", "refers to a motor that does not exist");
+    if (!isDrivable(r.joint)) fail(at + ".joint", "must name a hinge or prismatic joint");
+    if (!(r.ratio != 0.0) || !std::isfinite(r.ratio)) fail(at + ".k", "ratio k must be nonzero");
+    for (const MotorDef& m : model.motors) {
+      if (m.joint == r.joint) fail(at + ".joint", "joint is already driven by a motor");
+    }
+  }
+  return errors;
+}
+
+}  // namespace sim::dynamics

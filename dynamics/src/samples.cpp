@@ -1,0 +1,190 @@
+#include <dynamics/samples.h>
+
+#include <numbers>
+
+namespace sim::dynamics::samples {
+
+namespace {
+
+// Frame whose x-axis is `axis` (world), placed at `anchor` relative to a body at x, q.
+Frame frameFor(const Vec3& anchor_world, const Vec3& axis_world, const Vec3& body_position,
+               const Quat& body_orientation) {
+  Frame f;
+  f.position = body_orientation.conjugate() * (anchor_world - body_position);
+  const Quat world_axis = Quat::FromTwoVectors(Vec3::UnitX(), axis_world.normalized());
+  f.rotation = body_orientation.conjugate() * world_axis;
+  return f;
+}
+
+// Hinge between a (or the world) and b about `axis` through `anchor`, frames coinciding now.
+JointDef hinge(const Model& m, std::string name, int a, int b, const Vec3& anchor, const Vec3& axis) {
+  JointDef j;
+  j.name = std::move(name);
+  j.type = JointType::Hinge;
+  j.body_a = a;
+  j.body_b = b;
+  const Vec3 xa = a == kWorld ? Vec3::Zero() : m.bodies[a].position_m;
+  const Quat qa = a == kWorld ? Quat::Identity() : m.bodies[a].orientation;
+  j.frame_a = frameFor(anchor, axis, xa, qa);
+  j.frame_b = frameFor(anchor, axis, m.bodies[b].position_m, m.bodies[b].orientation);
+  return j;
+}
+
+MotorDef wgMotor(double t_m, int joint, double b) {
+  MotorDef mo;
+  mo.name = "drive";
+  mo.joint = joint;
+  mo.stall_torque_Nm = 0.2;
+  mo.no_load_speed_radps = 49.0 * 2.0 * std::numbers::pi / 60.0;
+  mo.time_constant_s = t_m;
+  mo.gear_ratio = 50.0;
+  mo.bearing_friction = b;
+  mo.initial_voltage = 1.0;
+  return mo;
+}
+
+}  // namespace
+
+Mat3 boxInertia(double mass, const Vec3& s) {
+  const double k = mass / 12.0;
+  return Vec3(k * (s.y() * s.y() + s.z() * s.z()), k * (s.x() * s.x() + s.z() * s.z()),
+              k * (s.x() * s.x() + s.y() * s.y()))
+      .asDiagonal();
+}
+
+Model wg7152(double t_m, double dt, double b) {
+  Model m;
+  m.solver.time_step_s = dt;
+  m.solver.velocity_iterations = 50;
+  BodyDef link;
+  link.name = "link";
+  link.mass_kg = 10.0;
+  link.inertia_kgm2 = Vec3(30.833, 30.833, 30.833).asDiagonal();
+  m.bodies.push_back(link);
+  m.joints.push_back(hinge(m, "joint", kWorld, 0, Vec3::Zero(), Vec3::UnitZ()));
+  m.motors.push_back(wgMotor(t_m, 0, b));
+  return m;
+}
+
+Model wg7152GravityLoaded(double t_m, double dt, double b) {
+  Model m;
+  m.solver.time_step_s = dt;
+  m.solver.velocity_iterations = 50;
+  BodyDef link;
+  link.name = "link";
+  link.mass_kg = 2.0;
+  link.position_m = Vec3(0.5, 0, 0);
+  link.inertia_kgm2 = boxInertia(2.0, Vec3(1.0, 0.05, 0.05));
+  m.bodies.push_back(link);
+  m.joints.push_back(hinge(m, "joint", kWorld, 0, Vec3::Zero(), Vec3::UnitY()));
+  MotorDef mo = wgMotor(t_m, 0, b);
+  mo.stall_torque_Nm = 0.5;  // strong enough to lift the link against gravity
+  m.motors.push_back(mo);
+  return m;
+}
+
+Model chain(int links, double dt, int vel_it, int pos_it) {
+  Model m;
+  m.solver.time_step_s = dt;
+  m.solver.velocity_iterations = vel_it;
+  m.solver.position_iterations = pos_it;
+  m.solver.velocity_tolerance = 0.0;  // fixed work per step, as the engines we compare with
+  m.solver.position_tolerance_m = 0.0;
+  const Vec3 size(0.1, 0.02, 0.02);
+  for (int i = 0; i < links; ++i) {
+    BodyDef b;
+    b.name = "link" + std::to_string(i);
+    b.mass_kg = 0.1;
+    b.inertia_kgm2 = boxInertia(0.1, size);
+    b.position_m = Vec3(0.1 * i + 0.05, 0, 0);
+    m.bodies.push_back(b);
+    m.joints.push_back(hinge(m, "hinge" + std::to_string(i), i == 0 ? kWorld : i - 1, i,
+                             Vec3(0.1 * i, 0, 0), Vec3::UnitY()));
+  }
+  return m;
+}
+
+Model pendulum(double length, double angle0, double dt) {
+  Model m;
+  m.solver.time_step_s = dt;
+  m.solver.velocity_iterations = 30;
+  BodyDef bob;
+  bob.name = "bob";
+  bob.mass_kg = 1.0;
+  bob.inertia_kgm2 = Mat3::Identity() * 1e-6;
+  bob.position_m = Vec3(length * std::sin(angle0), 0, -length * std::cos(angle0));
+  m.bodies.push_back(bob);
+  m.joints.push_back(hinge(m, "pivot", kWorld, 0, Vec3::Zero(), Vec3::UnitY()));
+  return m;
+}
+
+Model twoLinkArm(double dt) {
+  Model m;
+  m.solver.time_step_s = dt;
+  m.solver.velocity_iterations = 50;
+  m.gravity_mps2 = Vec3::Zero();
+  BodyDef upper;
+  upper.name = "upper";
+  upper.mass_kg = 3.0;
+  upper.position_m = Vec3(0.5, 0, 0);
+  upper.inertia_kgm2 = boxInertia(3.0, Vec3(1.0, 0.1, 0.1));
+  m.bodies.push_back(upper);
+  BodyDef fore = upper;
+  fore.name = "fore";
+  fore.mass_kg = 2.0;
+  fore.position_m = Vec3(1.5, 0, 0);
+  fore.inertia_kgm2 = boxInertia(2.0, Vec3(1.0, 0.1, 0.1));
+  m.bodies.push_back(fore);
+  m.joints.push_back(hinge(m, "shoulder", kWorld, 0, Vec3::Zero(), Vec3::UnitZ()));
+  m.joints.push_back(hinge(m, "elbow", 0, 1, Vec3(1.0, 0, 0), Vec3::UnitZ()));
+  MotorDef shoulder = wgMotor(0.5, 0, 0.0);
+  shoulder.name = "shoulder";
+  shoulder.stall_torque_Nm = 2.0;
+  shoulder.gear_ratio = 20.0;
+  m.motors.push_back(shoulder);
+  MotorDef elbow = wgMotor(1.0, 1, 0.0);
+  elbow.name = "elbow";
+  elbow.initial_voltage = -0.7;
+  m.motors.push_back(elbow);
+  return m;
+}
+
+Model gripper(double dt) {
+  Model m;
+  m.solver.time_step_s = dt;
+  m.solver.velocity_iterations = 50;
+  m.gravity_mps2 = Vec3(0, -9.81, 0);  // gravity across the jaws' plane: asymmetric loads
+  BodyDef palm;
+  palm.name = "palm";
+  palm.mass_kg = 1.0;
+  palm.inertia_kgm2 = boxInertia(1.0, Vec3(0.1, 0.1, 0.05));
+  palm.is_static = true;
+  m.bodies.push_back(palm);
+  for (int side : {1, -1}) {
+    BodyDef jaw;
+    jaw.name = side > 0 ? "left" : "right";
+    jaw.mass_kg = side > 0 ? 0.2 : 0.5;  // unequal jaws: asymmetric loads
+    jaw.position_m = Vec3(0.05, side * 0.04, 0);
+    jaw.inertia_kgm2 = boxInertia(jaw.mass_kg, Vec3(0.1, 0.01, 0.02));
+    m.bodies.push_back(jaw);
+  }
+  m.joints.push_back(hinge(m, "left", 0, 1, Vec3(0, 0.04, 0), Vec3::UnitZ()));
+  m.joints.push_back(hinge(m, "right", 0, 2, Vec3(0, -0.04, 0), Vec3::UnitZ()));
+  MotorDef mo;
+  mo.name = "jaws";
+  mo.joint = 0;
+  mo.stall_torque_Nm = 0.05;
+  mo.no_load_speed_radps = 300.0;
+  mo.time_constant_s = 0.02;
+  mo.gear_ratio = 200.0;
+  m.motors.push_back(mo);
+  RepeaterDef rep;
+  rep.name = "mirror";
+  rep.motor = 0;
+  rep.joint = 1;
+  rep.ratio = -1.0;
+  m.repeaters.push_back(rep);
+  return m;
+}
+
+}  // namespace sim::dynamics::samples

@@ -1,0 +1,737 @@
+#include <dynamics/simulator.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "constraint_parts.h"
+#include "joint_geometry.h"
+
+namespace sim::dynamics {
+
+using detail::AxisRow;
+using detail::HingeRotationPart;
+using detail::JointFrames;
+using detail::LineRows;
+using detail::PointPart;
+using detail::RotationPart;
+using detail::SolverBody;
+
+namespace {
+
+std::string joinErrors(const std::vector<ModelError>& errors) {
+  std::ostringstream out;
+  out << "invalid model:";
+  for (const ModelError& e : errors) out << " " << e.field << ": " << e.message << ";";
+  return out.str();
+}
+
+/// Small rotation of a quaternion by the world rotation vector dtheta (first order, renormalised).
+Quat rotateBy(const Quat& q, const Vec3& dtheta) {
+  const Quat dq(0.0, dtheta.x(), dtheta.y(), dtheta.z());
+  Quat r = q;
+  r.coeffs() += 0.5 * (dq * q).coeffs();
+  return r.normalized();
+}
+
+/// Rotation vector taking orientation qa to qb (world axes), shortest way.
+Vec3 rotationError(const Quat& qa, const Quat& qb) {
+  Quat e = qb * qa.conjugate();
+  if (e.w() < 0.0) e.coeffs() = -e.coeffs();
+  return 2.0 * e.vec();
+}
+
+}  // namespace
+
+ModelInvalid::ModelInvalid(std::vector<ModelError> errors)
+    : std::invalid_argument(joinErrors(errors)), errors_(std::move(errors)) {}
+
+std::string Fault::describe() const {
+  if (kind == Kind::None) return "no fault";
+  std::ostringstream out;
+  out << (kind == Kind::NonFinite ? "non-finite value" : "runaway value") << " in " << item << "."
+      << field << " = " << value << " at step " << step;
+  return out.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-step working data. Rebuilt in prepare(); vectors are sized once in the constructor so a
+// step allocates nothing.
+
+struct JointWork {
+  int a = 0, b = 0;  // solver body indices (the world is the last body)
+  JointType type = JointType::Hinge;
+  PointPart point;
+  HingeRotationPart hinge_rotation;
+  RotationPart rotation;
+  LineRows line;
+  AxisRow axis;              // along the joint coordinate (hinge and prismatic)
+  double position = 0.0;     // unwrapped joint coordinate at the start of the substep
+  int limit_side = 0;        // +1 lower limit row, -1 upper limit row, 0 none
+  double limit_bias = 0.0;   // allowed approach speed (speculative limit)
+  double viscous_gamma = 0;  // soft row: impulse per unit speed
+  bool has_friction = false;
+};
+
+struct MotorWork {
+  double inv_inertia = 0.0;  // 1 / I_m
+  double gamma = 0.0;        // characteristic row softness (N m s per rad/s)
+  double target_speed = 0.0; // rad/s
+  double coupling_ratio = 0.0;  // 1/r
+  double coupling_k_inv = 0.0;
+  int joint = 0;
+};
+
+struct RepeaterWork {
+  int joint = 0, motor = 0;
+  double ratio = 0.0;  // k/r
+  double offset = 0.0; // joint coordinate minus (k/r) a_m in the initial state
+  double k_inv = 0.0;
+};
+
+struct Simulator::Impl {
+  Model model;
+  int world = 0;  // index of the static world body in `bodies`
+  std::vector<double> body_inv_mass;
+  std::vector<Mat3> body_inv_inertia_local;
+  std::vector<double> repeater_offset;
+  std::vector<int> motor_of_joint;  // -1 when undriven
+
+  // Scratch, sized once.
+  std::vector<SolverBody> bodies;
+  std::vector<Vec3> positions;
+  std::vector<Quat> orientations;
+  std::vector<double> rotor_angle, rotor_speed;
+  std::vector<JointWork> joints;
+  std::vector<MotorWork> motors;
+  std::vector<RepeaterWork> repeaters;
+  bool fault_reported = false;
+
+  explicit Impl(Model m);
+  void load(const State& s);
+  void store(State& s, double h) const;
+  void applyForces(const State& s, double h);
+  void prepare(const State& s, double h);
+  void warmStart(const State& s);
+  void solveVelocity(State& s, double h, int& iterations, double& residual, bool& capped);
+  void integrate(double h);
+  double solvePosition(int& iterations);
+  void updateJointCoordinates(State& s);
+  JointFrames frames(const JointDef& def, const JointWork& w) const {
+    return detail::computeFrames(positions[w.a], orientations[w.a], def.frame_a, positions[w.b],
+                                 orientations[w.b], def.frame_b);
+  }
+  double measureJoint(int j) const;
+  double unwrappedJoint(int j, double reference) const;
+  Fault check(const State& s) const;
+};
+
+Simulator::Impl::Impl(Model m) : model(std::move(m)) {
+  const int nb = static_cast<int>(model.bodies.size());
+  world = nb;
+  body_inv_mass.assign(nb + 1, 0.0);
+  body_inv_inertia_local.assign(nb + 1, Mat3::Zero());
+  for (int i = 0; i < nb; ++i) {
+    const BodyDef& b = model.bodies[i];
+    if (b.is_static) continue;
+    body_inv_mass[i] = 1.0 / b.mass_kg;
+    body_inv_inertia_local[i] = b.inertia_kgm2.inverse();
+  }
+  bodies.assign(nb + 1, SolverBody{});
+  positions.assign(nb + 1, Vec3::Zero());
+  orientations.assign(nb + 1, Quat::Identity());
+  rotor_angle.assign(model.motors.size(), 0.0);
+  rotor_speed.assign(model.motors.size(), 0.0);
+  joints.assign(model.joints.size(), JointWork{});
+  for (std::size_t j = 0; j < model.joints.size(); ++j) {
+    const JointDef& def = model.joints[j];
+    joints[j].a = def.body_a == kWorld ? world : def.body_a;
+    joints[j].b = def.body_b;
+    joints[j].type = def.type;
+    joints[j].has_friction = def.friction.coefficient > 0.0 || def.friction.breakaway > 0.0;
+  }
+  motors.assign(model.motors.size(), MotorWork{});
+  motor_of_joint.assign(model.joints.size(), -1);
+  for (std::size_t i = 0; i < model.motors.size(); ++i) {
+    motor_of_joint[model.motors[i].joint] = static_cast<int>(i);
+  }
+  repeaters.assign(model.repeaters.size(), RepeaterWork{});
+  // Repeaters hold whatever offset the initial poses give them.
+  const State s0 = makeInitialState(model);
+  for (std::size_t i = 0; i < model.repeaters.size(); ++i) {
+    const RepeaterDef& r = model.repeaters[i];
+    RepeaterWork& w = repeaters[i];
+    w.joint = r.joint;
+    w.motor = r.motor;
+    w.ratio = r.ratio / model.motors[r.motor].gear_ratio;
+    w.offset = s0.joints[r.joint].position - w.ratio * s0.motors[r.motor].angle_rad;
+  }
+}
+
+double Simulator::Impl::measureJoint(int j) const {
+  const JointDef& def = model.joints[j];
+  const JointFrames f = frames(def, joints[j]);
+  if (def.type == JointType::Hinge) return detail::hingeAngle(f);
+  if (def.type == JointType::Prismatic) return detail::prismaticPosition(f);
+  return 0.0;
+}
+
+/// The joint coordinate nearest to `reference`: hinge angles continue across +-pi.
+double Simulator::Impl::unwrappedJoint(int j, double reference) const {
+  const double measured = measureJoint(j);
+  if (model.joints[j].type != JointType::Hinge) return measured;
+  return reference + detail::wrapAngle(measured - reference);
+}
+
+void Simulator::Impl::load(const State& s) {
+  const int nb = world;
+  for (int i = 0; i < nb; ++i) {
+    const BodyState& bs = s.bodies[i];
+    positions[i] = bs.position_m;
+    orientations[i] = bs.orientation;
+    bodies[i].v = bs.linear_velocity_mps;
+    bodies[i].w = bs.angular_velocity_radps;
+    bodies[i].inv_mass = body_inv_mass[i];
+  }
+  for (std::size_t m = 0; m < motors.size(); ++m) {
+    rotor_angle[m] = s.motors[m].angle_rad;
+    rotor_speed[m] = s.motors[m].speed_radps;
+  }
+}
+
+void Simulator::Impl::store(State& s, double h) const {
+  const int nb = world;
+  for (int i = 0; i < nb; ++i) {
+    BodyState& bs = s.bodies[i];
+    bs.position_m = positions[i];
+    bs.orientation = orientations[i];
+    bs.linear_velocity_mps = bodies[i].v;
+    bs.angular_velocity_radps = bodies[i].w;
+  }
+  for (std::size_t m = 0; m < motors.size(); ++m) {
+    const MotorDef& def = model.motors[m];
+    MotorState& ms = s.motors[m];
+    ms.angle_rad = rotor_angle[m];
+    ms.speed_radps = rotor_speed[m];
+    const double u = std::clamp(ms.voltage, -1.0, 1.0);
+    ms.torque_Nm = def.stall_torque_Nm * (u - ms.speed_radps / def.no_load_speed_radps);
+  }
+  for (std::size_t j = 0; j < joints.size(); ++j) {
+    const JointWork& w = joints[j];
+    if (w.type == JointType::Hinge || w.type == JointType::Prismatic)
+      s.joints[j].speed = w.axis.velocity(bodies[w.a], bodies[w.b]);
+  }
+  (void)h;
+}
+
+// Stage 1: known forces. Gravity on bodies; the motor characteristic is a soft row (stage 4).
+void Simulator::Impl::applyForces(const State& s, double h) {
+  (void)s;
+  const Vec3 dv = model.gravity_mps2 * h;
+  for (int i = 0; i < world; ++i) {
+    if (body_inv_mass[i] > 0.0) bodies[i].v += dv;
+  }
+}
+
+// Stage 2: world inertia, joint geometry, effective masses, motor softness.
+void Simulator::Impl::prepare(const State& s, double h) {
+  for (int i = 0; i < world; ++i) {
+    const Mat3 r = orientations[i].toRotationMatrix();
+    bodies[i].inv_inertia = r * body_inv_inertia_local[i] * r.transpose();
+  }
+  for (std::size_t j = 0; j < joints.size(); ++j) {
+    const JointDef& def = model.joints[j];
+    JointWork& w = joints[j];
+    const SolverBody& a = bodies[w.a];
+    const SolverBody& b = bodies[w.b];
+    const JointFrames f = frames(def, w);
+    w.position = s.joints[j].position;
+    switch (def.type) {
+      case JointType::Ball:
+        w.point.setup(a, b, f.arm_a, f.arm_b);
+        break;
+      case JointType::Fixed:
+        w.point.setup(a, b, f.arm_a, f.arm_b);
+        w.rotation.setup(a, b);
+        break;
+      case JointType::Hinge: {
+        w.point.setup(a, b, f.arm_a, f.arm_b);
+        w.hinge_rotation.setup(a, b, f.axes_a.col(0), f.axes_b.col(1), f.axes_b.col(2));
+        const Vec3 g = detail::hingeAngleGradient(f);
+        w.axis.setup(a, b, Vec3::Zero(), -g, g);
+        break;
+      }
+      case JointType::Prismatic: {
+        const Vec3 d = f.anchor_b - f.anchor_a;
+        w.rotation.setup(a, b);
+        w.line.setup(a, b, f.arm_a, f.arm_b, d, f.axes_a.col(1), f.axes_a.col(2));
+        const Vec3 n = f.axes_a.col(0);
+        w.axis.setup(a, b, n, -(f.arm_a + d).cross(n), f.arm_b.cross(n));
+        break;
+      }
+    }
+    // Limits: one active side, the nearer one; speculative so an approaching joint stops at it.
+    w.limit_side = 0;
+    if (def.limit_enabled) {
+      const double to_lower = w.position - def.lower_limit;
+      const double to_upper = def.upper_limit - w.position;
+      w.limit_side = to_lower <= to_upper ? 1 : -1;
+      const double gap = w.limit_side > 0 ? to_lower : to_upper;
+      w.limit_bias = gap > 0.0 ? gap / h : 0.0;
+    }
+    // Joint viscous friction as a soft row (backward Euler: impulse = c h * speed).
+    w.viscous_gamma = def.friction.viscous * h;
+  }
+
+  // Motors: the characteristic tau = Mp (u - w_m / w_xx) - (b / r^2) w_m (bearing friction moved
+  // to the rotor through the gear) is a damper c (w_target - w_m). Backward Euler would make the
+  // rotor+load speed relax by 1 / (1 + c h / I); the exact linear solution relaxes by
+  // exp(-c h / I). Choosing the row's softness gamma = I (exp(c h / I) - 1) makes the implicit row
+  // reproduce the exponential exactly for the inertia I the rotor sees (rotor plus reflected loads
+  // of its joints), and it stays unconditionally stable for any other load.
+  for (std::size_t m = 0; m < motors.size(); ++m) {
+    const MotorDef& def = model.motors[m];
+    MotorWork& w = motors[m];
+    const double r = def.gear_ratio;
+    const double im = def.rotorInertia();
+    w.inv_inertia = 1.0 / im;
+    w.joint = def.joint;
+    w.coupling_ratio = 1.0 / r;
+    const double u = std::clamp(s.motors[m].voltage, -1.0, 1.0);
+    const double c_motor = def.stall_torque_Nm / def.no_load_speed_radps;
+    const double c = c_motor + def.bearing_friction / (r * r);
+    w.target_speed = c_motor * def.no_load_speed_radps * u / c;
+    // Reflected load: a joint coordinate of effective inverse inertia K seen at ratio k/r.
+    double inertia = im;
+    bool rigid_load = false;
+    auto addLoad = [&](int joint, double ratio) {
+      const double k = joints[joint].axis.k;
+      if (k <= 0.0) rigid_load = true;
+      else inertia += ratio * ratio / k;
+    };
+    addLoad(def.joint, 1.0 / r);
+    for (const RepeaterWork& rep : repeaters) {
+      if (rep.motor == static_cast<int>(m)) addLoad(rep.joint, rep.ratio);
+    }
+    w.gamma = rigid_load ? c * h : inertia * std::expm1(c * h / inertia);
+    const double kc = joints[def.joint].axis.k + w.inv_inertia / (r * r);
+    w.coupling_k_inv = kc > 0.0 ? 1.0 / kc : 0.0;
+  }
+  for (RepeaterWork& w : repeaters) {
+    const double kc = joints[w.joint].axis.k + w.ratio * w.ratio * motors[w.motor].inv_inertia;
+    w.k_inv = kc > 0.0 ? 1.0 / kc : 0.0;
+  }
+}
+
+// Stage 3: apply last substep's impulses so the iterations start near the answer.
+void Simulator::Impl::warmStart(const State& s) {
+  for (std::size_t j = 0; j < joints.size(); ++j) {
+    const JointWork& w = joints[j];
+    const JointImpulses& imp = s.joints[j].impulses;
+    SolverBody& a = bodies[w.a];
+    SolverBody& b = bodies[w.b];
+    switch (w.type) {
+      case JointType::Ball:
+        w.point.apply(a, b, imp.linear);
+        break;
+      case JointType::Fixed:
+        w.point.apply(a, b, imp.linear);
+        HingeRotationPart::applyAngular(a, b, imp.angular);
+        break;
+      case JointType::Hinge:
+        w.point.apply(a, b, imp.linear);
+        HingeRotationPart::applyAngular(a, b, imp.angular);
+        break;
+      case JointType::Prismatic:
+        HingeRotationPart::applyAngular(a, b, imp.angular);
+        w.line.row1.apply(a, b, imp.linear.dot(w.line.row1.lin));
+        w.line.row2.apply(a, b, imp.linear.dot(w.line.row2.lin));
+        break;
+    }
+    if (w.type == JointType::Hinge || w.type == JointType::Prismatic) {
+      w.axis.apply(a, b, imp.friction + imp.viscous + imp.limit);
+    }
+  }
+  for (std::size_t m = 0; m < motors.size(); ++m) {
+    const MotorWork& w = motors[m];
+    const MotorState& ms = s.motors[m];
+    rotor_speed[m] += ms.characteristic_impulse * w.inv_inertia;
+    JointWork& jw = joints[w.joint];
+    jw.axis.apply(bodies[jw.a], bodies[jw.b], ms.coupling_impulse);
+    rotor_speed[m] -= w.coupling_ratio * ms.coupling_impulse * w.inv_inertia;
+  }
+  for (std::size_t i = 0; i < repeaters.size(); ++i) {
+    const RepeaterWork& w = repeaters[i];
+    const double p = s.repeaters[i].coupling_impulse;
+    JointWork& jw = joints[w.joint];
+    jw.axis.apply(bodies[jw.a], bodies[jw.b], p);
+    rotor_speed[w.motor] -= w.ratio * p * motors[w.motor].inv_inertia;
+  }
+}
+
+// Stage 4: sequential impulses. Soft and bounded rows first, hard rows last (they win).
+void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double& residual,
+                                    bool& capped) {
+  const SolverSettings& cfg = model.solver;
+  capped = true;
+  for (iterations = 1; iterations <= cfg.velocity_iterations; ++iterations) {
+    double largest = 0.0;
+    auto note = [&largest](double d) { largest = std::max(largest, std::abs(d)); };
+
+    // Motor characteristic rows: lambda = gamma (w_target - w_m) at convergence.
+    for (std::size_t m = 0; m < motors.size(); ++m) {
+      const MotorWork& w = motors[m];
+      double& acc = s.motors[m].characteristic_impulse;
+      const double d = (w.gamma * (w.target_speed - rotor_speed[m]) - acc) /
+                       (1.0 + w.gamma * w.inv_inertia);
+      acc += d;
+      rotor_speed[m] += d * w.inv_inertia;
+      note(d);
+    }
+
+    // Joint axis rows: viscous (soft), Coulomb friction (bounded), limit (one-sided).
+    for (std::size_t j = 0; j < joints.size(); ++j) {
+      JointWork& w = joints[j];
+      if (w.type != JointType::Hinge && w.type != JointType::Prismatic) continue;
+      JointImpulses& imp = s.joints[j].impulses;
+      SolverBody& a = bodies[w.a];
+      SolverBody& b = bodies[w.b];
+      if (w.viscous_gamma > 0.0) {
+        const double v = w.axis.velocity(a, b);
+        const double d = (-w.viscous_gamma * v - imp.viscous) / (1.0 + w.viscous_gamma * w.axis.k);
+        imp.viscous += d;
+        w.axis.apply(a, b, d);
+        note(d);
+      }
+      if (w.has_friction && w.axis.k > 0.0) {
+        const JointFriction& fr = model.joints[j].friction;
+        const double bound = fr.coefficient * imp.linear.norm() + fr.breakaway * h;
+        const double v = w.axis.velocity(a, b);
+        const double old = imp.friction;
+        imp.friction = std::clamp(old - v / w.axis.k, -bound, bound);
+        const double d = imp.friction - old;
+        w.axis.apply(a, b, d);
+        note(d);
+      }
+      if (w.limit_side != 0 && w.axis.k > 0.0) {
+        const double v = w.limit_side * w.axis.velocity(a, b);
+        const double old = w.limit_side * imp.limit;
+        const double acc = std::max(0.0, old - (v + w.limit_bias) / w.axis.k);
+        const double d = acc - old;
+        imp.limit = w.limit_side * acc;
+        w.axis.apply(a, b, w.limit_side * d);
+        note(d);
+      }
+    }
+
+    // Motor constraint rows (SPEC eqs. 13-14): joint speed - w_m / r = 0.
+    for (std::size_t m = 0; m < motors.size(); ++m) {
+      const MotorWork& w = motors[m];
+      JointWork& jw = joints[w.joint];
+      const double cdot =
+          jw.axis.velocity(bodies[jw.a], bodies[jw.b]) - w.coupling_ratio * rotor_speed[m];
+      const double d = -cdot * w.coupling_k_inv;
+      s.motors[m].coupling_impulse += d;
+      jw.axis.apply(bodies[jw.a], bodies[jw.b], d);
+      rotor_speed[m] -= w.coupling_ratio * d * w.inv_inertia;
+      note(d);
+    }
+    // Repeater rows (SPEC eqs. 15-16): joint speed - (k / r) w_m = 0.
+    for (std::size_t i = 0; i < repeaters.size(); ++i) {
+      const RepeaterWork& w = repeaters[i];
+      JointWork& jw = joints[w.joint];
+      const double cdot =
+          jw.axis.velocity(bodies[jw.a], bodies[jw.b]) - w.ratio * rotor_speed[w.motor];
+      const double d = -cdot * w.k_inv;
+      s.repeaters[i].coupling_impulse += d;
+      jw.axis.apply(bodies[jw.a], bodies[jw.b], d);
+      rotor_speed[w.motor] -= w.ratio * d * motors[w.motor].inv_inertia;
+      note(d);
+    }
+
+    // Hard joint rows: rotation, then point (the point rows are most visible).
+    for (std::size_t j = 0; j < joints.size(); ++j) {
+      JointWork& w = joints[j];
+      JointImpulses& imp = s.joints[j].impulses;
+      SolverBody& a = bodies[w.a];
+      SolverBody& b = bodies[w.b];
+      switch (w.type) {
+        case JointType::Hinge: {
+          const Eigen::Vector2d lam = -(w.hinge_rotation.k_inv * w.hinge_rotation.velocity(a, b));
+          const Vec3 l = w.hinge_rotation.u1 * lam.x() + w.hinge_rotation.u2 * lam.y();
+          HingeRotationPart::applyAngular(a, b, l);
+          imp.angular += l;
+          note(lam.norm());
+          break;
+        }
+        case JointType::Fixed:
+        case JointType::Prismatic: {
+          const Vec3 l = -(w.rotation.k_inv * (b.w - a.w));
+          HingeRotationPart::applyAngular(a, b, l);
+          imp.angular += l;
+          note(l.norm());
+          break;
+        }
+        case JointType::Ball:
+          break;
+      }
+      if (w.type == JointType::Prismatic) {
+        const Eigen::Vector2d cdot(w.line.row1.velocity(a, b), w.line.row2.velocity(a, b));
+        const Eigen::Vector2d lam = -(w.line.k_inv * cdot);
+        w.line.row1.apply(a, b, lam.x());
+        w.line.row2.apply(a, b, lam.y());
+        imp.linear += w.line.row1.lin * lam.x() + w.line.row2.lin * lam.y();
+        note(lam.norm());
+      } else {
+        const Vec3 p = -(w.point.k_inv * w.point.velocity(a, b));
+        w.point.apply(a, b, p);
+        imp.linear += p;
+        note(p.norm());
+      }
+    }
+
+    residual = largest;
+    if (largest <= cfg.velocity_tolerance) {
+      capped = false;
+      break;
+    }
+  }
+  iterations = std::min(iterations, cfg.velocity_iterations);
+}
+
+// Stage 5: semi-implicit Euler positions from the new velocities.
+void Simulator::Impl::integrate(double h) {
+  for (int i = 0; i < world; ++i) {
+    if (body_inv_mass[i] == 0.0) continue;
+    positions[i] += bodies[i].v * h;
+    orientations[i] = rotateBy(orientations[i], bodies[i].w * h);
+  }
+  for (std::size_t m = 0; m < motors.size(); ++m) rotor_angle[m] += rotor_speed[m] * h;
+}
+
+// Stage 6: split impulses. Pseudo-impulses move positions directly toward the constraint
+// manifold and are then forgotten: real velocities never see them, so no energy is injected.
+double Simulator::Impl::solvePosition(int& iterations) {
+  const double beta = model.solver.position_correction;
+  double largest = 0.0;
+  auto shift = [this](int body, const Vec3& dx, const Vec3& dtheta) {
+    positions[body] += dx;
+    orientations[body] = rotateBy(orientations[body], dtheta);
+  };
+  auto applyAxis = [&](const JointWork& w, double lambda) {
+    const AxisRow& r = w.axis;
+    shift(w.a, -r.inv_mass_a * lambda * r.lin, lambda * r.dw_a);
+    shift(w.b, r.inv_mass_b * lambda * r.lin, lambda * r.dw_b);
+  };
+  for (iterations = 0; iterations < model.solver.position_iterations; ++iterations) {
+    largest = 0.0;
+    for (std::size_t j = 0; j < joints.size(); ++j) {
+      const JointDef& def = model.joints[j];
+      JointWork& w = joints[j];
+      const SolverBody& a = bodies[w.a];
+      const SolverBody& b = bodies[w.b];
+      // Rotation rows.
+      if (def.type == JointType::Hinge) {
+        const JointFrames f = frames(def, w);
+        const Vec3 a1 = f.axes_a.col(0);
+        const Eigen::Vector2d c(a1.dot(f.axes_b.col(1)), a1.dot(f.axes_b.col(2)));
+        largest = std::max(largest, c.cwiseAbs().maxCoeff());
+        HingeRotationPart part;
+        part.setup(a, b, a1, f.axes_b.col(1), f.axes_b.col(2));
+        const Eigen::Vector2d lam = -beta * (part.k_inv * c);
+        const Vec3 l = part.u1 * lam.x() + part.u2 * lam.y();
+        shift(w.a, Vec3::Zero(), -(a.inv_inertia * l));
+        shift(w.b, Vec3::Zero(), b.inv_inertia * l);
+      } else if (def.type == JointType::Fixed || def.type == JointType::Prismatic) {
+        const Vec3 e = rotationError(orientations[w.a] * def.frame_a.rotation,
+                                     orientations[w.b] * def.frame_b.rotation);
+        largest = std::max(largest, e.cwiseAbs().maxCoeff());
+        const Vec3 l = -beta * (w.rotation.k_inv * e);
+        shift(w.a, Vec3::Zero(), -(a.inv_inertia * l));
+        shift(w.b, Vec3::Zero(), b.inv_inertia * l);
+      }
+      // Translation rows.
+      const JointFrames f = frames(def, w);
+      if (def.type == JointType::Prismatic) {
+        const Vec3 d = f.anchor_b - f.anchor_a;
+        LineRows line;
+        line.setup(a, b, f.arm_a, f.arm_b, d, f.axes_a.col(1), f.axes_a.col(2));
+        const Eigen::Vector2d c(d.dot(f.axes_a.col(1)), d.dot(f.axes_a.col(2)));
+        largest = std::max(largest, c.cwiseAbs().maxCoeff());
+        const Eigen::Vector2d lam = -beta * (line.k_inv * c);
+        for (const auto& [row, l] : {std::pair{&line.row1, lam.x()}, std::pair{&line.row2, lam.y()}}) {
+          shift(w.a, -row->inv_mass_a * l * row->lin, l * row->dw_a);
+          shift(w.b, row->inv_mass_b * l * row->lin, l * row->dw_b);
+        }
+      } else {
+        const Vec3 c = f.anchor_b - f.anchor_a;
+        largest = std::max(largest, c.cwiseAbs().maxCoeff());
+        const Mat3 k = PointPart::effectiveMassInverse(a, b, f.arm_a, f.arm_b);
+        const Vec3 p = -beta * k.ldlt().solve(c);
+        shift(w.a, -a.inv_mass * p, -(a.inv_inertia * f.arm_a.cross(p)));
+        shift(w.b, b.inv_mass * p, b.inv_inertia * f.arm_b.cross(p));
+      }
+      // Limits.
+      if (w.limit_side != 0 && w.axis.k > 0.0) {
+        const double q = unwrappedJoint(static_cast<int>(j), w.position);
+        const double gap = w.limit_side > 0 ? q - def.lower_limit : def.upper_limit - q;
+        if (gap < 0.0) {
+          largest = std::max(largest, -gap);
+          applyAxis(w, -beta * w.limit_side * gap / w.axis.k);
+        }
+      }
+    }
+    // Motor and repeater couplings: joint coordinate - ratio * rotor angle (- offset) = 0.
+    for (std::size_t m = 0; m < motors.size(); ++m) {
+      const MotorWork& mw = motors[m];
+      const JointWork& w = joints[mw.joint];
+      const double c = unwrappedJoint(mw.joint, w.position) - mw.coupling_ratio * rotor_angle[m];
+      largest = std::max(largest, std::abs(c));
+      const double lambda = -beta * c * mw.coupling_k_inv;
+      applyAxis(w, lambda);
+      rotor_angle[m] -= mw.coupling_ratio * lambda * mw.inv_inertia;
+    }
+    for (const RepeaterWork& rw : repeaters) {
+      const JointWork& w = joints[rw.joint];
+      const double c =
+          unwrappedJoint(rw.joint, w.position) - rw.ratio * rotor_angle[rw.motor] - rw.offset;
+      largest = std::max(largest, std::abs(c));
+      const double lambda = -beta * c * rw.k_inv;
+      applyAxis(w, lambda);
+      rotor_angle[rw.motor] -= rw.ratio * lambda * motors[rw.motor].inv_inertia;
+    }
+    if (largest <= model.solver.position_tolerance_m) break;
+  }
+  return largest;
+}
+
+void Simulator::Impl::updateJointCoordinates(State& s) {
+  for (std::size_t j = 0; j < joints.size(); ++j) {
+    const JointType t = model.joints[j].type;
+    if (t != JointType::Hinge && t != JointType::Prismatic) continue;
+    s.joints[j].position = unwrappedJoint(static_cast<int>(j), s.joints[j].position);
+  }
+}
+
+Fault Simulator::Impl::check(const State& s) const {
+  const SolverSettings& cfg = model.solver;
+  Fault f;
+  f.step = s.step;
+  auto report = [&f](Fault::Kind kind, std::string item, const char* field, double value) {
+    if (f.kind != Fault::Kind::None) return;
+    f.kind = kind;
+    f.item = std::move(item);
+    f.field = field;
+    f.value = value;
+  };
+  for (std::size_t i = 0; i < s.bodies.size() && f.kind == Fault::Kind::None; ++i) {
+    const BodyState& b = s.bodies[i];
+    const std::string item = "body " + model.bodies[i].name;
+    if (!b.position_m.allFinite()) report(Fault::Kind::NonFinite, item, "position", b.position_m.norm());
+    else if (!b.orientation.coeffs().allFinite()) report(Fault::Kind::NonFinite, item, "orientation", b.orientation.norm());
+    else if (!b.linear_velocity_mps.allFinite()) report(Fault::Kind::NonFinite, item, "linear_velocity", b.linear_velocity_mps.norm());
+    else if (!b.angular_velocity_radps.allFinite()) report(Fault::Kind::NonFinite, item, "angular_velocity", b.angular_velocity_radps.norm());
+    else if (b.linear_velocity_mps.norm() > cfg.max_linear_speed_mps) report(Fault::Kind::Runaway, item, "linear_velocity", b.linear_velocity_mps.norm());
+    else if (b.angular_velocity_radps.norm() > cfg.max_angular_speed_radps) report(Fault::Kind::Runaway, item, "angular_velocity", b.angular_velocity_radps.norm());
+  }
+  for (std::size_t m = 0; m < s.motors.size() && f.kind == Fault::Kind::None; ++m) {
+    const MotorState& ms = s.motors[m];
+    const std::string item = "motor " + model.motors[m].name;
+    if (!std::isfinite(ms.angle_rad)) report(Fault::Kind::NonFinite, item, "angle", ms.angle_rad);
+    else if (!std::isfinite(ms.speed_radps)) report(Fault::Kind::NonFinite, item, "speed", ms.speed_radps);
+    else if (std::abs(ms.speed_radps) > cfg.max_motor_speed_radps) report(Fault::Kind::Runaway, item, "speed", ms.speed_radps);
+  }
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Simulator::Simulator(Model model) {
+  std::vector<ModelError> errors = validate(model);
+  if (!errors.empty()) throw ModelInvalid(std::move(errors));
+  impl_ = std::make_unique<Impl>(std::move(model));
+}
+Simulator::~Simulator() = default;
+Simulator::Simulator(Simulator&&) noexcept = default;
+Simulator& Simulator::operator=(Simulator&&) noexcept = default;
+
+const Model& Simulator::model() const { return impl_->model; }
+State Simulator::initialState() const { return makeInitialState(impl_->model); }
+
+StepReport Simulator::step(State& state) {
+  Impl& im = *impl_;
+  const SolverSettings& cfg = im.model.solver;
+  const double h = cfg.time_step_s / cfg.substeps;
+  StepReport report;
+  im.load(state);
+  for (int sub = 0; sub < cfg.substeps; ++sub) {
+    im.applyForces(state, h);
+    im.prepare(state, h);
+    // A limit whose side changed must not warm-start with the other side's impulse.
+    for (std::size_t j = 0; j < im.joints.size(); ++j) {
+      double& lim = state.joints[j].impulses.limit;
+      if (im.joints[j].limit_side * lim < 0.0 || im.joints[j].limit_side == 0) lim = 0.0;
+    }
+    if (cfg.warm_start) {
+      im.warmStart(state);
+    } else {
+      for (JointState& j : state.joints) j.impulses = JointImpulses{};
+      for (MotorState& m : state.motors) m.characteristic_impulse = m.coupling_impulse = 0.0;
+      for (RepeaterState& r : state.repeaters) r.coupling_impulse = 0.0;
+    }
+    int iterations = 0;
+    double residual = 0.0;
+    bool capped = false;
+    im.solveVelocity(state, h, iterations, residual, capped);
+    report.velocity_iterations = std::max(report.velocity_iterations, iterations);
+    report.velocity_residual = std::max(report.velocity_residual, residual);
+    if (capped) report.velocity_end = SolveEnd::IterationCap;
+    im.integrate(h);
+    int pos_iterations = 0;
+    const double err = im.solvePosition(pos_iterations);
+    report.position_iterations = std::max(report.position_iterations, pos_iterations);
+    report.position_error = std::max(report.position_error, err);
+    im.updateJointCoordinates(state);
+  }
+  im.store(state, h);
+  state.step += 1;
+  state.time_s = static_cast<double>(state.step) * cfg.time_step_s;
+  report.fault = im.check(state);
+  if (report.fault.kind != Fault::Kind::None && !im.fault_reported) {
+    report.fault_is_new = true;
+    im.fault_reported = true;
+  }
+  return report;
+}
+
+JointReaction Simulator::jointReaction(const State& state, int joint) const {
+  const Impl& im = *impl_;
+  const double h = im.model.solver.time_step_s / im.model.solver.substeps;
+  const JointImpulses& imp = state.joints.at(joint).impulses;
+  JointReaction r;
+  r.force_N = imp.linear / h;
+  r.torque_Nm = imp.angular / h;
+  double axis = imp.limit + imp.friction + imp.viscous;
+  const int m = im.motor_of_joint[joint];
+  if (m >= 0) axis += state.motors[m].coupling_impulse;
+  for (std::size_t i = 0; i < im.repeaters.size(); ++i) {
+    if (im.repeaters[i].joint == joint) axis += state.repeaters[i].coupling_impulse;
+  }
+  r.axis_force = axis / h;
+  return r;
+}
+
+double Simulator::measureJointPosition(const State& state, int joint) const {
+  const JointDef& def = impl_->model.joints.at(joint);
+  const BodyState world;
+  const BodyState& a = def.body_a == kWorld ? world : state.bodies.at(def.body_a);
+  const BodyState& b = state.bodies.at(def.body_b);
+  const JointFrames f = detail::computeFrames(a.position_m, a.orientation, def.frame_a,
+                                              b.position_m, b.orientation, def.frame_b);
+  if (def.type == JointType::Hinge) return detail::hingeAngle(f);
+  if (def.type == JointType::Prismatic) return detail::prismaticPosition(f);
+  return 0.0;
+}
+
+}  // namespace sim::dynamics

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian package the project needs. Idempotent: runs `apt-get update` once and
+# installs only what is missing. The list is the single source of truth; README explains each.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config ccache git
+  libeigen3-dev                 # dynamics: linear algebra (the only dependency of dynamics/)
+  libopenscenegraph-dev         # render: 3D scene graph
+  libsdl2-dev                   # input: joysticks, game controllers, keyboard
+  libassimp-dev                 # scene: 3D model files (glTF, OBJ, 3DS, FBX, COLLADA)
+  libyaml-cpp-dev               # scene: YAML scene files with line numbers in errors
+  libcli11-dev                  # simtrainer: command line with subcommands and --help
+  libspdlog-dev libfmt-dev      # logging and formatting
+  libgtest-dev libgmock-dev     # tests
+  libbenchmark-dev              # bench/
+  xvfb xauth libgl1-mesa-dri libglx-mesa0 libgl-dev  # headless rendering tests (Mesa llvmpipe)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update
+$SUDO apt-get install -y --no-install-recommends "${missing[@]}"
