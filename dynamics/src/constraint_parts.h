@@ -140,3 +140,128 @@ struct LineRows {
 };
 
 }  // namespace sim::dynamics::detail
+
+namespace sim::dynamics::detail {
+
+/// Where a block row's accumulated impulse is kept in the state (warm start and reactions).
+enum class ImpulseSink {
+  JointLinear, JointAngular, JointLimit, MotorCoupling, MotorCharacteristic, Repeater
+};
+
+/// One scalar row of a RowBlock: Cdot = lin_a.v_a + ang_a.w_a + lin_b.v_b + ang_b.w_b
+/// + rotor_coef * w_rotor, driven to `target` (soft rows: Cdot + compliance * lambda = target;
+/// unilateral rows: Cdot >= target with lambda >= 0).
+struct BlockRow {
+  int a = 0, b = 0, rotor = -1;
+  Vec3 lin_a, ang_a, lin_b, ang_b;
+  Vec3 dv_a, dw_a, dv_b, dw_b;  ///< M^-1 J^T: velocity change per unit impulse.
+  double rotor_coef = 0.0, rotor_dw = 0.0;
+  double compliance = 0.0, target = 0.0;
+  bool unilateral = false;
+  bool active = true;  ///< Unilateral rows: currently in the active set.
+  double sign = 1.0;   ///< JointLimit sink: +1 lower limit, -1 upper limit.
+  ImpulseSink sink = ImpulseSink::JointLinear;
+  int owner = 0;  ///< Joint, motor or repeater index the sink refers to.
+};
+
+/// A group of rows solved together exactly (block Gauss-Seidel): the motors of one connected
+/// mechanism, the joints they drive (directly or through repeaters) and those joints' limits.
+/// Solving rotors with the links they drive removes the slow convergence that the large reflected
+/// rotor inertias (r^2 I_m) cause between separate scalar rows, e.g. along a motorised arm.
+/// Limits enter through a small active-set loop.
+struct RowBlock {
+  std::vector<BlockRow> rows;
+  Eigen::MatrixXd k_full;  ///< J M^-1 J^T + diag(compliance), all rows
+  Eigen::MatrixXd k;       ///< the same with inactive unilateral rows replaced by identity
+  Eigen::LDLT<Eigen::MatrixXd> ldlt;
+  Eigen::VectorXd residual, delta, predicted;
+  Eigen::MatrixXd hard;  ///< scratch of constrainedMobility
+  Eigen::VectorXd coupling;
+  Eigen::LDLT<Eigen::MatrixXd> hard_ldlt;
+
+  void clear() { rows.clear(); }
+
+  BlockRow& add(const std::vector<SolverBody>& bodies, int a, int b, const Vec3& lin_a,
+                const Vec3& ang_a, const Vec3& lin_b, const Vec3& ang_b, ImpulseSink sink,
+                int owner) {
+    BlockRow r;
+    r.a = a;
+    r.b = b;
+    r.lin_a = lin_a;
+    r.ang_a = ang_a;
+    r.lin_b = lin_b;
+    r.ang_b = ang_b;
+    r.dv_a = bodies[a].inv_mass * lin_a;
+    r.dw_a = bodies[a].inv_inertia * ang_a;
+    r.dv_b = bodies[b].inv_mass * lin_b;
+    r.dw_b = bodies[b].inv_inertia * ang_b;
+    r.sink = sink;
+    r.owner = owner;
+    rows.push_back(r);
+    return rows.back();
+  }
+
+  /// Assembles K from the rows' Jacobians; rotor_inv_inertia[i] is 1 / I_m of rotor i.
+  void assemble(const std::vector<double>& rotor_inv_inertia) {
+    const auto n = static_cast<Eigen::Index>(rows.size());
+    k_full.resize(n, n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const BlockRow& ri = rows[i];
+      for (Eigen::Index j = 0; j <= i; ++j) {
+        const BlockRow& rj = rows[j];
+        double s = 0.0;
+        if (ri.a == rj.a) s += ri.lin_a.dot(rj.dv_a) + ri.ang_a.dot(rj.dw_a);
+        if (ri.a == rj.b) s += ri.lin_a.dot(rj.dv_b) + ri.ang_a.dot(rj.dw_b);
+        if (ri.b == rj.a) s += ri.lin_b.dot(rj.dv_a) + ri.ang_b.dot(rj.dw_a);
+        if (ri.b == rj.b) s += ri.lin_b.dot(rj.dv_b) + ri.ang_b.dot(rj.dw_b);
+        if (ri.rotor >= 0 && ri.rotor == rj.rotor)
+          s += ri.rotor_coef * rj.rotor_coef * rotor_inv_inertia[ri.rotor];
+        k_full(i, j) = s;
+        k_full(j, i) = s;
+      }
+      k_full(i, i) += ri.compliance;
+      // A row that cannot move anything (both sides static) would make K singular.
+      if (k_full(i, i) <= 0.0) k_full(i, i) = 1.0;
+    }
+    residual.resize(n);
+    delta.resize(n);
+    predicted.resize(n);
+  }
+
+  /// Inverse of the inertia that row `i` (a row on one rotor only) sees when the block's
+  /// equality rows from `first_hard` on hold: K_ii - K_iH K_HH^-1 K_Hi.
+  double constrainedMobility(Eigen::Index i, Eigen::Index first_hard) {
+    Eigen::Index nh = 0;
+    for (Eigen::Index j = first_hard; j < static_cast<Eigen::Index>(rows.size()); ++j)
+      nh += rows[j].unilateral ? 0 : 1;
+    hard.resize(nh, nh);
+    coupling.resize(nh);
+    Eigen::Index r = 0;
+    for (Eigen::Index j = first_hard; j < static_cast<Eigen::Index>(rows.size()); ++j) {
+      if (rows[j].unilateral) continue;
+      Eigen::Index c = 0;
+      for (Eigen::Index k2 = first_hard; k2 < static_cast<Eigen::Index>(rows.size()); ++k2) {
+        if (rows[k2].unilateral) continue;
+        hard(r, c++) = k_full(j, k2);
+      }
+      coupling[r++] = k_full(i, j);
+    }
+    hard_ldlt.compute(hard);
+    return k_full(i, i) - coupling.dot(hard_ldlt.solve(coupling));
+  }
+
+  /// Factors K restricted to the active rows.
+  void factor() {
+    k = k_full;
+    const auto n = k.rows();
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (rows[i].active) continue;
+      k.row(i).setZero();
+      k.col(i).setZero();
+      k(i, i) = 1.0;
+    }
+    ldlt.compute(k);
+  }
+};
+
+}  // namespace sim::dynamics::detail

@@ -14,7 +14,9 @@ using detail::AxisRow;
 using detail::HingeRotationPart;
 using detail::JointFrames;
 using detail::LineRows;
+using detail::ImpulseSink;
 using detail::PointPart;
+using detail::RowBlock;
 using detail::RotationPart;
 using detail::SolverBody;
 
@@ -78,6 +80,7 @@ struct MotorWork {
   double inv_inertia = 0.0;  // 1 / I_m
   double gamma = 0.0;        // characteristic row softness (N m s per rad/s)
   double target_speed = 0.0; // rad/s
+  double damping = 0.0;      // c = Mp / w_xx + b / r^2 (N m s/rad at the rotor)
   double coupling_ratio = 0.0;  // 1/r
   double coupling_k_inv = 0.0;
   int joint = 0;
@@ -106,7 +109,22 @@ struct Simulator::Impl {
   std::vector<JointWork> joints;
   std::vector<MotorWork> motors;
   std::vector<RepeaterWork> repeaters;
+  // Driven mechanisms: rotors and the joints they drive, grouped by connectivity (see RowBlock).
+  struct BlockPlan {
+    std::vector<int> motors;
+    std::vector<int> joints;       // driven joints, main joints first
+    std::vector<int> drivers;      // per joint: motor index, or -(repeater index) - 2
+  };
+  std::vector<BlockPlan> block_plans;
+  std::vector<RowBlock> blocks;
+  std::vector<char> joint_in_block;       // joint solved inside a block
+  std::vector<double> rotor_inv_inertia;  // 1 / I_m per motor
   bool fault_reported = false;
+
+  void planBlocks();
+  void addJointRows(RowBlock& block, int j);
+  void buildBlocks(const State& s, double h);
+  void solveBlock(RowBlock& block, State& s, double& largest);
 
   explicit Impl(Model m);
   void load(const State& s);
@@ -157,6 +175,11 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
     motor_of_joint[model.motors[i].joint] = static_cast<int>(i);
   }
   repeaters.assign(model.repeaters.size(), RepeaterWork{});
+  rotor_inv_inertia.assign(model.motors.size(), 0.0);
+  for (std::size_t i = 0; i < model.motors.size(); ++i) {
+    rotor_inv_inertia[i] = 1.0 / model.motors[i].rotorInertia();
+  }
+  planBlocks();
   // Repeaters hold whatever offset the initial poses give them.
   const State s0 = makeInitialState(model);
   for (std::size_t i = 0; i < model.repeaters.size(); ++i) {
@@ -285,11 +308,8 @@ void Simulator::Impl::prepare(const State& s, double h) {
   }
 
   // Motors: the characteristic tau = Mp (u - w_m / w_xx) - (b / r^2) w_m (bearing friction moved
-  // to the rotor through the gear) is a damper c (w_target - w_m). Backward Euler would make the
-  // rotor+load speed relax by 1 / (1 + c h / I); the exact linear solution relaxes by
-  // exp(-c h / I). Choosing the row's softness gamma = I (exp(c h / I) - 1) makes the implicit row
-  // reproduce the exponential exactly for the inertia I the rotor sees (rotor plus reflected loads
-  // of its joints), and it stays unconditionally stable for any other load.
+  // to the rotor through the gear) is a damper c (w_target - w_m); its softness is set in
+  // buildBlocks once the inertia the rotor sees is known.
   for (std::size_t m = 0; m < motors.size(); ++m) {
     const MotorDef& def = model.motors[m];
     MotorWork& w = motors[m];
@@ -302,25 +322,217 @@ void Simulator::Impl::prepare(const State& s, double h) {
     const double c_motor = def.stall_torque_Nm / def.no_load_speed_radps;
     const double c = c_motor + def.bearing_friction / (r * r);
     w.target_speed = c_motor * def.no_load_speed_radps * u / c;
-    // Reflected load: a joint coordinate of effective inverse inertia K seen at ratio k/r.
-    double inertia = im;
-    bool rigid_load = false;
-    auto addLoad = [&](int joint, double ratio) {
-      const double k = joints[joint].axis.k;
-      if (k <= 0.0) rigid_load = true;
-      else inertia += ratio * ratio / k;
-    };
-    addLoad(def.joint, 1.0 / r);
-    for (const RepeaterWork& rep : repeaters) {
-      if (rep.motor == static_cast<int>(m)) addLoad(rep.joint, rep.ratio);
-    }
-    w.gamma = rigid_load ? c * h : inertia * std::expm1(c * h / inertia);
+    w.damping = c;
     const double kc = joints[def.joint].axis.k + w.inv_inertia / (r * r);
     w.coupling_k_inv = kc > 0.0 ? 1.0 / kc : 0.0;
   }
   for (RepeaterWork& w : repeaters) {
     const double kc = joints[w.joint].axis.k + w.ratio * w.ratio * motors[w.motor].inv_inertia;
     w.k_inv = kc > 0.0 ? 1.0 / kc : 0.0;
+  }
+  buildBlocks(s, h);
+}
+
+// The hard rows of a driven joint, in the generic row form of RowBlock.
+void Simulator::Impl::addJointRows(RowBlock& block, int j) {
+  const JointWork& w = joints[j];
+  const Vec3 zero = Vec3::Zero();
+  if (w.type == JointType::Hinge) {
+    for (int k = 0; k < 3; ++k) {
+      const Vec3 e = Vec3::Unit(k);
+      block.add(bodies, w.a, w.b, -e, -w.point.r_a.cross(e), e, w.point.r_b.cross(e),
+                ImpulseSink::JointLinear, j);
+    }
+    for (const Vec3& u : {w.hinge_rotation.u1, w.hinge_rotation.u2}) {
+      block.add(bodies, w.a, w.b, zero, -u, zero, u, ImpulseSink::JointAngular, j);
+    }
+  } else {  // prismatic
+    for (int k = 0; k < 3; ++k) {
+      const Vec3 e = Vec3::Unit(k);
+      block.add(bodies, w.a, w.b, zero, -e, zero, e, ImpulseSink::JointAngular, j);
+    }
+    for (const AxisRow* r : {&w.line.row1, &w.line.row2}) {
+      block.add(bodies, w.a, w.b, -r->lin, r->ang_a, r->lin, r->ang_b, ImpulseSink::JointLinear, j);
+    }
+  }
+}
+
+// Groups rotors and driven joints into blocks: a rotor joins the dynamic bodies of every joint it
+// drives, and blocks are the connected components (static bodies and the world do not connect).
+void Simulator::Impl::planBlocks() {
+  const int nb = world;
+  const int nm = static_cast<int>(model.motors.size());
+  std::vector<int> parent(nb + nm);
+  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int>(i);
+  auto find = [&parent](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto join = [&](int rotor_node, int joint) {
+    for (int body : {joints[joint].a, joints[joint].b}) {
+      if (body != world && body_inv_mass[body] > 0.0) parent[find(body)] = find(rotor_node);
+    }
+  };
+  for (int m = 0; m < nm; ++m) join(nb + m, model.motors[m].joint);
+  for (const RepeaterDef& r : model.repeaters) join(nb + r.motor, r.joint);
+
+  joint_in_block.assign(model.joints.size(), 0);
+  std::vector<int> block_of_root(nb + nm, -1);
+  for (int m = 0; m < nm; ++m) {
+    const int root = find(nb + m);
+    if (block_of_root[root] < 0) {
+      block_of_root[root] = static_cast<int>(block_plans.size());
+      block_plans.emplace_back();
+    }
+    BlockPlan& plan = block_plans[block_of_root[root]];
+    plan.motors.push_back(m);
+    plan.joints.push_back(model.motors[m].joint);
+    plan.drivers.push_back(m);
+    for (std::size_t i = 0; i < model.repeaters.size(); ++i) {
+      if (model.repeaters[i].motor != m) continue;
+      plan.joints.push_back(model.repeaters[i].joint);
+      plan.drivers.push_back(-static_cast<int>(i) - 2);
+    }
+  }
+  blocks.assign(block_plans.size(), RowBlock{});
+  for (std::size_t b = 0; b < block_plans.size(); ++b) {
+    for (int j : block_plans[b].joints) joint_in_block[j] = 1;
+    blocks[b].rows.reserve(block_plans[b].motors.size() + 8 * block_plans[b].joints.size());
+  }
+}
+
+// Rows of every block: motor characteristics (soft rows on the rotors), the driven joints' hard
+// rows, motor/repeater constraint rows, and limit rows (unilateral, active set).
+void Simulator::Impl::buildBlocks(const State& s, double h) {
+  const Vec3 zero = Vec3::Zero();
+  for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+    const BlockPlan& plan = block_plans[bi];
+    RowBlock& block = blocks[bi];
+    block.clear();
+    for (int m : plan.motors) {
+      const MotorWork& mw = motors[m];
+      detail::BlockRow& ch =
+          block.add(bodies, world, world, zero, zero, zero, zero, ImpulseSink::MotorCharacteristic, m);
+      ch.rotor = m;
+      ch.rotor_coef = 1.0;
+      ch.rotor_dw = mw.inv_inertia;
+      ch.target = mw.target_speed;
+    }
+    for (std::size_t k = 0; k < plan.joints.size(); ++k) {
+      const int j = plan.joints[k];
+      const int driver = plan.drivers[k];
+      const JointWork& w = joints[j];
+      const AxisRow& ax = w.axis;
+      addJointRows(block, j);
+      const bool is_motor = driver >= 0;
+      const int owner = is_motor ? driver : -driver - 2;
+      const int rotor = is_motor ? driver : repeaters[owner].motor;
+      const double ratio = is_motor ? motors[driver].coupling_ratio : repeaters[owner].ratio;
+      detail::BlockRow& c = block.add(bodies, w.a, w.b, -ax.lin, ax.ang_a, ax.lin, ax.ang_b,
+                                      is_motor ? ImpulseSink::MotorCoupling : ImpulseSink::Repeater,
+                                      owner);
+      c.rotor = rotor;
+      c.rotor_coef = -ratio;
+      c.rotor_dw = -ratio * motors[rotor].inv_inertia;
+      if (w.limit_side != 0) {
+        const double sd = w.limit_side;
+        detail::BlockRow& l = block.add(bodies, w.a, w.b, -sd * ax.lin, sd * ax.ang_a, sd * ax.lin,
+                                        sd * ax.ang_b, ImpulseSink::JointLimit, j);
+        l.unilateral = true;
+        l.sign = sd;
+        l.target = -w.limit_bias;
+        l.active = sd * s.joints[j].impulses.limit > 0.0;
+      }
+    }
+    block.assemble(rotor_inv_inertia);
+    // Backward Euler would make the rotor's speed relax by 1 / (1 + c h / I); the exact linear
+    // solution relaxes by exp(-c h / I). The softness gamma = I (exp(c h / I) - 1) makes the
+    // implicit row reproduce the exponential exactly for the inertia I the rotor sees through the
+    // block's equality rows (rotor plus reflected loads), and it stays unconditionally stable for
+    // any other load. A rotor that cannot move the load (I infinite) gets gamma = c h.
+    const auto first_hard = static_cast<Eigen::Index>(plan.motors.size());
+    for (Eigen::Index i = 0; i < first_hard; ++i) {
+      MotorWork& mw = motors[plan.motors[i]];
+      const double ch = mw.damping * h;
+      const double mobility = block.constrainedMobility(i, first_hard);
+      const double inertia = mobility > 1e-300 ? 1.0 / mobility : 0.0;
+      mw.gamma = inertia > 0.0 && std::isfinite(inertia) ? inertia * std::expm1(ch / inertia) : ch;
+      const double compliance = 1.0 / mw.gamma;
+      block.rows[i].compliance = compliance;
+      block.k_full(i, i) += compliance;
+    }
+    block.factor();
+  }
+}
+
+// One block Gauss-Seidel update: solve the block's rows together, with a few active-set passes
+// so limits push but never pull.
+void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
+  const auto n = static_cast<Eigen::Index>(block.rows.size());
+  auto accumulated = [&s](const detail::BlockRow& r) {
+    switch (r.sink) {
+      case ImpulseSink::MotorCharacteristic: return s.motors[r.owner].characteristic_impulse;
+      case ImpulseSink::JointLimit: return r.sign * s.joints[r.owner].impulses.limit;
+      default: return 0.0;
+    }
+  };
+  // Velocity error of every row (the negative is the right-hand side).
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const detail::BlockRow& r = block.rows[i];
+    const SolverBody& a = bodies[r.a];
+    const SolverBody& b = bodies[r.b];
+    double c = r.lin_a.dot(a.v) + r.ang_a.dot(a.w) + r.lin_b.dot(b.v) + r.ang_b.dot(b.w) - r.target;
+    if (r.rotor >= 0) c += r.rotor_coef * rotor_speed[r.rotor];
+    if (r.compliance != 0.0) c += r.compliance * accumulated(r);
+    block.predicted[i] = c;
+  }
+  constexpr int kMaxActiveSetPasses = 4;
+  for (int pass = 0;; ++pass) {
+    for (Eigen::Index i = 0; i < n; ++i)
+      block.residual[i] = block.rows[i].active ? -block.predicted[i] : 0.0;
+    block.delta = block.ldlt.solve(block.residual);
+    bool changed = false;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      detail::BlockRow& r = block.rows[i];
+      if (!r.unilateral) continue;
+      if (r.active && accumulated(r) + block.delta[i] < 0.0) {
+        r.active = false;  // would pull: release
+        changed = true;
+      } else if (!r.active && block.predicted[i] + block.k_full.row(i).dot(block.delta) < 0.0) {
+        r.active = true;  // would be violated: engage
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    if (pass == kMaxActiveSetPasses) {
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const detail::BlockRow& r = block.rows[i];
+        if (r.unilateral) block.delta[i] = r.active ? std::max(block.delta[i], -accumulated(r)) : 0.0;
+      }
+      break;
+    }
+    block.factor();
+  }
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const detail::BlockRow& r = block.rows[i];
+    const double d = block.delta[i];
+    if (d == 0.0) continue;
+    SolverBody& a = bodies[r.a];
+    SolverBody& b = bodies[r.b];
+    a.v += d * r.dv_a;
+    a.w += d * r.dw_a;
+    b.v += d * r.dv_b;
+    b.w += d * r.dw_b;
+    if (r.rotor >= 0) rotor_speed[r.rotor] += d * r.rotor_dw;
+    switch (r.sink) {
+      case ImpulseSink::JointLinear: s.joints[r.owner].impulses.linear += d * r.lin_b; break;
+      case ImpulseSink::JointAngular: s.joints[r.owner].impulses.angular += d * r.ang_b; break;
+      case ImpulseSink::JointLimit: s.joints[r.owner].impulses.limit += r.sign * d; break;
+      case ImpulseSink::MotorCoupling: s.motors[r.owner].coupling_impulse += d; break;
+      case ImpulseSink::MotorCharacteristic: s.motors[r.owner].characteristic_impulse += d; break;
+      case ImpulseSink::Repeater: s.repeaters[r.owner].coupling_impulse += d; break;
+    }
+    largest = std::max(largest, std::abs(d));
   }
 }
 
@@ -379,17 +591,6 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
     double largest = 0.0;
     auto note = [&largest](double d) { largest = std::max(largest, std::abs(d)); };
 
-    // Motor characteristic rows: lambda = gamma (w_target - w_m) at convergence.
-    for (std::size_t m = 0; m < motors.size(); ++m) {
-      const MotorWork& w = motors[m];
-      double& acc = s.motors[m].characteristic_impulse;
-      const double d = (w.gamma * (w.target_speed - rotor_speed[m]) - acc) /
-                       (1.0 + w.gamma * w.inv_inertia);
-      acc += d;
-      rotor_speed[m] += d * w.inv_inertia;
-      note(d);
-    }
-
     // Joint axis rows: viscous (soft), Coulomb friction (bounded), limit (one-sided).
     for (std::size_t j = 0; j < joints.size(); ++j) {
       JointWork& w = joints[j];
@@ -414,7 +615,7 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
         w.axis.apply(a, b, d);
         note(d);
       }
-      if (w.limit_side != 0 && w.axis.k > 0.0) {
+      if (w.limit_side != 0 && w.axis.k > 0.0 && !joint_in_block[j]) {
         const double v = w.limit_side * w.axis.velocity(a, b);
         const double old = w.limit_side * imp.limit;
         const double acc = std::max(0.0, old - (v + w.limit_bias) / w.axis.k);
@@ -425,33 +626,12 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
       }
     }
 
-    // Motor constraint rows (SPEC eqs. 13-14): joint speed - w_m / r = 0.
-    for (std::size_t m = 0; m < motors.size(); ++m) {
-      const MotorWork& w = motors[m];
-      JointWork& jw = joints[w.joint];
-      const double cdot =
-          jw.axis.velocity(bodies[jw.a], bodies[jw.b]) - w.coupling_ratio * rotor_speed[m];
-      const double d = -cdot * w.coupling_k_inv;
-      s.motors[m].coupling_impulse += d;
-      jw.axis.apply(bodies[jw.a], bodies[jw.b], d);
-      rotor_speed[m] -= w.coupling_ratio * d * w.inv_inertia;
-      note(d);
-    }
-    // Repeater rows (SPEC eqs. 15-16): joint speed - (k / r) w_m = 0.
-    for (std::size_t i = 0; i < repeaters.size(); ++i) {
-      const RepeaterWork& w = repeaters[i];
-      JointWork& jw = joints[w.joint];
-      const double cdot =
-          jw.axis.velocity(bodies[jw.a], bodies[jw.b]) - w.ratio * rotor_speed[w.motor];
-      const double d = -cdot * w.k_inv;
-      s.repeaters[i].coupling_impulse += d;
-      jw.axis.apply(bodies[jw.a], bodies[jw.b], d);
-      rotor_speed[w.motor] -= w.ratio * d * motors[w.motor].inv_inertia;
-      note(d);
-    }
+    // Driven mechanisms (SPEC eqs. 13-16 with the characteristic), each solved as one block.
+    for (RowBlock& block : blocks) solveBlock(block, s, largest);
 
     // Hard joint rows: rotation, then point (the point rows are most visible).
     for (std::size_t j = 0; j < joints.size(); ++j) {
+      if (joint_in_block[j]) continue;
       JointWork& w = joints[j];
       JointImpulses& imp = s.joints[j].impulses;
       SolverBody& a = bodies[w.a];
