@@ -59,9 +59,21 @@ struct AxisRow {
 
 /// Three rows keeping two anchor points together (ball joint and the point part of a hinge):
 ///   C = (x_b + r_b) - (x_a + r_a),  Cdot = v_b + w_b x r_b - v_a - w_a x r_a.
+///
+/// Curvature target: a velocity-level row alone lets the anchor leave the constraint at second
+/// order each step (a swinging link moves along the tangent, not the arc), and the projection at
+/// the next step then removes that part of the velocity: the velocity-projection energy loss of
+/// order (w h)^2 per step. Targeting Cdot = -(h/2) (w_b x (w_b x r_b) - w_a x (w_a x r_a)), the
+/// quadratic-in-velocity part of the anchor's acceleration, makes the step follow the chord of the
+/// arc, so C(x + h v) = O(h^3) and the loss cancels to higher order.
 struct PointPart {
   Vec3 r_a = Vec3::Zero(), r_b = Vec3::Zero();
   Mat3 k_inv = Mat3::Zero();
+  Vec3 bias = Vec3::Zero();  ///< Target anchor velocity difference (m/s).
+
+  void setCurvatureTarget(const SolverBody& a, const SolverBody& b, double h) {
+    bias = -0.5 * h * (b.w.cross(b.w.cross(r_b)) - a.w.cross(a.w.cross(r_a)));
+  }
 
   static Mat3 effectiveMassInverse(const SolverBody& a, const SolverBody& b, const Vec3& r_a,
                                    const Vec3& r_b) {
@@ -88,9 +100,22 @@ struct PointPart {
 
 /// Two rows keeping the hinge axis a1 (on a) perpendicular to b's axes b2, c2:
 ///   C = (a1.b2, a1.c2),  Cdot_k = (w_b - w_a).u_k,  u1 = b2 x a1, u2 = c2 x a1.
+///   Curvature target as for PointPart: the velocity-quadratic part of d2/dt2 (a1.b),
+///   (w_a x (w_a x a1)).b + 2 (w_a x a1).(w_b x b) + a1.(w_b x (w_b x b)), times -h/2.
 struct HingeRotationPart {
   Vec3 u1 = Vec3::Zero(), u2 = Vec3::Zero();
   Eigen::Matrix2d k_inv = Eigen::Matrix2d::Zero();
+  Eigen::Vector2d bias = Eigen::Vector2d::Zero();
+
+  void setCurvatureTarget(const SolverBody& a, const SolverBody& b, const Vec3& a1,
+                          const Vec3& b2, const Vec3& c2, double h) {
+    const Vec3 da1 = a.w.cross(a1), dda1 = a.w.cross(da1);
+    auto quadratic = [&](const Vec3& v) {
+      const Vec3 dv = b.w.cross(v);
+      return dda1.dot(v) + 2.0 * da1.dot(dv) + a1.dot(b.w.cross(dv));
+    };
+    bias = {-0.5 * h * quadratic(b2), -0.5 * h * quadratic(c2)};
+  }
 
   void setup(const SolverBody& a, const SolverBody& b, const Vec3& a1, const Vec3& b2,
              const Vec3& c2) {

@@ -112,9 +112,13 @@ Model pendulum(double length, double angle0, double dt) {
   bob.name = "bob";
   bob.mass_kg = 1.0;
   bob.inertia_kgm2 = Mat3::Identity() * 1e-6;
-  bob.position_m = Vec3(length * std::sin(angle0), 0, -length * std::cos(angle0));
+  bob.position_m = Vec3(0, 0, -length);
   m.bodies.push_back(bob);
+  // Joint coordinate zero is hanging straight down; then swing the bob rigidly to angle0.
   m.joints.push_back(hinge(m, "pivot", kWorld, 0, Vec3::Zero(), Vec3::UnitY()));
+  const Quat swing(Eigen::AngleAxisd(angle0, Vec3::UnitY()));
+  m.bodies[0].position_m = swing * m.bodies[0].position_m;
+  m.bodies[0].orientation = swing;
   return m;
 }
 

@@ -69,6 +69,7 @@ struct JointWork {
   RotationPart rotation;
   LineRows line;
   AxisRow axis;              // along the joint coordinate (hinge and prismatic)
+  double axis_mass = 0.0;    // effective mass of the axis with the joint's other rows held
   double position = 0.0;     // unwrapped joint coordinate at the start of the substep
   int limit_side = 0;        // +1 lower limit row, -1 upper limit row, 0 none
   double limit_bias = 0.0;   // allowed approach speed (speculative limit)
@@ -144,6 +145,45 @@ struct Simulator::Impl {
   double unwrappedJoint(int j, double reference) const;
   Fault check(const State& s) const;
 };
+
+// Effective mass of a hinge or prismatic joint's axis row while its five other rows hold:
+// (K^-1)_axis,axis of the joint's 6x6 K = J M^-1 J^T. With the axis row's own K alone, a hinge whose
+// pivot is far from the child's centre of mass would see only the inertia about the centre of
+// mass, and limits and friction would converge slowly against the point rows.
+double constrainedAxisMass(const JointWork& w, const SolverBody& a, const SolverBody& b) {
+  struct Row {
+    Vec3 lin_a, ang_a, lin_b, ang_b;
+  };
+  Row rows[6];
+  const Vec3 zero = Vec3::Zero();
+  if (w.type == JointType::Hinge) {
+    for (int k = 0; k < 3; ++k) {
+      const Vec3 e = Vec3::Unit(k);
+      rows[k] = {-e, -w.point.r_a.cross(e), e, w.point.r_b.cross(e)};
+    }
+    rows[3] = {zero, -w.hinge_rotation.u1, zero, w.hinge_rotation.u1};
+    rows[4] = {zero, -w.hinge_rotation.u2, zero, w.hinge_rotation.u2};
+  } else {
+    for (int k = 0; k < 3; ++k) rows[k] = {zero, -Vec3::Unit(k), zero, Vec3::Unit(k)};
+    rows[3] = {-w.line.row1.lin, w.line.row1.ang_a, w.line.row1.lin, w.line.row1.ang_b};
+    rows[4] = {-w.line.row2.lin, w.line.row2.ang_a, w.line.row2.lin, w.line.row2.ang_b};
+  }
+  rows[5] = {-w.axis.lin, w.axis.ang_a, w.axis.lin, w.axis.ang_b};
+  Eigen::Matrix<double, 6, 6> k;
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j <= i; ++j) {
+      const double v = a.inv_mass * rows[i].lin_a.dot(rows[j].lin_a) +
+                       rows[i].ang_a.dot(a.inv_inertia * rows[j].ang_a) +
+                       b.inv_mass * rows[i].lin_b.dot(rows[j].lin_b) +
+                       rows[i].ang_b.dot(b.inv_inertia * rows[j].ang_b);
+      k(i, j) = k(j, i) = v;
+    }
+  }
+  const Eigen::FullPivLU<Eigen::Matrix<double, 6, 6>> lu(k);
+  if (!lu.isInvertible()) return w.axis.k > 0.0 ? 1.0 / w.axis.k : 0.0;
+  const double mass = lu.inverse()(5, 5);
+  return mass > 0.0 && std::isfinite(mass) ? mass : 0.0;
+}
 
 Simulator::Impl::Impl(Model m) : model(std::move(m)) {
   const int nb = static_cast<int>(model.bodies.size());
@@ -273,14 +313,19 @@ void Simulator::Impl::prepare(const State& s, double h) {
     switch (def.type) {
       case JointType::Ball:
         w.point.setup(a, b, f.arm_a, f.arm_b);
+        w.point.setCurvatureTarget(a, b, h);
         break;
       case JointType::Fixed:
         w.point.setup(a, b, f.arm_a, f.arm_b);
+        w.point.setCurvatureTarget(a, b, h);
         w.rotation.setup(a, b);
         break;
       case JointType::Hinge: {
         w.point.setup(a, b, f.arm_a, f.arm_b);
+        w.point.setCurvatureTarget(a, b, h);
         w.hinge_rotation.setup(a, b, f.axes_a.col(0), f.axes_b.col(1), f.axes_b.col(2));
+        w.hinge_rotation.setCurvatureTarget(a, b, f.axes_a.col(0), f.axes_b.col(1),
+                                            f.axes_b.col(2), h);
         const Vec3 g = detail::hingeAngleGradient(f);
         w.axis.setup(a, b, Vec3::Zero(), -g, g);
         break;
@@ -293,6 +338,10 @@ void Simulator::Impl::prepare(const State& s, double h) {
         w.axis.setup(a, b, n, -(f.arm_a + d).cross(n), f.arm_b.cross(n));
         break;
       }
+    }
+    if ((def.type == JointType::Hinge || def.type == JointType::Prismatic) &&
+        (def.limit_enabled || w.has_friction || def.friction.viscous > 0.0)) {
+      w.axis_mass = constrainedAxisMass(w, a, b);
     }
     // Limits: one active side, the nearer one; speculative so an approaching joint stops at it.
     w.limit_side = 0;
@@ -341,10 +390,12 @@ void Simulator::Impl::addJointRows(RowBlock& block, int j) {
     for (int k = 0; k < 3; ++k) {
       const Vec3 e = Vec3::Unit(k);
       block.add(bodies, w.a, w.b, -e, -w.point.r_a.cross(e), e, w.point.r_b.cross(e),
-                ImpulseSink::JointLinear, j);
+                ImpulseSink::JointLinear, j).target = w.point.bias[k];
     }
-    for (const Vec3& u : {w.hinge_rotation.u1, w.hinge_rotation.u2}) {
-      block.add(bodies, w.a, w.b, zero, -u, zero, u, ImpulseSink::JointAngular, j);
+    const Vec3 u[2] = {w.hinge_rotation.u1, w.hinge_rotation.u2};
+    for (int k = 0; k < 2; ++k) {
+      block.add(bodies, w.a, w.b, zero, -u[k], zero, u[k], ImpulseSink::JointAngular, j).target =
+          w.hinge_rotation.bias[k];
     }
   } else {  // prismatic
     for (int k = 0; k < 3; ++k) {
@@ -598,27 +649,27 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
       JointImpulses& imp = s.joints[j].impulses;
       SolverBody& a = bodies[w.a];
       SolverBody& b = bodies[w.b];
-      if (w.viscous_gamma > 0.0) {
+      if (w.viscous_gamma > 0.0 && w.axis_mass > 0.0) {
         const double v = w.axis.velocity(a, b);
-        const double d = (-w.viscous_gamma * v - imp.viscous) / (1.0 + w.viscous_gamma * w.axis.k);
+        const double d = (-w.viscous_gamma * v - imp.viscous) / (1.0 + w.viscous_gamma / w.axis_mass);
         imp.viscous += d;
         w.axis.apply(a, b, d);
         note(d);
       }
-      if (w.has_friction && w.axis.k > 0.0) {
+      if (w.has_friction && w.axis_mass > 0.0) {
         const JointFriction& fr = model.joints[j].friction;
         const double bound = fr.coefficient * imp.linear.norm() + fr.breakaway * h;
         const double v = w.axis.velocity(a, b);
         const double old = imp.friction;
-        imp.friction = std::clamp(old - v / w.axis.k, -bound, bound);
+        imp.friction = std::clamp(old - v * w.axis_mass, -bound, bound);
         const double d = imp.friction - old;
         w.axis.apply(a, b, d);
         note(d);
       }
-      if (w.limit_side != 0 && w.axis.k > 0.0 && !joint_in_block[j]) {
+      if (w.limit_side != 0 && w.axis_mass > 0.0 && !joint_in_block[j]) {
         const double v = w.limit_side * w.axis.velocity(a, b);
         const double old = w.limit_side * imp.limit;
-        const double acc = std::max(0.0, old - (v + w.limit_bias) / w.axis.k);
+        const double acc = std::max(0.0, old - (v + w.limit_bias) * w.axis_mass);
         const double d = acc - old;
         imp.limit = w.limit_side * acc;
         w.axis.apply(a, b, w.limit_side * d);
@@ -638,7 +689,8 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
       SolverBody& b = bodies[w.b];
       switch (w.type) {
         case JointType::Hinge: {
-          const Eigen::Vector2d lam = -(w.hinge_rotation.k_inv * w.hinge_rotation.velocity(a, b));
+          const Eigen::Vector2d lam =
+              -(w.hinge_rotation.k_inv * (w.hinge_rotation.velocity(a, b) - w.hinge_rotation.bias));
           const Vec3 l = w.hinge_rotation.u1 * lam.x() + w.hinge_rotation.u2 * lam.y();
           HingeRotationPart::applyAngular(a, b, l);
           imp.angular += l;
@@ -664,7 +716,7 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
         imp.linear += w.line.row1.lin * lam.x() + w.line.row2.lin * lam.y();
         note(lam.norm());
       } else {
-        const Vec3 p = -(w.point.k_inv * w.point.velocity(a, b));
+        const Vec3 p = -(w.point.k_inv * (w.point.velocity(a, b) - w.point.bias));
         w.point.apply(a, b, p);
         imp.linear += p;
         note(p.norm());

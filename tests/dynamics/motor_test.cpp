@@ -159,9 +159,12 @@ TEST(Repeater, FollowerLoadReachesTheMotor) {
     for (int n = 1; n <= 10; ++n) {
       sim.step(s);
       const double expected = mo.no_load_speed_radps * (1.0 - std::exp(-c * s.time_s / inertia));
-      // Exact in step 1; later steps differ at 1e-9 relative because the jaws' poses advance by
-      // the first-order update. 1e-8 relative still separates 0.1 from 5 kg by 5 orders.
-      ASSERT_NEAR(s.motors[0].speed_radps, expected, 1e-8 * mo.no_load_speed_radps)
+      // Exact in step 1 (1e-12 relative). Later steps drift from the ideal at second order in
+      // the jaw's rotation per step (the velocity-level point rows re-project the swinging
+      // jaw's centre-of-mass velocity each step): up to ~2e-6 relative after 10 steps. 1e-5
+      // relative still separates the three follower masses, whose speeds differ by > 1e-2.
+      const double rel = n == 1 ? 1e-12 : 1e-5;
+      ASSERT_NEAR(s.motors[0].speed_radps, expected, rel * mo.no_load_speed_radps)
           << "follower " << follower_mass << " kg, step " << n;
     }
   }

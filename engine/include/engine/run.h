@@ -1,0 +1,49 @@
+// The run loop. For now only the headless loop: fixed step, as fast as possible, for a given span
+// of simulated time. The windowed loop (accumulator, interpolation, real-time pacing; STYLE §5)
+// arrives with the render issue.
+#pragma once
+
+#include <dynamics/simulator.h>
+#include <dynamics/state.h>
+#include <engine/scene.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sim::engine {
+
+struct RunOptions {
+  double duration_s = 10.0;  ///< Simulated time to run (s).
+  std::string trace_path;    ///< CSV trace file; empty for none.
+  int trace_every = 1;       ///< Record every Nth step (after the initial row).
+};
+
+struct RunResult {
+  std::uint64_t steps = 0;
+  double sim_time_s = 0.0;
+  double wall_time_s = 0.0;
+  int max_velocity_iterations = 0;           ///< Largest count any substep used.
+  std::uint64_t steps_at_iteration_cap = 0;  ///< Steps where some substep hit the cap.
+  double max_position_error = 0.0;           ///< Largest joint error left after position passes.
+  std::optional<dynamics::Fault> fault;      ///< Set when a numerical fault stopped the run.
+  std::size_t trace_rows = 0;
+  dynamics::State final_state;
+
+  double realTimeFactor() const { return wall_time_s > 0.0 ? sim_time_s / wall_time_s : 0.0; }
+};
+
+/// Number of fixed steps of size `time_step_s` that cover `duration_s` (rounded up).
+std::uint64_t stepCount(double duration_s, double time_step_s);
+
+/// Runs a scene headless with a virtual clock. The constant inputs are applied at every step
+/// boundary. Stops early on the first numerical fault (StepReport::fault). The trace, if any,
+/// gets the initial state (time 0) and then every Nth step, and is flushed before returning or
+/// throwing. Throws dynamics::ModelInvalid or std::runtime_error (trace file) on setup errors.
+RunResult runHeadless(const Scene& scene, const RunOptions& options);
+
+/// A human-readable multi-line summary of a run (steps, times, final joint and motor values,
+/// solver effort).
+std::string formatSummary(const Scene& scene, const RunResult& result);
+
+}  // namespace sim::engine

@@ -1,0 +1,84 @@
+// Scene files: a YAML description of a mechanism (bodies, joints, motors, repeaters, solver
+// settings) and its inputs, compiled once into an immutable dynamics::Model. The format is
+// documented in docs/scenes.md. Errors name the file, the line and the key, and say what was
+// expected; unknown keys are errors.
+#pragma once
+
+#include <dynamics/model.h>
+
+#include <array>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sim::engine {
+
+/// A problem in a scene file or in a --set override.
+class SceneError : public std::runtime_error {
+ public:
+  /// `line` is 1-based, 0 when unknown; `key` is a scene path such as "motors[drive].t_m".
+  SceneError(std::string file, int line, std::string key, std::string message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  const std::string& key() const { return key_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string file_;
+  int line_;
+  std::string key_;
+  std::string message_;
+};
+
+/// A scene that did not pass dynamics::validate(): every problem, each with its location.
+class SceneInvalid : public std::runtime_error {
+ public:
+  explicit SceneInvalid(std::vector<SceneError> errors);
+  const std::vector<SceneError>& errors() const { return errors_; }
+
+ private:
+  std::vector<SceneError> errors_;
+};
+
+/// One `--set KEY=VALUE`: a dotted path into the scene (list items addressed by their `name`,
+/// or by index for plain lists such as a position) and the number's text as given.
+struct Override {
+  std::string path;
+  std::string value;
+};
+
+/// Parses "KEY=VALUE"; throws SceneError (file "--set") when there is no '=', the key is empty or
+/// the value is not a finite number.
+Override parseOverride(const std::string& text);
+
+/// A constant voltage fed to one motor for the whole run (the pult arrives with its issue).
+struct ConstantInput {
+  std::string name;
+  int motor = 0;         ///< Index into Model::motors.
+  double voltage = 0.0;  ///< Normalised u in [-1, 1].
+};
+
+/// What the loader knows beyond the dynamics model: how bodies look.
+struct BodyLook {
+  std::array<double, 3> box_size_m{0.1, 0.1, 0.1};  ///< From `box:`, else from the inertia.
+};
+
+struct Scene {
+  std::string file;  ///< Where it was loaded from (for messages).
+  std::string name;  ///< `name:` of the scene, or the file's stem.
+  dynamics::Model model;
+  std::vector<BodyLook> looks;  ///< Parallel to model.bodies.
+  std::vector<ConstantInput> inputs;
+};
+
+/// Loads, applies the overrides, converts and validates a scene file. Throws SceneError for a
+/// file that cannot be read or parsed, a bad key or value, or a bad override, and SceneInvalid
+/// when dynamics::validate() rejects the model.
+Scene loadScene(const std::string& path, const std::vector<Override>& overrides = {});
+
+/// As loadScene, from YAML text; `file` is used in messages only.
+Scene loadSceneFromString(const std::string& yaml, const std::string& file,
+                          const std::vector<Override>& overrides = {});
+
+}  // namespace sim::engine

@@ -1,0 +1,114 @@
+#include <engine/run.h>
+#include <engine/trace.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+namespace sim::engine {
+
+std::uint64_t stepCount(double duration_s, double time_step_s) {
+  if (!(duration_s > 0.0)) return 0;
+  // A duration that is a whole number of steps up to rounding gives exactly that many steps.
+  const double steps = duration_s / time_step_s;
+  return static_cast<std::uint64_t>(std::ceil(steps - 1e-9 * steps));
+}
+
+namespace {
+
+void applyInputs(const Scene& scene, dynamics::State& state) {
+  for (const ConstantInput& input : scene.inputs) {
+    state.motors[static_cast<std::size_t>(input.motor)].voltage = input.voltage;
+  }
+}
+
+}  // namespace
+
+RunResult runHeadless(const Scene& scene, const RunOptions& options) {
+  if (options.trace_every < 1) throw std::invalid_argument("trace_every must be at least 1");
+  dynamics::Simulator simulator(scene.model);
+  dynamics::State state = simulator.initialState();
+  applyInputs(scene, state);
+
+  // The trace starts with the initial state.
+  std::unique_ptr<TraceWriter> trace;
+  if (!options.trace_path.empty()) {
+    trace = std::make_unique<TraceWriter>(options.trace_path, scene.model);
+    trace->write(state);
+  }
+
+  RunResult result;
+  const std::uint64_t steps = stepCount(options.duration_s, scene.model.solver.time_step_s);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (std::uint64_t i = 0; i < steps; ++i) {
+      // Inputs are applied at the step boundary, then one fixed step.
+      applyInputs(scene, state);
+      const dynamics::StepReport report = simulator.step(state);
+      ++result.steps;
+
+      // Solver effort.
+      result.max_velocity_iterations =
+          std::max(result.max_velocity_iterations, report.velocity_iterations);
+      if (report.velocity_end == dynamics::SolveEnd::IterationCap) ++result.steps_at_iteration_cap;
+      result.max_position_error = std::max(result.max_position_error, report.position_error);
+
+      // Record every Nth step, and the faulted state so it can be inspected.
+      const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
+      if (trace &&
+          (result.steps % static_cast<std::uint64_t>(options.trace_every) == 0 || faulted)) {
+        trace->write(state);
+      }
+      if (faulted) {
+        result.fault = report.fault;
+        break;
+      }
+    }
+  } catch (...) {
+    if (trace) trace->flush();
+    throw;
+  }
+  const auto stop = std::chrono::steady_clock::now();
+
+  if (trace) {
+    trace->flush();
+    result.trace_rows = trace->rows();
+  }
+  result.wall_time_s = std::chrono::duration<double>(stop - start).count();
+  result.sim_time_s = state.time_s;
+  result.final_state = std::move(state);
+  return result;
+}
+
+std::string formatSummary(const Scene& scene, const RunResult& result) {
+  const auto& model = scene.model;
+  const auto& state = result.final_state;
+  std::string text;
+  auto out = std::back_inserter(text);
+  fmt::format_to(out, "scene {} ({})\n", scene.name, scene.file);
+  fmt::format_to(out, "steps {}  sim time {:.6g} s  wall time {:.6g} s  real-time factor {:.4g}\n",
+                 result.steps, result.sim_time_s, result.wall_time_s, result.realTimeFactor());
+  for (std::size_t j = 0; j < model.joints.size() && j < state.joints.size(); ++j) {
+    fmt::format_to(out, "joint {:<16} angle {:+.9g}  speed {:+.9g}\n", model.joints[j].name,
+                   state.joints[j].position, state.joints[j].speed);
+  }
+  for (std::size_t m = 0; m < model.motors.size() && m < state.motors.size(); ++m) {
+    fmt::format_to(out,
+                   "motor {:<16} angle {:+.9g}  speed {:+.9g}  voltage {:+.4g}  torque {:+.6g}\n",
+                   model.motors[m].name, state.motors[m].angle_rad, state.motors[m].speed_radps,
+                   state.motors[m].voltage, state.motors[m].torque_Nm);
+  }
+  fmt::format_to(out,
+                 "solver: max velocity iterations {} (cap {}), steps at cap {}, "
+                 "max position error {:.3g}\n",
+                 result.max_velocity_iterations, model.solver.velocity_iterations,
+                 result.steps_at_iteration_cap, result.max_position_error);
+  if (result.trace_rows > 0) fmt::format_to(out, "trace: {} rows\n", result.trace_rows);
+  if (result.fault) fmt::format_to(out, "FAULT: {}\n", result.fault->describe());
+  return text;
+}
+
+}  // namespace sim::engine

@@ -1,0 +1,649 @@
+// Scene loader: YAML text -> overrides applied to the YAML tree -> dynamics::Model -> validate().
+//
+// Every value is read through a MapReader that knows the section's allowed keys, so unknown keys
+// are errors and every error carries the file, the 1-based line (yaml-cpp's Mark) and the scene
+// path of the key ("bodies[link].mass"). The same paths, recorded with their lines, locate the
+// problems dynamics::validate() reports by field name.
+#include <dynamics/model.h>
+#include <engine/scene.h>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+
+namespace sim::engine {
+
+using dynamics::Mat3;
+using dynamics::Quat;
+using dynamics::Vec3;
+
+namespace {
+
+constexpr double kRpmToRadps = 2.0 * 3.14159265358979323846 / 60.0;
+
+std::string formatError(const std::string& file, int line, const std::string& key,
+                        const std::string& message) {
+  std::string text = file;
+  if (line > 0) text += fmt::format(":{}", line);
+  text += ": ";
+  if (!key.empty()) text += key + ": ";
+  return text + message;
+}
+
+}  // namespace
+
+SceneError::SceneError(std::string file, int line, std::string key, std::string message)
+    : std::runtime_error(formatError(file, line, key, message)),
+      file_(std::move(file)),
+      line_(line),
+      key_(std::move(key)),
+      message_(std::move(message)) {}
+
+namespace {
+
+std::string joinErrors(const std::vector<SceneError>& errors) {
+  std::string text;
+  for (const SceneError& error : errors) {
+    if (!text.empty()) text += '\n';
+    text += error.what();
+  }
+  return text;
+}
+
+}  // namespace
+
+SceneInvalid::SceneInvalid(std::vector<SceneError> errors)
+    : std::runtime_error(joinErrors(errors)), errors_(std::move(errors)) {}
+
+namespace {
+
+// Parses a whole string as a finite double.
+std::optional<double> parseNumber(const std::string& text) {
+  double value = 0.0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr != end || begin == end || !std::isfinite(value)) return {};
+  return value;
+}
+
+int lineOf(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() ? 0 : mark.line + 1;
+}
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      return fmt::format("\"{}\"", node.Scalar());
+    case YAML::NodeType::Sequence:
+      return fmt::format("a list of {}", node.size());
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+// Shared state of one conversion: where we are and what was seen where.
+struct Context {
+  std::string file;
+  std::map<std::string, int> lines;  // scene path -> 1-based line, for validate() errors
+  bool has_overrides = false;
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
+                         const std::string& message) const {
+    throw SceneError(file, lineOf(node), key, message);
+  }
+  [[noreturn]] void failAt(int line, const std::string& key, const std::string& message) const {
+    throw SceneError(file, line, key, message);
+  }
+
+  double number(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(node, key, "expected a number, got " + describe(node));
+    auto value = parseNumber(node.Scalar());
+    if (!value) fail(node, key, "expected a number, got " + describe(node));
+    return *value;
+  }
+  double positive(const YAML::Node& node, const std::string& key) const {
+    const double value = number(node, key);
+    if (!(value > 0.0)) fail(node, key, fmt::format("expected a positive number, got {}", value));
+    return value;
+  }
+  int integer(const YAML::Node& node, const std::string& key) const {
+    const double value = number(node, key);
+    if (value != std::floor(value) || std::abs(value) > 1e9) {
+      fail(node, key, "expected an integer, got " + describe(node));
+    }
+    return static_cast<int>(value);
+  }
+  bool boolean(const YAML::Node& node, const std::string& key) const {
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+      fail(node, key, "expected true or false, got " + describe(node));
+    }
+    return value;
+  }
+  std::string string(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar() || node.Scalar().empty()) {
+      fail(node, key, "expected a name, got " + describe(node));
+    }
+    return node.Scalar();
+  }
+  std::vector<double> numbers(const YAML::Node& node, const std::string& key, std::size_t n,
+                              const char* what) const {
+    if (!node.IsSequence() || node.size() != n) {
+      fail(node, key, fmt::format("expected {}, got {}", what, describe(node)));
+    }
+    std::vector<double> values;
+    for (std::size_t i = 0; i < n; ++i) {
+      values.push_back(number(node[i], fmt::format("{}[{}]", key, i)));
+    }
+    return values;
+  }
+  Vec3 vec3(const YAML::Node& node, const std::string& key) const {
+    auto v = numbers(node, key, 3, "a list of 3 numbers [x, y, z]");
+    return {v[0], v[1], v[2]};
+  }
+};
+
+// One YAML map whose keys are checked against the section's allowed list.
+class MapReader {
+ public:
+  MapReader(Context& ctx, const YAML::Node& node, std::string path,
+            std::initializer_list<const char*> allowed)
+      : ctx_(ctx), node_(node), path_(std::move(path)) {
+    if (!node.IsMap()) ctx.fail(node, path_, "expected a map of keys, got " + describe(node));
+    for (const auto& entry : node) {
+      const std::string key = entry.first.Scalar();
+      const std::string key_path = join(key);
+      if (std::find_if(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; }) ==
+          allowed.end()) {
+        std::string list;
+        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        std::string message = fmt::format("unknown key (expected one of: {})", list);
+        if (lineOf(entry.first) == 0 && ctx.has_overrides) message += " (added by --set)";
+        ctx.fail(entry.first, key_path, message);
+      }
+      if (entries_.count(key)) ctx.fail(entry.first, key_path, "key given twice");
+      entries_.emplace(key, std::make_pair(entry.first, entry.second));
+      ctx.lines[key_path] = lineOf(entry.first);
+    }
+    ctx.lines.emplace(path_, lineOf(node));
+  }
+
+  bool has(const std::string& key) const { return entries_.count(key) != 0; }
+  YAML::Node value(const std::string& key) const { return entries_.at(key).second; }
+  std::string join(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  const std::string& path() const { return path_; }
+  int line() const { return lineOf(node_); }
+
+  // Required value: a missing key is an error at the map.
+  YAML::Node require(const std::string& key) const {
+    if (!has(key)) ctx_.fail(node_, join(key), "missing (required)");
+    return value(key);
+  }
+  double number(const std::string& key, double fallback) const {
+    return has(key) ? ctx_.number(value(key), join(key)) : fallback;
+  }
+  double number(const std::string& key) const { return ctx_.number(require(key), join(key)); }
+  double positive(const std::string& key) const { return ctx_.positive(require(key), join(key)); }
+  int integer(const std::string& key, int fallback) const {
+    return has(key) ? ctx_.integer(value(key), join(key)) : fallback;
+  }
+  bool boolean(const std::string& key, bool fallback) const {
+    return has(key) ? ctx_.boolean(value(key), join(key)) : fallback;
+  }
+  std::string string(const std::string& key) const { return ctx_.string(require(key), join(key)); }
+  Vec3 vec3(const std::string& key, const Vec3& fallback) const {
+    return has(key) ? ctx_.vec3(value(key), join(key)) : fallback;
+  }
+  // Fails unless exactly one of two alternative keys is present.
+  void exactlyOne(const char* a, const char* b) const {
+    if (has(a) && has(b)) {
+      ctx_.fail(entries_.at(b).first, join(b), fmt::format("give either {} or {}, not both", a, b));
+    }
+    if (!has(a) && !has(b)) {
+      ctx_.fail(node_, join(a), fmt::format("missing (required: {} or {})", a, b));
+    }
+  }
+  int keyLine(const std::string& key) const { return lineOf(entries_.at(key).first); }
+
+ private:
+  Context& ctx_;
+  YAML::Node node_;
+  std::string path_;
+  std::map<std::string, std::pair<YAML::Node, YAML::Node>> entries_;
+};
+
+// The items of a top-level list; each must be a map. Returns the path of each item, using its
+// name when it has one ("bodies[link]") and its index otherwise ("bodies[2]").
+std::vector<std::pair<YAML::Node, std::string>> listItems(Context& ctx, const MapReader& top,
+                                                          const std::string& key) {
+  std::vector<std::pair<YAML::Node, std::string>> items;
+  if (!top.has(key)) return items;
+  const YAML::Node list = top.value(key);
+  if (list.IsNull()) return items;
+  if (!list.IsSequence()) ctx.fail(list, key, "expected a list, got " + describe(list));
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    std::string path = fmt::format("{}[{}]", key, i);
+    if (item.IsMap() && item["name"] && item["name"].IsScalar()) {
+      const std::string name = item["name"].Scalar();
+      if (!names.insert(name).second) {
+        ctx.fail(item["name"], path + ".name", fmt::format("duplicate name \"{}\"", name));
+      }
+      path = fmt::format("{}[{}]", key, name);
+    }
+    items.emplace_back(item, path);
+  }
+  return items;
+}
+
+// Looks up a named item of a list already converted; fails naming the known names.
+template <typename Items>
+int findByName(const Context& ctx, const MapReader& item, const std::string& key,
+               const Items& items, const char* kind, bool allow_world = false) {
+  const std::string name = item.string(key);
+  if (allow_world && name == "world") return dynamics::kWorld;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].name == name) return static_cast<int>(i);
+  }
+  std::string known;
+  for (const auto& other : items) known += (known.empty() ? "" : ", ") + other.name;
+  ctx.failAt(item.keyLine(key), item.join(key),
+             fmt::format("no {} named \"{}\" (known: {}{})", kind, name, allow_world ? "world" : "",
+                         known.empty() ? "" : (allow_world ? ", " : "") + known));
+}
+
+// Solid box of uniform density: inertia about its centre in its own axes.
+Mat3 boxInertia(double mass, const Vec3& size) {
+  const double x2 = size.x() * size.x(), y2 = size.y() * size.y(), z2 = size.z() * size.z();
+  return Vec3(mass * (y2 + z2) / 12.0, mass * (x2 + z2) / 12.0, mass * (x2 + y2) / 12.0)
+      .asDiagonal();
+}
+
+// The box of uniform density with the same principal inertia (for drawing only).
+std::array<double, 3> equivalentBox(double mass, const Mat3& inertia) {
+  const double ixx = inertia(0, 0), iyy = inertia(1, 1), izz = inertia(2, 2);
+  auto edge = [&](double a, double b, double c) {
+    const double e2 = 6.0 * (a + b - c) / mass;
+    return e2 > 1e-6 ? std::sqrt(e2) : 0.05;
+  };
+  return {edge(iyy, izz, ixx), edge(ixx, izz, iyy), edge(ixx, iyy, izz)};
+}
+
+void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& s) {
+  MapReader m(ctx, node, "solver",
+              {"time_step", "substeps", "velocity_iterations", "position_iterations",
+               "velocity_tolerance", "position_tolerance", "position_correction",
+               "max_linear_speed", "max_angular_speed", "max_motor_speed", "warm_start"});
+  s.time_step_s = m.number("time_step", s.time_step_s);
+  s.substeps = m.integer("substeps", s.substeps);
+  s.velocity_iterations = m.integer("velocity_iterations", s.velocity_iterations);
+  s.position_iterations = m.integer("position_iterations", s.position_iterations);
+  s.velocity_tolerance = m.number("velocity_tolerance", s.velocity_tolerance);
+  s.position_tolerance_m = m.number("position_tolerance", s.position_tolerance_m);
+  s.position_correction = m.number("position_correction", s.position_correction);
+  s.max_linear_speed_mps = m.number("max_linear_speed", s.max_linear_speed_mps);
+  s.max_angular_speed_radps = m.number("max_angular_speed", s.max_angular_speed_radps);
+  s.max_motor_speed_radps = m.number("max_motor_speed", s.max_motor_speed_radps);
+  s.warm_start = m.boolean("warm_start", s.warm_start);
+}
+
+void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+  MapReader m(ctx, node, path,
+              {"name", "mass", "inertia", "box", "position", "orientation", "rpy", "static",
+               "linear_velocity", "angular_velocity"});
+  dynamics::BodyDef body;
+  body.name = m.string("name");
+  body.is_static = m.boolean("static", false);
+  body.mass_kg = body.is_static ? m.number("mass", 1.0) : m.number("mass");
+
+  // Geometry: an optional box, used for the inertia when none is given and for drawing.
+  std::optional<Vec3> box;
+  if (m.has("box")) {
+    box = ctx.vec3(m.value("box"), m.join("box"));
+    for (int i = 0; i < 3; ++i) {
+      if (!((*box)[i] > 0.0)) ctx.fail(m.value("box"), m.join("box"), "edges must be positive");
+    }
+  }
+
+  // Inertia: principal values [Ixx, Iyy, Izz], a full 3x3 matrix, or computed from the box.
+  if (m.has("inertia")) {
+    const YAML::Node in = m.value("inertia");
+    const std::string key = m.join("inertia");
+    if (in.IsSequence() && in.size() == 3 && in[0].IsSequence()) {
+      for (std::size_t r = 0; r < 3; ++r) {
+        auto row = ctx.numbers(in[r], fmt::format("{}[{}]", key, r), 3, "a row of 3 numbers");
+        for (std::size_t c = 0; c < 3; ++c) {
+          body.inertia_kgm2(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = row[c];
+        }
+      }
+    } else {
+      auto d = ctx.numbers(in, key, 3, "[Ixx, Iyy, Izz] or a 3x3 matrix");
+      body.inertia_kgm2 = Vec3(d[0], d[1], d[2]).asDiagonal();
+    }
+  } else if (box) {
+    body.inertia_kgm2 = boxInertia(body.mass_kg, *box);
+  } else if (!body.is_static) {
+    ctx.fail(node, m.join("inertia"), "missing (required: inertia or box)");
+  }
+
+  // Pose: position, and orientation as a quaternion [w, x, y, z] or roll-pitch-yaw (rad).
+  body.position_m = m.vec3("position", Vec3::Zero());
+  if (m.has("orientation") && m.has("rpy")) {
+    ctx.fail(m.value("rpy"), m.join("rpy"), "give either orientation or rpy, not both");
+  }
+  if (m.has("orientation")) {
+    auto q =
+        ctx.numbers(m.value("orientation"), m.join("orientation"), 4, "a quaternion [w, x, y, z]");
+    Quat quat(q[0], q[1], q[2], q[3]);
+    if (!(quat.norm() > 1e-9)) {
+      ctx.fail(m.value("orientation"), m.join("orientation"), "quaternion has zero length");
+    }
+    body.orientation = quat.normalized();
+  } else if (m.has("rpy")) {
+    const Vec3 rpy = ctx.vec3(m.value("rpy"), m.join("rpy"));
+    body.orientation = Eigen::AngleAxisd(rpy.z(), Vec3::UnitZ()) *
+                       Eigen::AngleAxisd(rpy.y(), Vec3::UnitY()) *
+                       Eigen::AngleAxisd(rpy.x(), Vec3::UnitX());
+  }
+  body.linear_velocity_mps = m.vec3("linear_velocity", Vec3::Zero());
+  body.angular_velocity_radps = m.vec3("angular_velocity", Vec3::Zero());
+
+  BodyLook look;
+  if (box) {
+    look.box_size_m = {box->x(), box->y(), box->z()};
+  } else if (body.mass_kg > 0.0 && !body.is_static) {
+    look.box_size_m = equivalentBox(body.mass_kg, body.inertia_kgm2);
+  }
+  scene.model.bodies.push_back(std::move(body));
+  scene.looks.push_back(look);
+}
+
+// A frame at `anchor` (world) whose x-axis is `axis` (world), expressed relative to a body pose
+// (or the world when body is null).
+dynamics::Frame localFrame(const dynamics::BodyDef* body, const Vec3& anchor, const Quat& axes) {
+  dynamics::Frame frame;
+  if (body == nullptr) {
+    frame.position = anchor;
+    frame.rotation = axes;
+  } else {
+    const Quat inverse = body->orientation.conjugate();
+    frame.position = inverse * (anchor - body->position_m);
+    frame.rotation = (inverse * axes).normalized();
+  }
+  return frame;
+}
+
+void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+  MapReader m(ctx, node, path,
+              {"name", "type", "parent", "child", "anchor", "axis", "limits", "friction"});
+  dynamics::JointDef joint;
+  joint.name = m.string("name");
+  const std::string type = m.string("type");
+  if (type == "fixed") {
+    joint.type = dynamics::JointType::Fixed;
+  } else if (type == "ball") {
+    joint.type = dynamics::JointType::Ball;
+  } else if (type == "hinge") {
+    joint.type = dynamics::JointType::Hinge;
+  } else if (type == "prismatic") {
+    joint.type = dynamics::JointType::Prismatic;
+  } else {
+    ctx.fail(m.value("type"), m.join("type"),
+             fmt::format("expected fixed, ball, hinge or prismatic, got \"{}\"", type));
+  }
+  const auto& bodies = scene.model.bodies;
+  joint.body_a = findByName(ctx, m, "parent", bodies, "body", /*allow_world=*/true);
+  joint.body_b = findByName(ctx, m, "child", bodies, "body");
+  if (joint.body_a == joint.body_b) {
+    ctx.fail(m.value("child"), m.join("child"), "a joint needs two different bodies");
+  }
+  const dynamics::BodyDef& child = bodies[static_cast<std::size_t>(joint.body_b)];
+  const dynamics::BodyDef* parent =
+      joint.body_a == dynamics::kWorld ? nullptr : &bodies[static_cast<std::size_t>(joint.body_a)];
+
+  // Anchor and axis are given in the world at the start; both local frames coincide there.
+  const Vec3 anchor = m.vec3("anchor", child.position_m);
+  const Vec3 axis = m.vec3("axis", Vec3::UnitX());
+  if (!(axis.norm() > 1e-9)) ctx.fail(m.value("axis"), m.join("axis"), "axis has zero length");
+  const Quat axes = Quat::FromTwoVectors(Vec3::UnitX(), axis.normalized());
+  joint.frame_a = localFrame(parent, anchor, axes);
+  joint.frame_b = localFrame(&child, anchor, axes);
+
+  if (m.has("limits")) {
+    auto limits = ctx.numbers(m.value("limits"), m.join("limits"), 2, "[lower, upper]");
+    joint.limit_enabled = true;
+    joint.lower_limit = limits[0];
+    joint.upper_limit = limits[1];
+  }
+  if (m.has("friction")) {
+    MapReader f(ctx, m.value("friction"), m.join("friction"),
+                {"coefficient", "breakaway", "viscous"});
+    joint.friction.coefficient = f.number("coefficient", 0.0);
+    joint.friction.breakaway = f.number("breakaway", 0.0);
+    joint.friction.viscous = f.number("viscous", 0.0);
+  }
+  scene.model.joints.push_back(std::move(joint));
+}
+
+void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+  MapReader m(ctx, node, path,
+              {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u"});
+  dynamics::MotorDef motor;
+  motor.name = m.string("name");
+  motor.joint = findByName(ctx, m, "joint", scene.model.joints, "joint");
+  motor.stall_torque_Nm = m.number("Mp");
+  m.exactlyOne("w_xx", "w_xx_rpm");
+  if (m.has("w_xx")) {
+    motor.no_load_speed_radps = m.number("w_xx");
+  } else {
+    motor.no_load_speed_radps = m.number("w_xx_rpm") * kRpmToRadps;
+    ctx.lines[m.join("w_xx")] = m.keyLine("w_xx_rpm");  // validate() says "w_xx"
+  }
+  m.exactlyOne("t_m", "I_m");
+  if (m.has("t_m")) {
+    motor.time_constant_s = m.number("t_m");
+  } else {
+    motor.rotor_inertia_kgm2 = m.number("I_m");
+  }
+  motor.gear_ratio = m.number("r", 1.0);
+  motor.bearing_friction = m.number("b", 0.0);
+  motor.initial_voltage = m.number("u", 0.0);
+  scene.model.motors.push_back(std::move(motor));
+}
+
+void readRepeater(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+  MapReader m(ctx, node, path, {"name", "motor", "joint", "k"});
+  dynamics::RepeaterDef repeater;
+  repeater.name = m.string("name");
+  repeater.motor = findByName(ctx, m, "motor", scene.model.motors, "motor");
+  repeater.joint = findByName(ctx, m, "joint", scene.model.joints, "joint");
+  repeater.ratio = m.number("k");
+  scene.model.repeaters.push_back(std::move(repeater));
+}
+
+void readInput(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+  MapReader m(ctx, node, path, {"name", "motor", "voltage"});
+  ConstantInput input;
+  input.name = m.string("name");
+  input.motor = findByName(ctx, m, "motor", scene.model.motors, "motor");
+  input.voltage = m.number("voltage");
+  if (input.voltage < -1.0 || input.voltage > 1.0) {
+    ctx.fail(m.value("voltage"), m.join("voltage"),
+             fmt::format("expected a voltage in [-1, 1], got {}", input.voltage));
+  }
+  scene.inputs.push_back(std::move(input));
+}
+
+// Applies one --set to the YAML tree: walks maps by key and lists by item name (or index), then
+// replaces the scalar at the end. A missing last key of a map is added (and then checked like any
+// other key); any other missing step is an error naming the path.
+void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
+  const std::string key = "--set " + override.path;
+  std::vector<std::string> segments;
+  std::stringstream stream(override.path);
+  for (std::string segment; std::getline(stream, segment, '.');) segments.push_back(segment);
+
+  YAML::Node current;
+  current.reset(root);
+  std::string walked;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const std::string& segment = segments[i];
+    const bool last = i + 1 == segments.size();
+    const std::string where = walked.empty() ? "the scene" : "\"" + walked + "\"";
+    YAML::Node next;
+    bool found = false;
+    if (current.IsMap()) {
+      const YAML::Node& view = current;
+      const YAML::Node child = view[segment];
+      if (!child.IsDefined()) {
+        if (!last) {
+          ctx.failAt(0, key, fmt::format("no key \"{}\" in {}", segment, where));
+        }
+        current[segment] = override.value;
+        return;
+      }
+      next.reset(child);
+      found = true;
+    } else if (current.IsSequence()) {
+      for (std::size_t j = 0; j < current.size() && !found; ++j) {
+        const YAML::Node item = current[j];
+        if (item.IsMap() && item["name"] && item["name"].IsScalar() &&
+            item["name"].Scalar() == segment) {
+          next.reset(item);
+          found = true;
+        }
+      }
+      if (!found) {
+        std::size_t index = 0;
+        auto [ptr, ec] = std::from_chars(segment.data(), segment.data() + segment.size(), index);
+        if (ec == std::errc() && ptr == segment.data() + segment.size() && index < current.size()) {
+          next.reset(current[index]);
+          found = true;
+        } else {
+          ctx.failAt(0, key, fmt::format("no item named \"{}\" in {}", segment, where));
+        }
+      }
+    } else {
+      ctx.failAt(0, key, fmt::format("{} is a value, not a section", where));
+    }
+    walked += (walked.empty() ? "" : ".") + segment;
+    if (last) {
+      if (!next.IsScalar() || !parseNumber(next.Scalar())) {
+        ctx.failAt(lineOf(next), key,
+                   fmt::format("\"{}\" is not a number (it is {})", walked, describe(next)));
+      }
+      next = override.value;
+      return;
+    }
+    current.reset(next);
+  }
+}
+
+// The line of a validate() field: the longest recorded prefix of the path.
+int lineOfField(const Context& ctx, std::string field) {
+  while (!field.empty()) {
+    if (auto it = ctx.lines.find(field); it != ctx.lines.end()) return it->second;
+    const auto cut = field.find_last_of(".[");
+    if (cut == std::string::npos) break;
+    field.resize(cut);
+  }
+  return 0;
+}
+
+Scene convert(Context& ctx, const YAML::Node& root) {
+  Scene scene;
+  scene.file = ctx.file;
+  scene.name = std::filesystem::path(ctx.file).stem().string();
+  if (root.IsNull() || !root.IsDefined()) ctx.failAt(0, "", "the scene file is empty");
+  MapReader top(ctx, root, "",
+                {"name", "description", "solver", "gravity", "bodies", "joints", "motors",
+                 "repeaters", "inputs"});
+  if (top.has("name")) scene.name = top.string("name");
+  if (top.has("description") && !top.value("description").IsScalar()) {
+    ctx.fail(top.value("description"), "description", "expected text");
+  }
+  if (top.has("solver")) readSolver(ctx, top.value("solver"), scene.model.solver);
+  scene.model.gravity_mps2 = top.vec3("gravity", scene.model.gravity_mps2);
+
+  // Order matters: joints name bodies, motors name joints, repeaters and inputs name motors.
+  for (const auto& [node, path] : listItems(ctx, top, "bodies")) readBody(ctx, node, path, scene);
+  for (const auto& [node, path] : listItems(ctx, top, "joints")) readJoint(ctx, node, path, scene);
+  for (const auto& [node, path] : listItems(ctx, top, "motors")) readMotor(ctx, node, path, scene);
+  for (const auto& [node, path] : listItems(ctx, top, "repeaters")) {
+    readRepeater(ctx, node, path, scene);
+  }
+  for (const auto& [node, path] : listItems(ctx, top, "inputs")) readInput(ctx, node, path, scene);
+  return scene;
+}
+
+}  // namespace
+
+Override parseOverride(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw SceneError("--set", 0, text, "expected KEY=VALUE, e.g. motors.drive.t_m=0.5");
+  }
+  Override result{text.substr(0, eq), text.substr(eq + 1)};
+  if (!parseNumber(result.value)) {
+    throw SceneError("--set", 0, result.path,
+                     fmt::format("expected a number, got \"{}\"", result.value));
+  }
+  return result;
+}
+
+Scene loadSceneFromString(const std::string& yaml, const std::string& file,
+                          const std::vector<Override>& overrides) {
+  Context ctx;
+  ctx.file = file;
+  ctx.has_overrides = !overrides.empty();
+
+  // Parse.
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg);
+  }
+
+  // Overrides edit the tree, so they reach every parameter the converter reads.
+  for (const Override& override : overrides) applyOverride(ctx, root, override);
+
+  // Convert, then let the dynamics library judge the model as a whole.
+  Scene scene = convert(ctx, root);
+  std::vector<SceneError> errors;
+  for (const dynamics::ModelError& error : dynamics::validate(scene.model)) {
+    errors.emplace_back(file, lineOfField(ctx, error.field), error.field, error.message);
+  }
+  if (!errors.empty()) throw SceneInvalid(std::move(errors));
+  return scene;
+}
+
+Scene loadScene(const std::string& path, const std::vector<Override>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SceneError(path, 0, "", "cannot open scene file");
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw SceneError(path, 0, "", "cannot read scene file");
+  return loadSceneFromString(text.str(), path, overrides);
+}
+
+}  // namespace sim::engine

@@ -1,0 +1,138 @@
+// Pins engine/app/main.cpp by running the built simtrainer program: its subcommands, exit codes
+// (0 ok, 1 run failed, 2 usage or load error) and one-line error messages are its interface.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+const std::string kExe = SIMTRAINER_EXE;
+const std::string kSourceDir = SIMTRAINER_SOURCE_DIR;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int countLines(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines;
+}
+
+// Runs simtrainer with `args` (already shell-quoted), capturing stdout and stderr.
+Outcome run(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto out = dir / ("simtrainer_cli_out_" + std::to_string(::getpid()));
+  const auto err = dir / ("simtrainer_cli_err_" + std::to_string(::getpid()));
+  const std::string command =
+      "'" + kExe + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const int status = std::system(command.c_str());
+  Outcome outcome;
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  outcome.out = readFile(out);
+  outcome.err = readFile(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return outcome;
+}
+
+TEST(Cli, HelpListsSubcommands) {
+  const Outcome o = run("--help");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  for (const char* sub : {"run", "validate", "devices"}) {
+    EXPECT_NE(o.out.find(sub), std::string::npos) << sub << "\n" << o.out;
+  }
+}
+
+TEST(Cli, SubcommandHelp) {
+  const Outcome o = run("run --help");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  for (const char* flag : {"--headless", "--duration", "--trace", "--trace-every", "--set"}) {
+    EXPECT_NE(o.out.find(flag), std::string::npos) << flag << "\n" << o.out;
+  }
+}
+
+TEST(Cli, BadFlagIsOneLineAndExit2) {
+  const Outcome o = run("run --no-such-flag scene.yaml");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(countLines(o.err), 1) << o.err;
+  EXPECT_NE(o.err.find("--no-such-flag"), std::string::npos) << o.err;
+}
+
+TEST(Cli, NoSubcommandIsExit2) {
+  const Outcome o = run("");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(countLines(o.err), 1) << o.err;
+}
+
+TEST(Cli, MissingSceneIsExit2) {
+  const Outcome o = run("run /nonexistent/scene.yaml --headless");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(countLines(o.err), 1) << o.err;
+  EXPECT_NE(o.err.find("/nonexistent/scene.yaml"), std::string::npos) << o.err;
+}
+
+TEST(Cli, BadSetIsExit2) {
+  const std::string scene = "'" + kSourceDir + "/scenes/wg7152.yaml'";
+  Outcome o = run("validate " + scene + " --set motors.nosuch.t_m=0.5");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(countLines(o.err), 1) << o.err;
+  EXPECT_NE(o.err.find("motors.nosuch.t_m"), std::string::npos) << o.err;
+
+  o = run("validate " + scene + " --set motors.drive.t_m=fast");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(countLines(o.err), 1) << o.err;
+}
+
+TEST(Cli, ValidateScene) {
+  const Outcome o =
+      run("validate '" + kSourceDir + "/scenes/wg7152.yaml' --set motors.drive.t_m=0.5");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("ok: 1 bodies, 1 joints, 1 motors"), std::string::npos) << o.out;
+}
+
+TEST(Cli, DevicesWorksWithoutDevices) {
+  const Outcome o = run("devices");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
+TEST(Cli, RunWritesTraceAndSummary) {
+  const auto trace = std::filesystem::temp_directory_path() / "simtrainer_cli_trace.csv";
+  const Outcome o = run("run '" + kSourceDir + "/scenes/wg7152.yaml' --headless --duration 1 " +
+                        "--trace '" + trace.string() + "' --trace-every 10");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("steps 100"), std::string::npos) << o.out;
+  const std::string csv = readFile(trace);
+  EXPECT_EQ(csv.rfind("time,joint.hinge.angle,joint.hinge.speed,motor.drive.angle,", 0), 0u);
+  EXPECT_EQ(countLines(csv), 1 + 11);  // header, t = 0, then every 10th of 100 steps
+  std::filesystem::remove(trace);
+}
+
+TEST(Cli, NumericalFaultIsExit1AndFlushesTrace) {
+  // A rotor speed bound far below the motor's no-load speed makes the per-step check report a
+  // runaway fault after a few steps.
+  const auto trace = std::filesystem::temp_directory_path() / "simtrainer_cli_fault.csv";
+  const Outcome o = run("run '" + kSourceDir + "/scenes/wg7152.yaml' --headless " +
+                        "--set solver.max_motor_speed=1 --trace '" + trace.string() + "'");
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find("numerical fault"), std::string::npos) << o.err;
+  EXPECT_GT(countLines(readFile(trace)), 2);
+  std::filesystem::remove(trace);
+}
+
+}  // namespace

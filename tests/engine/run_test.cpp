@@ -1,0 +1,66 @@
+// Pins engine/src/run.cpp: the headless loop's step count, trace sampling and summary. Solver
+// accuracy is pinned by tests/dynamics; here the WG-7152 scene is only checked loosely against
+// the analytic exponential (1 % of the final speed) to prove the loop wires the model through.
+#include <engine/run.h>
+#include <engine/scene.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace sim::engine {
+namespace {
+
+const std::string kWg7152 = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/wg7152.yaml";
+
+TEST(Run, StepCountCoversTheDuration) {
+  EXPECT_EQ(stepCount(10.0, 0.01), 1000u);
+  EXPECT_EQ(stepCount(0.3, 0.1), 3u);  // 0.3 / 0.1 = 2.9999999999999996
+  EXPECT_EQ(stepCount(0.25, 0.1), 3u);
+  EXPECT_EQ(stepCount(0.0, 0.01), 0u);
+}
+
+TEST(Run, Wg7152HeadlessWithTrace) {
+  const Scene scene = loadScene(kWg7152);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "simtrainer_run_test.csv").string();
+  RunOptions options;
+  options.duration_s = 3.0;
+  options.trace_path = path;
+  options.trace_every = 10;
+  const RunResult result = runHeadless(scene, options);
+
+  EXPECT_FALSE(result.fault.has_value()) << result.fault->describe();
+  EXPECT_EQ(result.steps, 300u);
+  EXPECT_NEAR(result.sim_time_s, 3.0, 1e-9);
+  EXPECT_EQ(result.trace_rows, 31u);  // t = 0, then every 10th step
+
+  // Rows in the file: header + 31.
+  std::ifstream in(path);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 32);
+  std::remove(path.c_str());
+
+  // Loose physics check (SPEC §2.4): w_L(t) = (w_xx / r)(1 - exp(-t / T)).
+  const auto& motor = scene.model.motors[0];
+  const double r = motor.gear_ratio;
+  const double I_L = 30.833;
+  const double T = (I_L + r * r * motor.rotorInertia()) * motor.no_load_speed_radps /
+                   (r * r * motor.stall_torque_Nm);
+  const double w_max = motor.no_load_speed_radps / r;
+  const double expected = w_max * (1.0 - std::exp(-3.0 / T));
+  EXPECT_NEAR(result.final_state.joints[0].speed, expected, 0.01 * w_max);
+
+  const std::string summary = formatSummary(scene, result);
+  EXPECT_NE(summary.find("steps 300"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("joint hinge"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("motor drive"), std::string::npos) << summary;
+}
+
+}  // namespace
+}  // namespace sim::engine
