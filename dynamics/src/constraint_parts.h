@@ -138,6 +138,55 @@ struct HingeRotationPart {
   }
 };
 
+/// A point part and m angular rows (hinge: the two rows of HingeRotationPart; fixed: three world
+/// axes) solved as one (3+m)-row block, so an anchor far from a light body's centre of mass does
+/// not make the point and rotation rows undo each other between iterations.
+///   rows 0-2: Cdot = v_b + w_b x r_b - v_a - w_a x r_a;  rows 3..: Cdot = (w_b - w_a).u_k.
+template <int M>
+struct PointRotationBlock {
+  using Vec = Eigen::Matrix<double, 3 + M, 1>;
+  using Mat = Eigen::Matrix<double, 3 + M, 3 + M>;
+  Eigen::Matrix<double, 3, M> u;
+  Mat k_inv = Mat::Zero();
+  Vec bias = Vec::Zero();
+
+  void setup(const SolverBody& a, const SolverBody& b, const PointPart& point,
+             const Eigen::Matrix<double, 3, M>& directions) {
+    u = directions;
+    Mat k;
+    k.template topLeftCorner<3, 3>() =
+        PointPart::effectiveMassInverse(a, b, point.r_a, point.r_b);
+    const Mat3 inv = a.inv_inertia + b.inv_inertia;
+    for (int m = 0; m < M; ++m) {
+      const Vec3 col = (b.inv_inertia * u.col(m)).cross(point.r_b) +
+                       (a.inv_inertia * u.col(m)).cross(point.r_a);
+      k.template block<3, 1>(0, 3 + m) = col;
+      k.template block<1, 3>(3 + m, 0) = col.transpose();
+      for (int n = 0; n < M; ++n) k(3 + m, 3 + n) = u.col(m).dot(inv * u.col(n));
+    }
+    const Eigen::FullPivLU<Mat> lu(k);
+    k_inv = lu.isInvertible() ? Mat(lu.inverse()) : Mat::Zero();
+    bias.template head<3>() = point.bias;
+  }
+  Vec velocity(const SolverBody& a, const SolverBody& b, const PointPart& point) const {
+    Vec c;
+    c.template head<3>() = point.velocity(a, b);
+    c.template tail<M>() = u.transpose() * (b.w - a.w);
+    return c;
+  }
+  /// Applies the block impulse; returns (linear impulse, angular impulse) in world axes.
+  std::pair<Vec3, Vec3> apply(SolverBody& a, SolverBody& b, const PointPart& point,
+                              const Vec& lambda) const {
+    const Vec3 p = lambda.template head<3>();
+    const Vec3 l = u * lambda.template tail<M>();
+    a.v -= a.inv_mass * p;
+    a.w -= a.inv_inertia * (point.r_a.cross(p) + l);
+    b.v += b.inv_mass * p;
+    b.w += b.inv_inertia * (point.r_b.cross(p) + l);
+    return {p, l};
+  }
+};
+
 /// Three rows locking relative rotation: Cdot = w_b - w_a, K = I_a^-1 + I_b^-1.
 struct RotationPart {
   Mat3 k_inv = Mat3::Zero();

@@ -66,10 +66,24 @@ struct JointWork {
   JointType type = JointType::Hinge;
   PointPart point;
   HingeRotationPart hinge_rotation;
+  detail::PointRotationBlock<2> hinge_block;  // point + hinge rotation, solved together
+  detail::PointRotationBlock<3> fixed_block;  // point + full rotation (fixed joints)
   RotationPart rotation;
   LineRows line;
   AxisRow axis;              // along the joint coordinate (hinge and prismatic)
   double axis_mass = 0.0;    // effective mass of the axis with the joint's other rows held
+  // The joint's six rows (five hard rows, then the axis row) and the impulses along them that
+  // change the axis speed by one unit while the five hard rows keep their speeds:
+  // column 5 of K^-1 (axis_response) and of K^-1 with the driving rotor added (coupling_response).
+  // Axis rows (limits, friction, damping, position couplings) act through these, so a pivot far
+  // from the centre of mass does not make them fight the point rows.
+  struct Row {
+    Vec3 lin_a, ang_a, lin_b, ang_b;
+  };
+  Row rows[6];
+  Eigen::Matrix<double, 6, 1> axis_response = Eigen::Matrix<double, 6, 1>::Zero();
+  Eigen::Matrix<double, 6, 1> coupling_response = Eigen::Matrix<double, 6, 1>::Zero();
+  bool has_axis_rows = false;
   double position = 0.0;     // unwrapped joint coordinate at the start of the substep
   int limit_side = 0;        // +1 lower limit row, -1 upper limit row, 0 none
   double limit_bias = 0.0;   // allowed approach speed (speculative limit)
@@ -146,43 +160,51 @@ struct Simulator::Impl {
   Fault check(const State& s) const;
 };
 
-// Effective mass of a hinge or prismatic joint's axis row while its five other rows hold:
-// (K^-1)_axis,axis of the joint's 6x6 K = J M^-1 J^T. With the axis row's own K alone, a hinge whose
-// pivot is far from the child's centre of mass would see only the inertia about the centre of
-// mass, and limits and friction would converge slowly against the point rows.
-double constrainedAxisMass(const JointWork& w, const SolverBody& a, const SolverBody& b) {
-  struct Row {
-    Vec3 lin_a, ang_a, lin_b, ang_b;
-  };
-  Row rows[6];
+// The joint's 6x6 K = J M^-1 J^T over its five hard rows and its axis row, and the responses
+// described at JointWork::rows. `rotor_mobility` is ratio^2 / I_m of the rotor driving the axis
+// (0 when undriven). The axis mass (K^-1)_55 is the effective mass of the joint coordinate.
+void setupJointResponse(JointWork& w, const SolverBody& a, const SolverBody& b,
+                        double rotor_mobility) {
+  using Row = JointWork::Row;
   const Vec3 zero = Vec3::Zero();
   if (w.type == JointType::Hinge) {
     for (int k = 0; k < 3; ++k) {
       const Vec3 e = Vec3::Unit(k);
-      rows[k] = {-e, -w.point.r_a.cross(e), e, w.point.r_b.cross(e)};
+      w.rows[k] = Row{-e, -w.point.r_a.cross(e), e, w.point.r_b.cross(e)};
     }
-    rows[3] = {zero, -w.hinge_rotation.u1, zero, w.hinge_rotation.u1};
-    rows[4] = {zero, -w.hinge_rotation.u2, zero, w.hinge_rotation.u2};
+    w.rows[3] = Row{zero, -w.hinge_rotation.u1, zero, w.hinge_rotation.u1};
+    w.rows[4] = Row{zero, -w.hinge_rotation.u2, zero, w.hinge_rotation.u2};
   } else {
-    for (int k = 0; k < 3; ++k) rows[k] = {zero, -Vec3::Unit(k), zero, Vec3::Unit(k)};
-    rows[3] = {-w.line.row1.lin, w.line.row1.ang_a, w.line.row1.lin, w.line.row1.ang_b};
-    rows[4] = {-w.line.row2.lin, w.line.row2.ang_a, w.line.row2.lin, w.line.row2.ang_b};
+    for (int k = 0; k < 3; ++k) w.rows[k] = Row{zero, -Vec3::Unit(k), zero, Vec3::Unit(k)};
+    w.rows[3] = Row{-w.line.row1.lin, w.line.row1.ang_a, w.line.row1.lin, w.line.row1.ang_b};
+    w.rows[4] = Row{-w.line.row2.lin, w.line.row2.ang_a, w.line.row2.lin, w.line.row2.ang_b};
   }
-  rows[5] = {-w.axis.lin, w.axis.ang_a, w.axis.lin, w.axis.ang_b};
+  w.rows[5] = Row{-w.axis.lin, w.axis.ang_a, w.axis.lin, w.axis.ang_b};
   Eigen::Matrix<double, 6, 6> k;
   for (int i = 0; i < 6; ++i) {
     for (int j = 0; j <= i; ++j) {
-      const double v = a.inv_mass * rows[i].lin_a.dot(rows[j].lin_a) +
-                       rows[i].ang_a.dot(a.inv_inertia * rows[j].ang_a) +
-                       b.inv_mass * rows[i].lin_b.dot(rows[j].lin_b) +
-                       rows[i].ang_b.dot(b.inv_inertia * rows[j].ang_b);
+      const double v = a.inv_mass * w.rows[i].lin_a.dot(w.rows[j].lin_a) +
+                       w.rows[i].ang_a.dot(a.inv_inertia * w.rows[j].ang_a) +
+                       b.inv_mass * w.rows[i].lin_b.dot(w.rows[j].lin_b) +
+                       w.rows[i].ang_b.dot(b.inv_inertia * w.rows[j].ang_b);
       k(i, j) = k(j, i) = v;
     }
   }
+  const Eigen::Matrix<double, 6, 1> e5 = Eigen::Matrix<double, 6, 1>::Unit(5);
   const Eigen::FullPivLU<Eigen::Matrix<double, 6, 6>> lu(k);
-  if (!lu.isInvertible()) return w.axis.k > 0.0 ? 1.0 / w.axis.k : 0.0;
-  const double mass = lu.inverse()(5, 5);
-  return mass > 0.0 && std::isfinite(mass) ? mass : 0.0;
+  if (lu.isInvertible()) {
+    w.axis_response = lu.solve(e5);
+  } else {  // degenerate (e.g. both sides static): act on the axis row alone
+    w.axis_response = w.axis.k > 0.0 ? Eigen::Matrix<double, 6, 1>(e5 / w.axis.k)
+                                     : Eigen::Matrix<double, 6, 1>::Zero();
+  }
+  w.axis_mass = std::max(0.0, w.axis_response[5]);
+  if (rotor_mobility > 0.0) {
+    k(5, 5) += rotor_mobility;
+    const Eigen::FullPivLU<Eigen::Matrix<double, 6, 6>> lu2(k);
+    w.coupling_response = lu2.isInvertible() ? Eigen::Matrix<double, 6, 1>(lu2.solve(e5))
+                                             : Eigen::Matrix<double, 6, 1>::Zero();
+  }
 }
 
 Simulator::Impl::Impl(Model m) : model(std::move(m)) {
@@ -319,6 +341,7 @@ void Simulator::Impl::prepare(const State& s, double h) {
         w.point.setup(a, b, f.arm_a, f.arm_b);
         w.point.setCurvatureTarget(a, b, h);
         w.rotation.setup(a, b);
+        w.fixed_block.setup(a, b, w.point, Mat3::Identity());
         break;
       case JointType::Hinge: {
         w.point.setup(a, b, f.arm_a, f.arm_b);
@@ -326,6 +349,12 @@ void Simulator::Impl::prepare(const State& s, double h) {
         w.hinge_rotation.setup(a, b, f.axes_a.col(0), f.axes_b.col(1), f.axes_b.col(2));
         w.hinge_rotation.setCurvatureTarget(a, b, f.axes_a.col(0), f.axes_b.col(1),
                                             f.axes_b.col(2), h);
+        if (!joint_in_block[j]) {
+          Eigen::Matrix<double, 3, 2> u;
+          u << w.hinge_rotation.u1, w.hinge_rotation.u2;
+          w.hinge_block.setup(a, b, w.point, u);
+          w.hinge_block.bias.tail<2>() = w.hinge_rotation.bias;
+        }
         const Vec3 g = detail::hingeAngleGradient(f);
         w.axis.setup(a, b, Vec3::Zero(), -g, g);
         break;
@@ -339,9 +368,21 @@ void Simulator::Impl::prepare(const State& s, double h) {
         break;
       }
     }
-    if ((def.type == JointType::Hinge || def.type == JointType::Prismatic) &&
-        (def.limit_enabled || w.has_friction || def.friction.viscous > 0.0)) {
-      w.axis_mass = constrainedAxisMass(w, a, b);
+    w.has_axis_rows = (def.type == JointType::Hinge || def.type == JointType::Prismatic) &&
+                      (def.limit_enabled || w.has_friction || def.friction.viscous > 0.0 ||
+                       joint_in_block[j]);
+    if (w.has_axis_rows) {
+      double rotor_mobility = 0.0;
+      if (motor_of_joint[j] >= 0) {
+        const MotorDef& md = model.motors[motor_of_joint[j]];
+        rotor_mobility = 1.0 / (md.gear_ratio * md.gear_ratio * md.rotorInertia());
+      }
+      for (const RepeaterDef& rd : model.repeaters) {
+        if (rd.joint != static_cast<int>(j)) continue;
+        const MotorDef& md = model.motors[rd.motor];
+        rotor_mobility = rd.ratio * rd.ratio / (md.gear_ratio * md.gear_ratio * md.rotorInertia());
+      }
+      setupJointResponse(w, a, b, rotor_mobility);
     }
     // Limits: one active side, the nearer one; speculative so an approaching joint stops at it.
     w.limit_side = 0;
@@ -649,31 +690,50 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
       JointImpulses& imp = s.joints[j].impulses;
       SolverBody& a = bodies[w.a];
       SolverBody& b = bodies[w.b];
+      // Changes the axis speed by dv through the joint response; returns the axis impulse.
+      auto push = [&](double dv) {
+        for (int r = 0; r < 5; ++r) {
+          const double l = w.axis_response[r] * dv;
+          if (l == 0.0) continue;
+          const JointWork::Row& row = w.rows[r];
+          a.v += (a.inv_mass * l) * row.lin_a;
+          a.w += a.inv_inertia * (l * row.ang_a);
+          b.v += (b.inv_mass * l) * row.lin_b;
+          b.w += b.inv_inertia * (l * row.ang_b);
+          if (w.type == JointType::Hinge) {
+            if (r < 3) imp.linear += l * row.lin_b;
+            else imp.angular += l * row.ang_b;
+          } else {
+            if (r < 3) imp.angular += l * row.ang_b;
+            else imp.linear += l * row.lin_b;
+          }
+        }
+        const double l5 = w.axis_response[5] * dv;
+        w.axis.apply(a, b, l5);
+        return l5;
+      };
       if (w.viscous_gamma > 0.0 && w.axis_mass > 0.0) {
+        // Soft row: impulse = -gamma * final speed.
         const double v = w.axis.velocity(a, b);
-        const double d = (-w.viscous_gamma * v - imp.viscous) / (1.0 + w.viscous_gamma / w.axis_mass);
-        imp.viscous += d;
-        w.axis.apply(a, b, d);
-        note(d);
+        const double dv = (-w.viscous_gamma * v - imp.viscous) / (w.axis_mass + w.viscous_gamma);
+        imp.viscous += push(dv);
+        note(dv * w.axis_mass);
       }
       if (w.has_friction && w.axis_mass > 0.0) {
         const JointFriction& fr = model.joints[j].friction;
         const double bound = fr.coefficient * imp.linear.norm() + fr.breakaway * h;
         const double v = w.axis.velocity(a, b);
         const double old = imp.friction;
-        imp.friction = std::clamp(old - v * w.axis_mass, -bound, bound);
-        const double d = imp.friction - old;
-        w.axis.apply(a, b, d);
-        note(d);
+        const double target = std::clamp(old - v * w.axis_mass, -bound, bound);
+        imp.friction += push((target - old) / w.axis_mass);
+        note(target - old);
       }
       if (w.limit_side != 0 && w.axis_mass > 0.0 && !joint_in_block[j]) {
         const double v = w.limit_side * w.axis.velocity(a, b);
         const double old = w.limit_side * imp.limit;
         const double acc = std::max(0.0, old - (v + w.limit_bias) * w.axis_mass);
-        const double d = acc - old;
-        imp.limit = w.limit_side * acc;
-        w.axis.apply(a, b, w.limit_side * d);
-        note(d);
+        imp.limit += push(w.limit_side * (acc - old) / w.axis_mass);
+        note(acc - old);
       }
     }
 
@@ -689,37 +749,43 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
       SolverBody& b = bodies[w.b];
       switch (w.type) {
         case JointType::Hinge: {
-          const Eigen::Vector2d lam =
-              -(w.hinge_rotation.k_inv * (w.hinge_rotation.velocity(a, b) - w.hinge_rotation.bias));
-          const Vec3 l = w.hinge_rotation.u1 * lam.x() + w.hinge_rotation.u2 * lam.y();
-          HingeRotationPart::applyAngular(a, b, l);
+          const auto& blk = w.hinge_block;
+          const auto lam = (-(blk.k_inv * (blk.velocity(a, b, w.point) - blk.bias))).eval();
+          const auto [p, l] = blk.apply(a, b, w.point, lam);
+          imp.linear += p;
           imp.angular += l;
-          note(lam.norm());
+          note(lam.cwiseAbs().maxCoeff());
           break;
         }
-        case JointType::Fixed:
+        case JointType::Fixed: {
+          const auto& blk = w.fixed_block;
+          const auto lam = (-(blk.k_inv * (blk.velocity(a, b, w.point) - blk.bias))).eval();
+          const auto [p, l] = blk.apply(a, b, w.point, lam);
+          imp.linear += p;
+          imp.angular += l;
+          note(lam.cwiseAbs().maxCoeff());
+          break;
+        }
         case JointType::Prismatic: {
           const Vec3 l = -(w.rotation.k_inv * (b.w - a.w));
           HingeRotationPart::applyAngular(a, b, l);
           imp.angular += l;
           note(l.norm());
+          const Eigen::Vector2d cdot(w.line.row1.velocity(a, b), w.line.row2.velocity(a, b));
+          const Eigen::Vector2d lam = -(w.line.k_inv * cdot);
+          w.line.row1.apply(a, b, lam.x());
+          w.line.row2.apply(a, b, lam.y());
+          imp.linear += w.line.row1.lin * lam.x() + w.line.row2.lin * lam.y();
+          note(lam.norm());
           break;
         }
-        case JointType::Ball:
+        case JointType::Ball: {
+          const Vec3 p = -(w.point.k_inv * (w.point.velocity(a, b) - w.point.bias));
+          w.point.apply(a, b, p);
+          imp.linear += p;
+          note(p.norm());
           break;
-      }
-      if (w.type == JointType::Prismatic) {
-        const Eigen::Vector2d cdot(w.line.row1.velocity(a, b), w.line.row2.velocity(a, b));
-        const Eigen::Vector2d lam = -(w.line.k_inv * cdot);
-        w.line.row1.apply(a, b, lam.x());
-        w.line.row2.apply(a, b, lam.y());
-        imp.linear += w.line.row1.lin * lam.x() + w.line.row2.lin * lam.y();
-        note(lam.norm());
-      } else {
-        const Vec3 p = -(w.point.k_inv * (w.point.velocity(a, b) - w.point.bias));
-        w.point.apply(a, b, p);
-        imp.linear += p;
-        note(p.norm());
+        }
       }
     }
 
@@ -751,10 +817,22 @@ double Simulator::Impl::solvePosition(int& iterations) {
     positions[body] += dx;
     orientations[body] = rotateBy(orientations[body], dtheta);
   };
-  auto applyAxis = [&](const JointWork& w, double lambda) {
-    const AxisRow& r = w.axis;
-    shift(w.a, -r.inv_mass_a * lambda * r.lin, lambda * r.dw_a);
-    shift(w.b, r.inv_mass_b * lambda * r.lin, lambda * r.dw_b);
+  // Moves the joint coordinate by dq (to first order) keeping its other rows: the position
+  // version of the velocity stage's push. Returns the axis pseudo-impulse.
+  auto moveAxis = [&](const JointWork& w, const Eigen::Matrix<double, 6, 1>& response, double dq) {
+    const SolverBody& a = bodies[w.a];
+    const SolverBody& b = bodies[w.b];
+    Vec3 dx_a = Vec3::Zero(), dt_a = Vec3::Zero(), dx_b = Vec3::Zero(), dt_b = Vec3::Zero();
+    for (int r = 0; r < 6; ++r) {
+      const double l = response[r] * dq;
+      dx_a += l * w.rows[r].lin_a;
+      dt_a += l * w.rows[r].ang_a;
+      dx_b += l * w.rows[r].lin_b;
+      dt_b += l * w.rows[r].ang_b;
+    }
+    shift(w.a, a.inv_mass * dx_a, a.inv_inertia * dt_a);
+    shift(w.b, b.inv_mass * dx_b, b.inv_inertia * dt_b);
+    return response[5] * dq;
   };
   for (iterations = 0; iterations < model.solver.position_iterations; ++iterations) {
     largest = 0.0;
@@ -805,12 +883,12 @@ double Simulator::Impl::solvePosition(int& iterations) {
         shift(w.b, b.inv_mass * p, b.inv_inertia * f.arm_b.cross(p));
       }
       // Limits.
-      if (w.limit_side != 0 && w.axis.k > 0.0) {
+      if (w.limit_side != 0 && w.axis_mass > 0.0) {
         const double q = unwrappedJoint(static_cast<int>(j), w.position);
         const double gap = w.limit_side > 0 ? q - def.lower_limit : def.upper_limit - q;
         if (gap < 0.0) {
           largest = std::max(largest, -gap);
-          applyAxis(w, -beta * w.limit_side * gap / w.axis.k);
+          moveAxis(w, w.axis_response, -beta * w.limit_side * gap);
         }
       }
     }
@@ -820,8 +898,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
       const JointWork& w = joints[mw.joint];
       const double c = unwrappedJoint(mw.joint, w.position) - mw.coupling_ratio * rotor_angle[m];
       largest = std::max(largest, std::abs(c));
-      const double lambda = -beta * c * mw.coupling_k_inv;
-      applyAxis(w, lambda);
+      const double lambda = moveAxis(w, w.coupling_response, -beta * c);
       rotor_angle[m] -= mw.coupling_ratio * lambda * mw.inv_inertia;
     }
     for (const RepeaterWork& rw : repeaters) {
@@ -829,8 +906,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
       const double c =
           unwrappedJoint(rw.joint, w.position) - rw.ratio * rotor_angle[rw.motor] - rw.offset;
       largest = std::max(largest, std::abs(c));
-      const double lambda = -beta * c * rw.k_inv;
-      applyAxis(w, lambda);
+      const double lambda = moveAxis(w, w.coupling_response, -beta * c);
       rotor_angle[rw.motor] -= rw.ratio * lambda * motors[rw.motor].inv_inertia;
     }
     if (largest <= model.solver.position_tolerance_m) break;

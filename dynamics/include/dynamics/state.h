@@ -69,7 +69,8 @@ struct State {
   /// 64-bit FNV-1a hash of every field's bit pattern in canonical order.
   std::uint64_t hash() const;
 
-  bool operator==(const State&) const = default;
+  /// Bit-for-bit equality of every field (NaNs with equal bits compare equal).
+  bool operator==(const State& other) const { return serialize() == other.serialize(); }
 };
 
 /// The state a model starts in: initial poses and velocities, joint coordinates measured from
