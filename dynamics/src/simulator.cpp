@@ -1006,7 +1006,10 @@ StepReport Simulator::step(State& state) {
   state.step += 1;
   state.time_s = static_cast<double>(state.step) * cfg.time_step_s;
   report.fault = im.check(state);
-  if (report.fault.kind != Fault::Kind::None && !im.fault_reported) {
+  // Reported once per episode: a state that recovers (e.g. the caller reset it) re-arms it.
+  if (report.fault.kind == Fault::Kind::None) {
+    im.fault_reported = false;
+  } else if (!im.fault_reported) {
     report.fault_is_new = true;
     im.fault_reported = true;
   }

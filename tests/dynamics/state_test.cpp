@@ -1,1 +1,344 @@
+// Pins dynamics/src/state.cpp (serialize, deserialize, hash) and the determinism, fault and
+// validation contracts of dynamics/src/simulator.cpp and model.cpp (STYLE §4).
+#include <dynamics/model.h>
+#include <dynamics/samples.h>
+#include <dynamics/simulator.h>
+#include <dynamics/state.h>
+
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sim::dynamics {
+namespace {
+
+struct NamedModel {
+  std::string name;
+  std::function<Model()> make;
+};
+
+// The samples, plus variants that exercise the limit active set and substeps.
+std::vector<NamedModel> models() {
+  return {
+      {"twoLinkArm", [] { return samples::twoLinkArm(0.01); }},
+      {"gripper", [] { return samples::gripper(0.005); }},
+      {"gripperWithLimits",
+       [] {
+         Model m = samples::gripper(0.005);
+         m.motors[0].initial_voltage = 1.0;
+         for (JointDef& j : m.joints) {
+           j.limit_enabled = true;
+           j.lower_limit = -0.2;
+           j.upper_limit = 0.2;
+         }
+         return m;
+       }},
+      {"chain20", [] { return samples::chain(20); }},
+      {"wg7152", [] { return samples::wg7152(0.5, 0.01); }},
+      {"wg7152Substeps",
+       [] {
+         Model m = samples::wg7152GravityLoaded(0.5, 0.01, 0.3);
+         m.solver.substeps = 4;
+         return m;
+       }},
+  };
+}
+
+class StateDeterminism : public ::testing::TestWithParam<NamedModel> {};
+
+// Joint coordinates of a state, for step-by-step traces.
+std::vector<double> jointPositions(const State& s) {
+  std::vector<double> q;
+  for (const JointState& j : s.joints) q.push_back(j.position);
+  return q;
+}
+
+// (a) Two simulators on the same model, stepped side by side, stay bit-identical.
+TEST_P(StateDeterminism, TwoSimulatorsStaySideBySideBitIdentical) {
+  Simulator first(GetParam().make());
+  Simulator second(GetParam().make());
+  State a = first.initialState();
+  State b = second.initialState();
+  ASSERT_EQ(a, b);
+  for (int n = 1; n <= 500; ++n) {
+    const StepReport ra = first.step(a);
+    const StepReport rb = second.step(b);
+    ASSERT_EQ(ra.fault.kind, Fault::Kind::None) << ra.fault.describe();
+    ASSERT_EQ(a, b) << "step " << n;
+    ASSERT_EQ(a.hash(), b.hash()) << "step " << n;
+    ASSERT_EQ(ra.velocity_iterations, rb.velocity_iterations) << "step " << n;
+  }
+  EXPECT_EQ(a.step, 500u);
+}
+
+// (b) Save at 250, restore into a fresh simulator, run to 500: the same states and trace.
+TEST_P(StateDeterminism, SaveRestoreReplaysBitIdentically) {
+  Simulator sim(GetParam().make());
+  State s = sim.initialState();
+  for (int n = 0; n < 250; ++n) sim.step(s);
+  const std::vector<std::uint8_t> saved = s.serialize();
+  std::vector<std::vector<double>> trace;
+  std::vector<std::uint64_t> hashes;
+  for (int n = 0; n < 250; ++n) {
+    sim.step(s);
+    trace.push_back(jointPositions(s));
+    hashes.push_back(s.hash());
+  }
+
+  Simulator fresh(GetParam().make());
+  State r = State::deserialize(saved);
+  EXPECT_EQ(r.step, 250u);
+  for (int n = 0; n < 250; ++n) {
+    const StepReport rep = fresh.step(r);
+    ASSERT_EQ(rep.fault.kind, Fault::Kind::None) << rep.fault.describe();
+    ASSERT_EQ(jointPositions(r), trace[static_cast<std::size_t>(n)]) << "step " << 251 + n;
+    ASSERT_EQ(r.hash(), hashes[static_cast<std::size_t>(n)]) << "step " << 251 + n;
+  }
+  EXPECT_EQ(r, s);
+  EXPECT_EQ(r.hash(), s.hash());
+}
+
+// (c) serialize -> deserialize is the identity, also mid-run with warm-start impulses set.
+TEST_P(StateDeterminism, SerializeRoundTripIsExact) {
+  Simulator sim(GetParam().make());
+  State s = sim.initialState();
+  for (int n = 0; n < 37; ++n) sim.step(s);
+  const State back = State::deserialize(s.serialize());
+  EXPECT_EQ(back, s);
+  EXPECT_EQ(back.hash(), s.hash());
+  EXPECT_EQ(back.serialize(), s.serialize());
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, StateDeterminism, ::testing::ValuesIn(models()),
+                         [](const ::testing::TestParamInfo<NamedModel>& p) {
+                           return p.param.name;
+                         });
+
+/// Expects deserialize(bytes) to throw std::runtime_error whose message contains `needle`.
+void expectRejected(const std::vector<std::uint8_t>& bytes, const std::string& needle) {
+  try {
+    (void)State::deserialize(bytes);
+    ADD_FAILURE() << "accepted a bad image; expected an error mentioning '" << needle << "'";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+State steppedGripper() {
+  Simulator sim(samples::gripper(0.005));
+  State s = sim.initialState();
+  for (int n = 0; n < 20; ++n) sim.step(s);
+  return s;
+}
+
+// (c) Bad images are refused with a message naming the problem.
+TEST(StateSerialization, RejectsTruncatedImages) {
+  const std::vector<std::uint8_t> bytes = steppedGripper().serialize();
+  expectRejected({}, "truncated at byte 0");
+  for (std::size_t keep :
+       {std::size_t{3}, std::size_t{8}, std::size_t{20}, bytes.size() / 2, bytes.size() - 1}) {
+    std::vector<std::uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(keep));
+    expectRejected(cut, "truncated");
+  }
+}
+
+TEST(StateSerialization, RejectsWrongMagicVersionAndTrailingBytes) {
+  const std::vector<std::uint8_t> bytes = steppedGripper().serialize();
+  std::vector<std::uint8_t> magic = bytes;
+  magic[0] ^= 0xff;
+  expectRejected(magic, "not a simtrainer state image");
+  std::vector<std::uint8_t> version = bytes;
+  version[4] += 1;  // the version follows the 4-byte magic
+  expectRejected(version, "version 2, expected 1");
+  std::vector<std::uint8_t> trailing = bytes;
+  trailing.push_back(0);
+  expectRejected(trailing, "trailing bytes");
+  std::vector<std::uint8_t> counts = bytes;
+  counts[8 + 7] = 0x7f;  // body count (first uint64 after magic and version): absurdly large
+  expectRejected(counts, "implausible item counts");
+}
+
+// (d) The hash sees every bit: one ulp of one velocity changes it (and operator==).
+TEST(StateHash, ChangesWithASingleVelocityBit) {
+  const State s = steppedGripper();
+  State t = s;
+  double& v = t.bodies[1].angular_velocity_radps.z();
+  v = std::nextafter(v, std::numeric_limits<double>::infinity());
+  EXPECT_NE(t, s);
+  EXPECT_NE(t.hash(), s.hash());
+  State u = s;
+  u.motors[0].coupling_impulse =
+      std::nextafter(u.motors[0].coupling_impulse, -std::numeric_limits<double>::infinity());
+  EXPECT_NE(u.hash(), s.hash());
+  EXPECT_EQ(State(s).hash(), s.hash());
+}
+
+// operator== is bit-for-bit, like hash(): +0.0 and -0.0 differ, equal NaN bits compare equal.
+TEST(StateHash, EqualityAndHashAgreeOnSignedZeroAndNaN) {
+  State plus = steppedGripper();
+  plus.bodies[1].linear_velocity_mps.x() = 0.0;
+  State minus = plus;
+  minus.bodies[1].linear_velocity_mps.x() = -0.0;
+  EXPECT_NE(plus, minus);
+  EXPECT_NE(plus.hash(), minus.hash());
+  State nan = plus;
+  nan.bodies[1].linear_velocity_mps.x() = std::numeric_limits<double>::quiet_NaN();
+  const State nan_copy = nan;
+  EXPECT_EQ(nan, nan_copy);
+  EXPECT_EQ(nan.hash(), nan_copy.hash());
+}
+
+// (e) A NaN is reported as NonFinite naming the body, once as new; stepping on does not crash.
+TEST(FaultDetection, NonFiniteAngularVelocityIsReportedOnce) {
+  Simulator sim(samples::twoLinkArm(0.01));
+  State s = sim.initialState();
+  for (int n = 0; n < 10; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+  s.bodies[0].angular_velocity_radps.y() = std::numeric_limits<double>::quiet_NaN();
+  const StepReport first = sim.step(s);
+  EXPECT_EQ(first.fault.kind, Fault::Kind::NonFinite);
+  EXPECT_EQ(first.fault.item, "body upper");
+  EXPECT_EQ(first.fault.step, s.step);
+  EXPECT_TRUE(first.fault_is_new);
+  EXPECT_NE(first.fault.describe().find("non-finite value in body upper"), std::string::npos)
+      << first.fault.describe();
+  for (int n = 0; n < 3; ++n) {
+    const StepReport again = sim.step(s);
+    EXPECT_EQ(again.fault.kind, Fault::Kind::NonFinite);
+    EXPECT_FALSE(again.fault_is_new);
+  }
+}
+
+// A second body in a chain: the fault names the first body (in model order) that went bad, and
+// a NaN placed in the last link reaches the others only through the joints.
+TEST(FaultDetection, NonFiniteInChainNamesABody) {
+  Simulator sim(samples::chain(5));
+  State s = sim.initialState();
+  s.bodies[4].angular_velocity_radps.x() = std::numeric_limits<double>::quiet_NaN();
+  const StepReport rep = sim.step(s);
+  EXPECT_EQ(rep.fault.kind, Fault::Kind::NonFinite);
+  EXPECT_EQ(rep.fault.item.rfind("body link", 0), 0u) << rep.fault.item;
+  EXPECT_TRUE(rep.fault_is_new);
+}
+
+// A free body (no joints to absorb it) faster than max_linear_speed_mps is a runaway.
+TEST(FaultDetection, LinearSpeedAboveTheCapIsRunaway) {
+  Model m;
+  m.gravity_mps2 = Vec3::Zero();
+  BodyDef probe;
+  probe.name = "probe";
+  m.bodies.push_back(probe);
+  Simulator sim(m);
+  State s = sim.initialState();
+  s.bodies[0].linear_velocity_mps = Vec3(0, 1.01 * m.solver.max_linear_speed_mps, 0);
+  const StepReport rep = sim.step(s);
+  EXPECT_EQ(rep.fault.kind, Fault::Kind::Runaway);
+  EXPECT_EQ(rep.fault.item, "body probe");
+  EXPECT_EQ(rep.fault.field, "linear_velocity");
+  EXPECT_GT(rep.fault.value, m.solver.max_linear_speed_mps);
+  EXPECT_TRUE(rep.fault_is_new);
+
+  // Just below the cap is healthy.
+  Simulator fresh(m);
+  State ok = fresh.initialState();
+  ok.bodies[0].linear_velocity_mps = Vec3(0, 0.99 * m.solver.max_linear_speed_mps, 0);
+  EXPECT_EQ(fresh.step(ok).fault.kind, Fault::Kind::None);
+}
+
+// The same on a jointed sample: a body of the chain driven far above the cap along the joint's
+// free direction (z for a hinge about y) is reported as a runaway of some link.
+TEST(FaultDetection, RunawayInAJointedSample) {
+  Simulator sim(samples::chain(20));
+  State s = sim.initialState();
+  for (BodyState& b : s.bodies) b.linear_velocity_mps = Vec3(0, 0, 1e4);
+  const StepReport rep = sim.step(s);
+  EXPECT_EQ(rep.fault.kind, Fault::Kind::Runaway) << rep.fault.describe();
+  EXPECT_EQ(rep.fault.item.rfind("body link", 0), 0u) << rep.fault.item;
+}
+
+// (f) validate(): each defect is reported with a field naming the item, and the simulator refuses
+// the model with all of them.
+bool hasField(const std::vector<ModelError>& errors, const std::string& field) {
+  for (const ModelError& e : errors) {
+    if (e.field == field && !e.message.empty()) return true;
+  }
+  return false;
+}
+
+struct Defect {
+  std::string field;
+  std::function<void(Model&)> apply;
+};
+
+std::vector<Defect> defects() {
+  return {
+      {"bodies[left].mass", [](Model& m) { m.bodies[1].mass_kg = -0.2; }},
+      {"bodies[right].inertia",
+       [](Model& m) { m.bodies[2].inertia_kgm2 = Vec3(1e-3, 1e-3, -1e-4).asDiagonal(); }},
+      {"joints[right].child", [](Model& m) { m.joints[1].body_b = 7; }},
+      {"joints[left].parent", [](Model& m) { m.joints[0].body_a = -5; }},
+      {"motors[jaws].w_xx", [](Model& m) { m.motors[0].no_load_speed_radps = 0.0; }},
+      {"repeaters[mirror].k", [](Model& m) { m.repeaters[0].ratio = 0.0; }},
+  };
+}
+
+TEST(Validation, SamplesAreValid) {
+  for (const NamedModel& nm : models()) EXPECT_TRUE(validate(nm.make()).empty()) << nm.name;
+}
+
+TEST(Validation, EachDefectIsNamedByItsField) {
+  for (const Defect& d : defects()) {
+    Model m = samples::gripper(0.005);
+    d.apply(m);
+    const std::vector<ModelError> errors = validate(m);
+    ASSERT_EQ(errors.size(), 1u) << d.field << (errors.empty() ? "" : ": " + errors[0].field);
+    EXPECT_EQ(errors[0].field, d.field);
+    EXPECT_FALSE(errors[0].message.empty());
+  }
+  // w_xx < 0 as well as == 0.
+  Model m = samples::gripper(0.005);
+  m.motors[0].no_load_speed_radps = -1.0;
+  EXPECT_TRUE(hasField(validate(m), "motors[jaws].w_xx"));
+}
+
+TEST(Validation, SimulatorThrowsModelInvalidListingEveryDefect) {
+  Model m = samples::gripper(0.005);
+  for (const Defect& d : defects()) d.apply(m);
+  try {
+    Simulator sim(m);
+    FAIL() << "an invalid model was accepted";
+  } catch (const ModelInvalid& e) {
+    for (const Defect& d : defects()) {
+      EXPECT_TRUE(hasField(e.errors(), d.field)) << d.field;
+      EXPECT_NE(std::string(e.what()).find(d.field), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(e.errors().size(), defects().size());
+  }
+}
+
+// (g) Committed determinism constant (cf. Box2D test/test_determinism.c): the hash of
+// samples::chain(20) after 200 steps with IEEE doubles, -ffp-contract=off (SimtrainerOptions) and
+// the default x86-64 target (SSE2, no FMA); other targets may need their own value. It may
+// legitimately change
+// only with a deliberate change to the solver's arithmetic (stage order, row order, formulas,
+// iteration counts, sample definitions, State layout or hash); update it in that commit and say
+// so. Any other change to it means the step stopped being deterministic or changed by accident.
+constexpr std::uint64_t kChain20Hash200 = 0x936b314ce9386683ull;
+
+TEST(DeterminismConstant, Chain20After200Steps) {
+  Simulator sim(samples::chain(20));
+  State s = sim.initialState();
+  for (int n = 0; n < 200; ++n) sim.step(s);
+  std::printf("chain(20) hash after 200 steps: 0x%016llx\n",
+              static_cast<unsigned long long>(s.hash()));
+  EXPECT_EQ(s.hash(), kChain20Hash200);
+}
+
+}  // namespace
+}  // namespace sim::dynamics
