@@ -81,9 +81,12 @@ struct PointPart {
     return Mat3::Identity() * (a.inv_mass + b.inv_mass) - sa * a.inv_inertia * sa -
            sb * b.inv_inertia * sb;
   }
-  void setup(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb) {
+  void setArms(const Vec3& ra, const Vec3& rb) {
     r_a = ra;
     r_b = rb;
+  }
+  void setup(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb) {
+    setArms(ra, rb);
     const Mat3 k = effectiveMassInverse(a, b, ra, rb);
     k_inv = k.determinant() != 0.0 ? Mat3(k.inverse()) : Mat3::Zero();
   }
@@ -117,10 +120,13 @@ struct HingeRotationPart {
     bias = {-0.5 * h * quadratic(b2), -0.5 * h * quadratic(c2)};
   }
 
-  void setup(const SolverBody& a, const SolverBody& b, const Vec3& a1, const Vec3& b2,
-             const Vec3& c2) {
+  void setDirections(const Vec3& a1, const Vec3& b2, const Vec3& c2) {
     u1 = b2.cross(a1);
     u2 = c2.cross(a1);
+  }
+  void setup(const SolverBody& a, const SolverBody& b, const Vec3& a1, const Vec3& b2,
+             const Vec3& c2) {
+    setDirections(a1, b2, c2);
     const Mat3 inv = a.inv_inertia + b.inv_inertia;
     Eigen::Matrix2d k;
     const Vec3 i1 = inv * u1, i2 = inv * u2;
@@ -146,7 +152,7 @@ template <int M>
 struct PointRotationBlock {
   using Vec = Eigen::Matrix<double, 3 + M, 1>;
   using Mat = Eigen::Matrix<double, 3 + M, 3 + M>;
-  Eigen::Matrix<double, 3, M> u;
+  Eigen::Matrix<double, 3, M> u = Eigen::Matrix<double, 3, M>::Zero();
   Mat k_inv = Mat::Zero();
   Vec bias = Vec::Zero();
 
@@ -164,8 +170,25 @@ struct PointRotationBlock {
       k.template block<1, 3>(3 + m, 0) = col.transpose();
       for (int n = 0; n < M; ++n) k(3 + m, 3 + n) = u.col(m).dot(inv * u.col(n));
     }
-    const Eigen::FullPivLU<Mat> lu(k);
-    k_inv = lu.isInvertible() ? Mat(lu.inverse()) : Mat::Zero();
+    // Block inverse through the Schur complement S = C - B^T A^-1 B (closed-form 3x3 and MxM
+    // inverses; no pivoting search on the hot path).
+    const Mat3 a_blk = k.template topLeftCorner<3, 3>();
+    const double det = a_blk.determinant();
+    k_inv.setZero();
+    if (det > 1e-300 * std::max(1.0, a_blk.cwiseAbs().maxCoeff())) {
+      const Mat3 a_inv = a_blk.inverse();
+      const Eigen::Matrix<double, 3, M> b_blk = k.template topRightCorner<3, M>();
+      const Eigen::Matrix<double, 3, M> ab = a_inv * b_blk;
+      const Eigen::Matrix<double, M, M> schur =
+          k.template bottomRightCorner<M, M>() - b_blk.transpose() * ab;
+      if (schur.determinant() > 0.0) {
+        const Eigen::Matrix<double, M, M> s_inv = schur.inverse();
+        k_inv.template topLeftCorner<3, 3>() = a_inv + ab * s_inv * ab.transpose();
+        k_inv.template topRightCorner<3, M>() = -ab * s_inv;
+        k_inv.template bottomLeftCorner<M, 3>() = -(s_inv * ab.transpose());
+        k_inv.template bottomRightCorner<M, M>() = s_inv;
+      }
+    }
     bias.template head<3>() = point.bias;
   }
   Vec velocity(const SolverBody& a, const SolverBody& b, const PointPart& point) const {
@@ -227,8 +250,9 @@ enum class ImpulseSink {
 /// unilateral rows: Cdot >= target with lambda >= 0).
 struct BlockRow {
   int a = 0, b = 0, rotor = -1;
-  Vec3 lin_a, ang_a, lin_b, ang_b;
-  Vec3 dv_a, dw_a, dv_b, dw_b;  ///< M^-1 J^T: velocity change per unit impulse.
+  Vec3 lin_a = Vec3::Zero(), ang_a = Vec3::Zero(), lin_b = Vec3::Zero(), ang_b = Vec3::Zero();
+  Vec3 dv_a = Vec3::Zero(), dw_a = Vec3::Zero(), dv_b = Vec3::Zero(), dw_b = Vec3::Zero();
+  ///< dv, dw: M^-1 J^T, the velocity change per unit impulse.
   double rotor_coef = 0.0, rotor_dw = 0.0;
   double compliance = 0.0, target = 0.0;
   bool unilateral = false;

@@ -78,7 +78,7 @@ struct JointWork {
   // Axis rows (limits, friction, damping, position couplings) act through these, so a pivot far
   // from the centre of mass does not make them fight the point rows.
   struct Row {
-    Vec3 lin_a, ang_a, lin_b, ang_b;
+    Vec3 lin_a = Vec3::Zero(), ang_a = Vec3::Zero(), lin_b = Vec3::Zero(), ang_b = Vec3::Zero();
   };
   Row rows[6];
   Eigen::Matrix<double, 6, 1> axis_response = Eigen::Matrix<double, 6, 1>::Zero();
@@ -344,9 +344,10 @@ void Simulator::Impl::prepare(const State& s, double h) {
         w.fixed_block.setup(a, b, w.point, Mat3::Identity());
         break;
       case JointType::Hinge: {
-        w.point.setup(a, b, f.arm_a, f.arm_b);
+        // Blocks and joint responses build their own K from arms and directions.
+        w.point.setArms(f.arm_a, f.arm_b);
         w.point.setCurvatureTarget(a, b, h);
-        w.hinge_rotation.setup(a, b, f.axes_a.col(0), f.axes_b.col(1), f.axes_b.col(2));
+        w.hinge_rotation.setDirections(f.axes_a.col(0), f.axes_b.col(1), f.axes_b.col(2));
         w.hinge_rotation.setCurvatureTarget(a, b, f.axes_a.col(0), f.axes_b.col(1),
                                             f.axes_b.col(2), h);
         if (!joint_in_block[j]) {
@@ -878,7 +879,9 @@ double Simulator::Impl::solvePosition(int& iterations) {
         const Vec3 c = f.anchor_b - f.anchor_a;
         largest = std::max(largest, c.cwiseAbs().maxCoeff());
         const Mat3 k = PointPart::effectiveMassInverse(a, b, f.arm_a, f.arm_b);
-        const Vec3 p = -beta * k.ldlt().solve(c);
+        const double det = k.determinant();
+        if (!(det > 0.0)) continue;
+        const Vec3 p = -beta * (k.inverse() * c);
         shift(w.a, -a.inv_mass * p, -(a.inv_inertia * f.arm_a.cross(p)));
         shift(w.b, b.inv_mass * p, b.inv_inertia * f.arm_b.cross(p));
       }
