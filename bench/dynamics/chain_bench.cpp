@@ -14,24 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "joint_geometry.h"
 
 using namespace sim::dynamics;
 
 namespace {
-
-double maxAnchorSeparation(const Model& m, const State& s) {
-  double worst = 0.0;
-  const BodyState world;
-  for (const JointDef& j : m.joints) {
-    const BodyState& a = j.body_a == kWorld ? world : s.bodies[j.body_a];
-    const BodyState& b = s.bodies[j.body_b];
-    const auto f = detail::computeFrames(a.position_m, a.orientation, j.frame_a, b.position_m,
-                                         b.orientation, j.frame_b);
-    worst = std::max(worst, (f.anchor_b - f.anchor_a).norm());
-  }
-  return worst;
-}
 
 struct Result {
   int links, iterations;
@@ -50,7 +36,7 @@ Result run(int links, int iterations, int repeats) {
     const auto t1 = std::chrono::steady_clock::now();
     r.us_per_step = std::min(r.us_per_step,
                              std::chrono::duration<double, std::micro>(t1 - t0).count() / 1000.0);
-    r.separation_m = maxAnchorSeparation(model, s);
+    r.separation_m = samples::maxAnchorSeparation(model, s);
     r.hash = s.hash();
   }
   return r;

@@ -1,6 +1,9 @@
 #include <dynamics/samples.h>
 
+#include <algorithm>
 #include <numbers>
+
+#include "joint_geometry.h"
 
 namespace sim::dynamics::samples {
 
@@ -44,6 +47,19 @@ MotorDef wgMotor(double t_m, int joint, double b) {
 }
 
 }  // namespace
+
+double maxAnchorSeparation(const Model& m, const State& s) {
+  double worst = 0.0;
+  const BodyState world;
+  for (const JointDef& j : m.joints) {
+    const BodyState& a = j.body_a == kWorld ? world : s.bodies[j.body_a];
+    const BodyState& b = s.bodies[j.body_b];
+    const auto f = detail::computeFrames(a.position_m, a.orientation, j.frame_a, b.position_m,
+                                         b.orientation, j.frame_b);
+    worst = std::max(worst, (f.anchor_b - f.anchor_a).norm());
+  }
+  return worst;
+}
 
 Mat3 boxInertia(double mass, const Vec3& s) {
   const double k = mass / 12.0;

@@ -9,26 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "joint_geometry.h"
 
 namespace sim::dynamics {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
-
-// Largest distance between the two anchors of any joint (m).
-double maxAnchorSeparation(const Model& m, const State& s) {
-  double worst = 0.0;
-  const BodyState world;
-  for (const JointDef& j : m.joints) {
-    const BodyState& a = j.body_a == kWorld ? world : s.bodies[j.body_a];
-    const BodyState& b = s.bodies[j.body_b];
-    const auto f = detail::computeFrames(a.position_m, a.orientation, j.frame_a, b.position_m,
-                                         b.orientation, j.frame_b);
-    worst = std::max(worst, (f.anchor_b - f.anchor_a).norm());
-  }
-  return worst;
-}
 
 double totalEnergy(const Model& m, const State& s) {
   double e = 0.0;
@@ -141,7 +126,7 @@ TEST(Chain, TwentyLinksStayConnectedWithSplitImpulses) {
   double worst = 0.0;
   for (int n = 0; n < 3000; ++n) {
     ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
-    worst = std::max(worst, maxAnchorSeparation(model, s));
+    worst = std::max(worst, samples::maxAnchorSeparation(model, s));
   }
   EXPECT_LT(worst, 1e-4);
   RecordProperty("max_separation_m", std::to_string(worst));
@@ -279,7 +264,7 @@ TEST(ClosedLoop, FourBarStaysClosed) {
   double worst = 0.0;
   for (int n = 0; n < 3000; ++n) {
     ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
-    worst = std::max(worst, maxAnchorSeparation(m, s));
+    worst = std::max(worst, samples::maxAnchorSeparation(m, s));
   }
   EXPECT_LT(worst, 1e-4);
   // A parallelogram: the coupler stays horizontal.
@@ -330,7 +315,7 @@ TEST(Tree, FloatingBaseWithTwoArmsConservesMomentum) {
   double worst = 0.0;
   for (int n = 0; n < 2000; ++n) {
     ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
-    worst = std::max(worst, maxAnchorSeparation(m, s));
+    worst = std::max(worst, samples::maxAnchorSeparation(m, s));
   }
   // Impulses are applied in equal and opposite pairs: momentum is exact to rounding.
   EXPECT_LT((momentum(s) - p0).norm(), 1e-10);
@@ -388,7 +373,7 @@ TEST(Fixed, WeldedBodiesMoveAsOne) {
   double worst = 0.0;
   for (int n = 0; n < 2000; ++n) {
     sim.step(s);
-    worst = std::max(worst, maxAnchorSeparation(m, s));
+    worst = std::max(worst, samples::maxAnchorSeparation(m, s));
     const Vec3 e = 2.0 * (s.bodies[1].orientation * s.bodies[0].orientation.conjugate()).vec();
     ASSERT_LT(e.norm(), 1e-4);
   }

@@ -3,8 +3,13 @@
 #pragma once
 
 #include <dynamics/model.h>
+#include <dynamics/state.h>
 
 namespace sim::dynamics::samples {
+
+/// Largest distance between the two anchor points of any joint (m): how far the split impulses
+/// left the joints apart.
+double maxAnchorSeparation(const Model& model, const State& state);
 
 /// Inertia tensor of a solid box (kg m^2) with full edge lengths `size` (m).
 Mat3 boxInertia(double mass_kg, const Vec3& size_m);
