@@ -13,3 +13,15 @@ function(simtrainer_target_options target)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   endif()
 endfunction()
+
+# simtrainer_add_library(NAME SOURCES...): a subsystem library with public headers in
+# NAME/include/NAME/, internals in NAME/src/ (private), the alias simtrainer::NAME and the shared
+# compile options. Dependencies are linked by the caller.
+function(simtrainer_add_library name)
+  add_library(${name} STATIC ${ARGN})
+  add_library(simtrainer::${name} ALIAS ${name})
+  target_include_directories(${name}
+    PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+    PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  simtrainer_target_options(${name})
+endfunction()

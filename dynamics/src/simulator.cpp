@@ -748,25 +748,21 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
       JointImpulses& imp = s.joints[j].impulses;
       SolverBody& a = bodies[w.a];
       SolverBody& b = bodies[w.b];
+      // Point and rotation rows of a hinge or fixed joint as one block.
+      auto solvePointRotation = [&](const auto& blk) {
+        const auto lam = (-(blk.k_inv * (blk.velocity(a, b, w.point) - blk.bias))).eval();
+        const auto [p, l] = blk.apply(a, b, w.point, lam);
+        imp.linear += p;
+        imp.angular += l;
+        note(lam.cwiseAbs().maxCoeff());
+      };
       switch (w.type) {
-        case JointType::Hinge: {
-          const auto& blk = w.hinge_block;
-          const auto lam = (-(blk.k_inv * (blk.velocity(a, b, w.point) - blk.bias))).eval();
-          const auto [p, l] = blk.apply(a, b, w.point, lam);
-          imp.linear += p;
-          imp.angular += l;
-          note(lam.cwiseAbs().maxCoeff());
+        case JointType::Hinge:
+          solvePointRotation(w.hinge_block);
           break;
-        }
-        case JointType::Fixed: {
-          const auto& blk = w.fixed_block;
-          const auto lam = (-(blk.k_inv * (blk.velocity(a, b, w.point) - blk.bias))).eval();
-          const auto [p, l] = blk.apply(a, b, w.point, lam);
-          imp.linear += p;
-          imp.angular += l;
-          note(lam.cwiseAbs().maxCoeff());
+        case JointType::Fixed:
+          solvePointRotation(w.fixed_block);
           break;
-        }
         case JointType::Prismatic: {
           const Vec3 l = -(w.rotation.k_inv * (b.w - a.w));
           HingeRotationPart::applyAngular(a, b, l);
