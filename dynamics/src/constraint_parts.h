@@ -152,20 +152,21 @@ template <int M>
 struct PointRotationBlock {
   using Vec = Eigen::Matrix<double, 3 + M, 1>;
   using Mat = Eigen::Matrix<double, 3 + M, 3 + M>;
+  Vec3 r_a = Vec3::Zero(), r_b = Vec3::Zero();  ///< Anchor arms (world).
   Eigen::Matrix<double, 3, M> u = Eigen::Matrix<double, 3, M>::Zero();
   Mat k_inv = Mat::Zero();
   Vec bias = Vec::Zero();
 
   void setup(const SolverBody& a, const SolverBody& b, const PointPart& point,
              const Eigen::Matrix<double, 3, M>& directions) {
+    r_a = point.r_a;
+    r_b = point.r_b;
     u = directions;
     Mat k;
-    k.template topLeftCorner<3, 3>() =
-        PointPart::effectiveMassInverse(a, b, point.r_a, point.r_b);
+    k.template topLeftCorner<3, 3>() = PointPart::effectiveMassInverse(a, b, r_a, r_b);
     const Mat3 inv = a.inv_inertia + b.inv_inertia;
     for (int m = 0; m < M; ++m) {
-      const Vec3 col = (b.inv_inertia * u.col(m)).cross(point.r_b) +
-                       (a.inv_inertia * u.col(m)).cross(point.r_a);
+      const Vec3 col = (b.inv_inertia * u.col(m)).cross(r_b) + (a.inv_inertia * u.col(m)).cross(r_a);
       k.template block<3, 1>(0, 3 + m) = col;
       k.template block<1, 3>(3 + m, 0) = col.transpose();
       for (int n = 0; n < M; ++n) k(3 + m, 3 + n) = u.col(m).dot(inv * u.col(n));
@@ -191,22 +192,25 @@ struct PointRotationBlock {
     }
     bias.template head<3>() = point.bias;
   }
-  Vec velocity(const SolverBody& a, const SolverBody& b, const PointPart& point) const {
+  Vec velocity(const SolverBody& a, const SolverBody& b) const {
     Vec c;
-    c.template head<3>() = point.velocity(a, b);
+    c.template head<3>() = b.v + b.w.cross(r_b) - a.v - a.w.cross(r_a);
     c.template tail<M>() = u.transpose() * (b.w - a.w);
     return c;
   }
-  /// Applies the block impulse; returns (linear impulse, angular impulse) in world axes.
-  std::pair<Vec3, Vec3> apply(SolverBody& a, SolverBody& b, const PointPart& point,
-                              const Vec& lambda) const {
+  /// One exact block update: the impulse that brings the block's rows to their targets, applied.
+  /// Adds the linear and angular impulses (world) to `linear`, `angular`; returns max |lambda|.
+  double solve(SolverBody& a, SolverBody& b, Vec3& linear, Vec3& angular) const {
+    const Vec lambda = -(k_inv * (velocity(a, b) - bias));
     const Vec3 p = lambda.template head<3>();
     const Vec3 l = u * lambda.template tail<M>();
     a.v -= a.inv_mass * p;
-    a.w -= a.inv_inertia * (point.r_a.cross(p) + l);
+    a.w -= a.inv_inertia * (r_a.cross(p) + l);
     b.v += b.inv_mass * p;
-    b.w += b.inv_inertia * (point.r_b.cross(p) + l);
-    return {p, l};
+    b.w += b.inv_inertia * (r_b.cross(p) + l);
+    linear += p;
+    angular += l;
+    return lambda.cwiseAbs().maxCoeff();
   }
 };
 

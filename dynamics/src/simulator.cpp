@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include "constraint_parts.h"
 #include "joint_geometry.h"
@@ -66,7 +67,6 @@ struct JointWork {
   JointType type = JointType::Hinge;
   PointPart point;
   HingeRotationPart hinge_rotation;
-  detail::PointRotationBlock<2> hinge_block;  // point + hinge rotation, solved together
   detail::PointRotationBlock<3> fixed_block;  // point + full rotation (fixed joints)
   RotationPart rotation;
   LineRows line;
@@ -122,6 +122,14 @@ struct Simulator::Impl {
   std::vector<Quat> orientations;
   std::vector<double> rotor_angle, rotor_speed;
   std::vector<JointWork> joints;
+  // Point + hinge rotation rows of every hinge outside a motor block, solved as one block each.
+  // Packed apart from JointWork so the velocity sweeps over a long chain stay in cache.
+  struct HingeSweep {
+    int a = 0, b = 0;
+    detail::PointRotationBlock<2> block;
+  };
+  std::vector<HingeSweep> hinge_sweeps;
+  std::vector<int> hinge_sweep_of_joint;  // index into hinge_sweeps, -1 for other joints
   std::vector<MotorWork> motors;
   std::vector<RepeaterWork> repeaters;
   // Driven mechanisms: rotors and the joints they drive, grouped by connectivity (see RowBlock).
@@ -242,6 +250,12 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
     rotor_inv_inertia[i] = 1.0 / model.motors[i].rotorInertia();
   }
   planBlocks();
+  hinge_sweep_of_joint.assign(model.joints.size(), -1);
+  for (std::size_t j = 0; j < model.joints.size(); ++j) {
+    if (joints[j].type != JointType::Hinge || joint_in_block[j]) continue;
+    hinge_sweep_of_joint[j] = static_cast<int>(hinge_sweeps.size());
+    hinge_sweeps.push_back({joints[j].a, joints[j].b, {}});
+  }
   // Repeaters hold whatever offset the initial poses give them.
   const State s0 = makeInitialState(model);
   for (std::size_t i = 0; i < model.repeaters.size(); ++i) {
@@ -353,8 +367,9 @@ void Simulator::Impl::prepare(const State& s, double h) {
         if (!joint_in_block[j]) {
           Eigen::Matrix<double, 3, 2> u;
           u << w.hinge_rotation.u1, w.hinge_rotation.u2;
-          w.hinge_block.setup(a, b, w.point, u);
-          w.hinge_block.bias.tail<2>() = w.hinge_rotation.bias;
+          HingeSweep& sweep = hinge_sweeps[hinge_sweep_of_joint[j]];
+          sweep.block.setup(a, b, w.point, u);
+          sweep.block.bias.tail<2>() = w.hinge_rotation.bias;
         }
         const Vec3 g = detail::hingeAngleGradient(f);
         w.axis.setup(a, b, Vec3::Zero(), -g, g);
@@ -743,25 +758,21 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
 
     // Hard joint rows: rotation, then point (the point rows are most visible).
     for (std::size_t j = 0; j < joints.size(); ++j) {
+      JointImpulses& imp = s.joints[j].impulses;
+      if (const int hs = hinge_sweep_of_joint[j]; hs >= 0) {
+        const HingeSweep& sweep = hinge_sweeps[hs];
+        note(sweep.block.solve(bodies[sweep.a], bodies[sweep.b], imp.linear, imp.angular));
+        continue;
+      }
       if (joint_in_block[j]) continue;
       JointWork& w = joints[j];
-      JointImpulses& imp = s.joints[j].impulses;
       SolverBody& a = bodies[w.a];
       SolverBody& b = bodies[w.b];
-      // Point and rotation rows of a hinge or fixed joint as one block.
-      auto solvePointRotation = [&](const auto& blk) {
-        const auto lam = (-(blk.k_inv * (blk.velocity(a, b, w.point) - blk.bias))).eval();
-        const auto [p, l] = blk.apply(a, b, w.point, lam);
-        imp.linear += p;
-        imp.angular += l;
-        note(lam.cwiseAbs().maxCoeff());
-      };
       switch (w.type) {
         case JointType::Hinge:
-          solvePointRotation(w.hinge_block);
-          break;
+          break;  // solved above
         case JointType::Fixed:
-          solvePointRotation(w.fixed_block);
+          note(w.fixed_block.solve(a, b, imp.linear, imp.angular));
           break;
         case JointType::Prismatic: {
           const Vec3 l = -(w.rotation.k_inv * (b.w - a.w));
@@ -838,48 +849,62 @@ double Simulator::Impl::solvePosition(int& iterations) {
       JointWork& w = joints[j];
       const SolverBody& a = bodies[w.a];
       const SolverBody& b = bodies[w.b];
-      // Rotation rows.
-      if (def.type == JointType::Hinge) {
-        const JointFrames f = frames(def, w);
-        const Vec3 a1 = f.axes_a.col(0);
-        const Eigen::Vector2d c(a1.dot(f.axes_b.col(1)), a1.dot(f.axes_b.col(2)));
-        largest = std::max(largest, c.cwiseAbs().maxCoeff());
-        HingeRotationPart part;
-        part.setup(a, b, a1, f.axes_b.col(1), f.axes_b.col(2));
-        const Eigen::Vector2d lam = -beta * (part.k_inv * c);
-        const Vec3 l = part.u1 * lam.x() + part.u2 * lam.y();
-        shift(w.a, Vec3::Zero(), -(a.inv_inertia * l));
-        shift(w.b, Vec3::Zero(), b.inv_inertia * l);
-      } else if (def.type == JointType::Fixed || def.type == JointType::Prismatic) {
+      const JointFrames f = frames(def, w);
+      if (def.type == JointType::Prismatic) {
         const Vec3 e = rotationError(orientations[w.a] * def.frame_a.rotation,
                                      orientations[w.b] * def.frame_b.rotation);
         largest = std::max(largest, e.cwiseAbs().maxCoeff());
         const Vec3 l = -beta * (w.rotation.k_inv * e);
         shift(w.a, Vec3::Zero(), -(a.inv_inertia * l));
         shift(w.b, Vec3::Zero(), b.inv_inertia * l);
-      }
-      // Translation rows.
-      const JointFrames f = frames(def, w);
-      if (def.type == JointType::Prismatic) {
-        const Vec3 d = f.anchor_b - f.anchor_a;
+        const JointFrames g = frames(def, w);
+        const Vec3 d = g.anchor_b - g.anchor_a;
         LineRows line;
-        line.setup(a, b, f.arm_a, f.arm_b, d, f.axes_a.col(1), f.axes_a.col(2));
-        const Eigen::Vector2d c(d.dot(f.axes_a.col(1)), d.dot(f.axes_a.col(2)));
+        line.setup(a, b, g.arm_a, g.arm_b, d, g.axes_a.col(1), g.axes_a.col(2));
+        const Eigen::Vector2d c(d.dot(g.axes_a.col(1)), d.dot(g.axes_a.col(2)));
         largest = std::max(largest, c.cwiseAbs().maxCoeff());
         const Eigen::Vector2d lam = -beta * (line.k_inv * c);
-        for (const auto& [row, l] : {std::pair{&line.row1, lam.x()}, std::pair{&line.row2, lam.y()}}) {
-          shift(w.a, -row->inv_mass_a * l * row->lin, l * row->dw_a);
-          shift(w.b, row->inv_mass_b * l * row->lin, l * row->dw_b);
+        for (const auto& [row, l2] : {std::pair{&line.row1, lam.x()}, std::pair{&line.row2, lam.y()}}) {
+          shift(w.a, -row->inv_mass_a * l2 * row->lin, l2 * row->dw_a);
+          shift(w.b, row->inv_mass_b * l2 * row->lin, l2 * row->dw_b);
         }
       } else {
-        const Vec3 c = f.anchor_b - f.anchor_a;
+        // Rotation rows, then the point rows on the arms as the rotation correction leaves them
+        // (to first order), then one pose update per body: the frames are computed once.
+        Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
+        if (def.type == JointType::Hinge) {
+          const Vec3 a1 = f.axes_a.col(0);
+          const Eigen::Vector2d c(a1.dot(f.axes_b.col(1)), a1.dot(f.axes_b.col(2)));
+          largest = std::max(largest, c.cwiseAbs().maxCoeff());
+          HingeRotationPart part;
+          part.setup(a, b, a1, f.axes_b.col(1), f.axes_b.col(2));
+          const Eigen::Vector2d lam = -beta * (part.k_inv * c);
+          const Vec3 l = part.u1 * lam.x() + part.u2 * lam.y();
+          turn_a = -(a.inv_inertia * l);
+          turn_b = b.inv_inertia * l;
+        } else if (def.type == JointType::Fixed) {
+          const Vec3 e = rotationError(orientations[w.a] * def.frame_a.rotation,
+                                       orientations[w.b] * def.frame_b.rotation);
+          largest = std::max(largest, e.cwiseAbs().maxCoeff());
+          const Vec3 l = -beta * (w.rotation.k_inv * e);
+          turn_a = -(a.inv_inertia * l);
+          turn_b = b.inv_inertia * l;
+        }
+        const Vec3 arm_a = f.arm_a + turn_a.cross(f.arm_a);
+        const Vec3 arm_b = f.arm_b + turn_b.cross(f.arm_b);
+        const Vec3 c = (f.anchor_b - f.arm_b + arm_b) - (f.anchor_a - f.arm_a + arm_a);
         largest = std::max(largest, c.cwiseAbs().maxCoeff());
-        const Mat3 k = PointPart::effectiveMassInverse(a, b, f.arm_a, f.arm_b);
-        const double det = k.determinant();
-        if (!(det > 0.0)) continue;
-        const Vec3 p = -beta * (k.inverse() * c);
-        shift(w.a, -a.inv_mass * p, -(a.inv_inertia * f.arm_a.cross(p)));
-        shift(w.b, b.inv_mass * p, b.inv_inertia * f.arm_b.cross(p));
+        Vec3 move_a = Vec3::Zero(), move_b = Vec3::Zero();
+        const Mat3 k = PointPart::effectiveMassInverse(a, b, arm_a, arm_b);
+        if (k.determinant() > 0.0) {
+          const Vec3 p = -beta * (k.inverse() * c);
+          move_a = -a.inv_mass * p;
+          move_b = b.inv_mass * p;
+          turn_a -= a.inv_inertia * arm_a.cross(p);
+          turn_b += b.inv_inertia * arm_b.cross(p);
+        }
+        shift(w.a, move_a, turn_a);
+        shift(w.b, move_b, turn_b);
       }
       // Limits.
       if (w.limit_side != 0 && w.axis_mass > 0.0) {
@@ -925,29 +950,34 @@ Fault Simulator::Impl::check(const State& s) const {
   const SolverSettings& cfg = model.solver;
   Fault f;
   f.step = s.step;
-  auto report = [&f](Fault::Kind kind, std::string item, const char* field, double value) {
+  // The item's name is built only when something is reported: check() runs every step.
+  std::string_view prefix;
+  const std::string* name = nullptr;
+  auto report = [&](Fault::Kind kind, const char* field, double value) {
     if (f.kind != Fault::Kind::None) return;
     f.kind = kind;
-    f.item = std::move(item);
+    f.item = std::string(prefix) + *name;
     f.field = field;
     f.value = value;
   };
   for (std::size_t i = 0; i < s.bodies.size() && f.kind == Fault::Kind::None; ++i) {
     const BodyState& b = s.bodies[i];
-    const std::string item = "body " + model.bodies[i].name;
-    if (!b.position_m.allFinite()) report(Fault::Kind::NonFinite, item, "position", b.position_m.norm());
-    else if (!b.orientation.coeffs().allFinite()) report(Fault::Kind::NonFinite, item, "orientation", b.orientation.norm());
-    else if (!b.linear_velocity_mps.allFinite()) report(Fault::Kind::NonFinite, item, "linear_velocity", b.linear_velocity_mps.norm());
-    else if (!b.angular_velocity_radps.allFinite()) report(Fault::Kind::NonFinite, item, "angular_velocity", b.angular_velocity_radps.norm());
-    else if (b.linear_velocity_mps.norm() > cfg.max_linear_speed_mps) report(Fault::Kind::Runaway, item, "linear_velocity", b.linear_velocity_mps.norm());
-    else if (b.angular_velocity_radps.norm() > cfg.max_angular_speed_radps) report(Fault::Kind::Runaway, item, "angular_velocity", b.angular_velocity_radps.norm());
+    prefix = "body ";
+    name = &model.bodies[i].name;
+    if (!b.position_m.allFinite()) report(Fault::Kind::NonFinite, "position", b.position_m.norm());
+    else if (!b.orientation.coeffs().allFinite()) report(Fault::Kind::NonFinite, "orientation", b.orientation.norm());
+    else if (!b.linear_velocity_mps.allFinite()) report(Fault::Kind::NonFinite, "linear_velocity", b.linear_velocity_mps.norm());
+    else if (!b.angular_velocity_radps.allFinite()) report(Fault::Kind::NonFinite, "angular_velocity", b.angular_velocity_radps.norm());
+    else if (b.linear_velocity_mps.norm() > cfg.max_linear_speed_mps) report(Fault::Kind::Runaway, "linear_velocity", b.linear_velocity_mps.norm());
+    else if (b.angular_velocity_radps.norm() > cfg.max_angular_speed_radps) report(Fault::Kind::Runaway, "angular_velocity", b.angular_velocity_radps.norm());
   }
   for (std::size_t m = 0; m < s.motors.size() && f.kind == Fault::Kind::None; ++m) {
     const MotorState& ms = s.motors[m];
-    const std::string item = "motor " + model.motors[m].name;
-    if (!std::isfinite(ms.angle_rad)) report(Fault::Kind::NonFinite, item, "angle", ms.angle_rad);
-    else if (!std::isfinite(ms.speed_radps)) report(Fault::Kind::NonFinite, item, "speed", ms.speed_radps);
-    else if (std::abs(ms.speed_radps) > cfg.max_motor_speed_radps) report(Fault::Kind::Runaway, item, "speed", ms.speed_radps);
+    prefix = "motor ";
+    name = &model.motors[m].name;
+    if (!std::isfinite(ms.angle_rad)) report(Fault::Kind::NonFinite, "angle", ms.angle_rad);
+    else if (!std::isfinite(ms.speed_radps)) report(Fault::Kind::NonFinite, "speed", ms.speed_radps);
+    else if (std::abs(ms.speed_radps) > cfg.max_motor_speed_radps) report(Fault::Kind::Runaway, "speed", ms.speed_radps);
   }
   return f;
 }
