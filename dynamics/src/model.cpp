@@ -49,6 +49,21 @@ std::vector<ModelError> validate(const Model& model) {
     fail("solver.position_correction", "must be in (0, 1]");
   if (!finite(model.gravity_mps2)) fail("gravity", "must be finite");
 
+  // Contacts and materials.
+  const ContactSettings& c = model.contact;
+  if (!(c.margin_m >= 0.0)) fail("contact.margin", "must be >= 0 m");
+  if (!(c.slop_m >= 0.0)) fail("contact.slop", "must be >= 0 m");
+  if (!(c.restitution_threshold_mps >= 0.0)) fail("contact.restitution_threshold", "must be >= 0 m/s");
+  if (!(c.max_position_correction_m > 0.0)) fail("contact.max_position_correction", "must be > 0 m");
+  if (model.materials.empty()) fail("materials", "must hold at least the default material");
+  for (std::size_t i = 0; i < model.materials.size(); ++i) {
+    const MaterialDef& m = model.materials[i];
+    const std::string at = label("materials", m, i);
+    if (!(m.friction >= 0.0) || !std::isfinite(m.friction)) fail(at + ".friction", "must be >= 0");
+    if (!(m.restitution >= 0.0 && m.restitution <= 1.0)) fail(at + ".restitution", "must be in [0, 1]");
+    if (!(m.torsion_radius_m >= 0.0)) fail(at + ".torsion_radius", "must be >= 0 m");
+  }
+
   // Bodies: positive mass and a symmetric positive-definite inertia tensor.
   for (std::size_t i = 0; i < model.bodies.size(); ++i) {
     const BodyDef& b = model.bodies[i];
@@ -60,6 +75,35 @@ std::vector<ModelError> validate(const Model& model) {
       fail(at + ".pose", "must be finite");
     if (std::abs(b.orientation.norm() - 1.0) > 1e-6)
       fail(at + ".orientation", "must be a unit quaternion");
+    for (std::size_t k = 0; k < b.shapes.size(); ++k) {
+      const ShapeDef& sh = b.shapes[k];
+      const std::string sat = at + ".shapes[" + std::to_string(k) + "]";
+      if (!finite(sh.pose.position) || std::abs(sh.pose.rotation.norm() - 1.0) > 1e-6)
+        fail(sat + ".pose", "must be finite with a unit quaternion");
+      switch (sh.type) {
+        case ShapeType::Box:
+          if (!(sh.half_extents_m.minCoeff() > 0.0) || !finite(sh.half_extents_m))
+            fail(sat + ".half_extents", "must be three positive lengths (m)");
+          break;
+        case ShapeType::Capsule:
+          if (!(sh.half_length_m >= 0.0) || !std::isfinite(sh.half_length_m))
+            fail(sat + ".half_length", "must be >= 0 m");
+          [[fallthrough]];
+        case ShapeType::Sphere:
+          if (!(sh.radius_m > 0.0) || !std::isfinite(sh.radius_m))
+            fail(sat + ".radius", "must be > 0 m");
+          break;
+        case ShapeType::Plane:
+          if (!b.is_static) fail(sat + ".type", "a plane may only belong to a static body");
+          break;
+      }
+      if (sh.material < 0 || sh.material >= static_cast<int>(model.materials.size()))
+        fail(sat + ".material", "refers to a material that does not exist");
+      if (sh.belt_motor >= static_cast<int>(model.motors.size()) || sh.belt_motor < -1)
+        fail(sat + ".belt_motor", "refers to a motor that does not exist");
+      if (sh.belt_motor >= 0 && std::abs(sh.belt_direction.norm() - 1.0) > 1e-6)
+        fail(sat + ".belt_direction", "must be a unit vector");
+    }
     if (b.is_static) continue;
     if (!(b.mass_kg > 0.0) || !std::isfinite(b.mass_kg))
       fail(at + ".mass", "must be a positive number of kilograms");

@@ -207,4 +207,109 @@ Model gripper(double dt) {
   return m;
 }
 
+// ---- Contact scenes ---------------------------------------------------------------------------
+
+int addGround(Model& model, const Vec3& up, const Vec3& point, int material) {
+  BodyDef g;
+  g.name = "ground";
+  g.is_static = true;
+  ShapeDef plane;
+  plane.type = ShapeType::Plane;
+  plane.pose.position = point;
+  plane.pose.rotation = Quat::FromTwoVectors(Vec3::UnitZ(), up.normalized());
+  plane.material = material;
+  g.shapes.push_back(plane);
+  model.bodies.push_back(g);
+  return static_cast<int>(model.bodies.size()) - 1;
+}
+
+int addBox(Model& model, std::string name, const Vec3& size_m, double mass_kg, const Vec3& position,
+           const Quat& orientation, int material) {
+  BodyDef b;
+  b.name = std::move(name);
+  b.mass_kg = mass_kg;
+  b.inertia_kgm2 = boxInertia(mass_kg, size_m);
+  b.position_m = position;
+  b.orientation = orientation;
+  ShapeDef box;
+  box.type = ShapeType::Box;
+  box.half_extents_m = 0.5 * size_m;
+  box.material = material;
+  b.shapes.push_back(box);
+  model.bodies.push_back(b);
+  return static_cast<int>(model.bodies.size()) - 1;
+}
+
+int addSphere(Model& model, std::string name, double radius_m, double mass_kg, const Vec3& position,
+              int material) {
+  BodyDef b;
+  b.name = std::move(name);
+  b.mass_kg = mass_kg;
+  b.inertia_kgm2 = Mat3::Identity() * (0.4 * mass_kg * radius_m * radius_m);
+  b.position_m = position;
+  ShapeDef sphere;
+  sphere.type = ShapeType::Sphere;
+  sphere.radius_m = radius_m;
+  sphere.material = material;
+  b.shapes.push_back(sphere);
+  model.bodies.push_back(b);
+  return static_cast<int>(model.bodies.size()) - 1;
+}
+
+Model contactScene(double time_step_s, int velocity_iterations, int position_iterations) {
+  Model m;
+  m.solver.time_step_s = time_step_s;
+  m.solver.velocity_iterations = velocity_iterations;
+  m.solver.position_iterations = position_iterations;
+  m.solver.velocity_tolerance = 0.0;
+  m.solver.position_tolerance_m = 0.0;
+  return m;
+}
+
+Model boxStack(int count, double edge_m, double mu, double time_step_s, double gap_m) {
+  Model m = contactScene(time_step_s);
+  m.materials[0].friction = mu;
+  addGround(m);
+  for (int i = 0; i < count; ++i) {
+    addBox(m, "box" + std::to_string(i), Vec3::Constant(edge_m), 1.0,
+           Vec3(0, 0, (edge_m + gap_m) * (i + 0.5)));
+  }
+  return m;
+}
+
+Model boxPyramid(int base, double edge_m, double mu, double time_step_s) {
+  Model m = contactScene(time_step_s);
+  m.materials[0].friction = mu;
+  addGround(m);
+  const double spacing = edge_m * 1.02;
+  int n = 0;
+  for (int row = 0; row < base; ++row) {
+    const int count = base - row;
+    for (int i = 0; i < count; ++i) {
+      const double x = (i - 0.5 * (count - 1)) * spacing;
+      addBox(m, "box" + std::to_string(n++), Vec3::Constant(edge_m), 1.0,
+             Vec3(x, 0, edge_m * (row + 0.5)));
+    }
+  }
+  return m;
+}
+
+Model boxPile(int columns_x, int columns_y, int height, double time_step_s) {
+  Model m = contactScene(time_step_s);
+  m.materials[0].friction = 0.5;
+  addGround(m);
+  const double edge = 0.2, spacing = 0.3, drop = 0.05;
+  int n = 0;
+  for (int ix = 0; ix < columns_x; ++ix) {
+    for (int iy = 0; iy < columns_y; ++iy) {
+      for (int k = 0; k < height; ++k) {
+        addBox(m, "box" + std::to_string(n++), Vec3::Constant(edge), 1.0,
+               Vec3((ix - 0.5 * (columns_x - 1)) * spacing, (iy - 0.5 * (columns_y - 1)) * spacing,
+                    drop + (edge + 0.01) * (k + 0.5)));
+      }
+    }
+  }
+  return m;
+}
+
 }  // namespace sim::dynamics::samples

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "constraint_parts.h"
+#include "contacts.h"
 #include "joint_geometry.h"
 
 namespace sim::dynamics {
@@ -142,6 +143,7 @@ struct Simulator::Impl {
   std::vector<RowBlock> blocks;
   std::vector<char> joint_in_block;       // joint solved inside a block
   std::vector<double> rotor_inv_inertia;  // 1 / I_m per motor
+  detail::ContactSolver contacts;
   bool fault_reported = false;
 
   void planBlocks();
@@ -250,6 +252,7 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
     rotor_inv_inertia[i] = 1.0 / model.motors[i].rotorInertia();
   }
   planBlocks();
+  contacts.init(model);
   hinge_sweep_of_joint.assign(model.joints.size(), -1);
   for (std::size_t j = 0; j < model.joints.size(); ++j) {
     if (joints[j].type != JointType::Hinge || joint_in_block[j]) continue;
@@ -437,6 +440,7 @@ void Simulator::Impl::prepare(const State& s, double h) {
     w.k_inv = kc > 0.0 ? 1.0 / kc : 0.0;
   }
   buildBlocks(s, h);
+  contacts.prepare(model, positions, orientations, bodies, s, h);
 }
 
 // The hard rows of a driven joint, in the generic row form of RowBlock.
@@ -646,6 +650,7 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
 
 // Stage 3: apply last substep's impulses so the iterations start near the answer.
 void Simulator::Impl::warmStart(const State& s) {
+  contacts.warmStart(bodies, rotor_speed, rotor_inv_inertia);
   for (std::size_t j = 0; j < joints.size(); ++j) {
     const JointWork& w = joints[j];
     const JointImpulses& imp = s.joints[j].impulses;
@@ -753,6 +758,9 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
       }
     }
 
+    // Contacts: friction, torsion and non-penetration rows.
+    note(contacts.solveVelocity(bodies, rotor_speed, rotor_inv_inertia, iterations % 2 == 0));
+
     // Driven mechanisms (SPEC eqs. 13-16 with the characteristic), each solved as one block.
     for (RowBlock& block : blocks) solveBlock(block, s, largest);
 
@@ -843,7 +851,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
     return response[5] * dq;
   };
   for (iterations = 0; iterations < model.solver.position_iterations; ++iterations) {
-    largest = 0.0;
+    largest = contacts.solvePosition(model.contact, 0.2, positions, orientations, bodies);
     for (std::size_t j = 0; j < joints.size(); ++j) {
       const JointDef& def = model.joints[j];
       JointWork& w = joints[j];
@@ -1030,6 +1038,7 @@ StepReport Simulator::step(State& state) {
     report.position_iterations = std::max(report.position_iterations, pos_iterations);
     report.position_error = std::max(report.position_error, err);
     im.updateJointCoordinates(state);
+    im.contacts.store(state);
   }
   im.store(state, h);
   state.step += 1;
@@ -1060,6 +1069,27 @@ JointReaction Simulator::jointReaction(const State& state, int joint) const {
   }
   r.axis_force = axis / h;
   return r;
+}
+
+std::vector<ContactReport> Simulator::contacts(const State& state) const {
+  const Impl& im = *impl_;
+  const double h = im.model.solver.time_step_s / im.model.solver.substeps;
+  std::vector<ContactReport> out;
+  out.reserve(state.contacts.size());
+  for (const ContactState& c : state.contacts) {
+    ContactReport r;
+    r.shape_a = static_cast<int>(c.shape_a);
+    r.shape_b = static_cast<int>(c.shape_b);
+    r.body_a = im.contacts.shapeOwner(r.shape_a);
+    r.body_b = im.contacts.shapeOwner(r.shape_b);
+    r.point_m = c.point_m;
+    r.normal = c.normal;
+    r.separation_m = c.separation_m;
+    r.normal_force_N = c.normal_impulse / h;
+    r.friction_force_N = c.friction_impulse / h;
+    out.push_back(r);
+  }
+  return out;
 }
 
 double Simulator::measureJointPosition(const State& state, int joint) const {

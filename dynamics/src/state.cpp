@@ -12,7 +12,7 @@ namespace sim::dynamics {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x53545331;  // "STS1"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 2: contacts
 
 // Visits every field of a state in canonical order; the same order serves serialize,
 // deserialize and hash, so the three can never disagree.
@@ -44,6 +44,17 @@ void visitFields(S& s, F&& f) {
     f(m.coupling_impulse);
   }
   for (auto& r : s.repeaters) f(r.coupling_impulse);
+  for (auto& c : s.contacts) {
+    f(c.shape_a);
+    f(c.shape_b);
+    f(c.feature);
+    f(c.point_m);
+    f(c.normal);
+    f(c.separation_m);
+    f(c.normal_impulse);
+    f(c.friction_impulse);
+    f(c.torsion_impulse);
+  }
 }
 
 class Writer {
@@ -51,8 +62,9 @@ class Writer {
   std::vector<std::uint8_t> bytes;
   template <class T>
   void raw(const T& v) {
-    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-    bytes.insert(bytes.end(), p, p + sizeof(T));
+    const std::size_t at = bytes.size();
+    bytes.resize(at + sizeof(T));
+    std::memcpy(bytes.data() + at, &v, sizeof(T));
   }
   template <class T>
   void operator()(const T& v) {
@@ -124,6 +136,7 @@ std::vector<std::uint8_t> State::serialize() const {
   w.raw(static_cast<std::uint64_t>(joints.size()));
   w.raw(static_cast<std::uint64_t>(motors.size()));
   w.raw(static_cast<std::uint64_t>(repeaters.size()));
+  w.raw(static_cast<std::uint64_t>(contacts.size()));
   visitFields(*this, w);
   return w.bytes;
 }
@@ -139,12 +152,14 @@ State State::deserialize(std::span<const std::uint8_t> bytes) {
   State s;
   const auto nb = r.raw<std::uint64_t>(), nj = r.raw<std::uint64_t>();
   const auto nm = r.raw<std::uint64_t>(), nr = r.raw<std::uint64_t>();
-  if (nb > kMaxItems || nj > kMaxItems || nm > kMaxItems || nr > kMaxItems)
+  const auto nc = r.raw<std::uint64_t>();
+  if (nb > kMaxItems || nj > kMaxItems || nm > kMaxItems || nr > kMaxItems || nc > kMaxItems)
     throw std::runtime_error("state image has implausible item counts");
   s.bodies.resize(nb);
   s.joints.resize(nj);
   s.motors.resize(nm);
   s.repeaters.resize(nr);
+  s.contacts.resize(nc);
   visitFields(s, r);
   if (!r.done()) throw std::runtime_error("state image has trailing bytes");
   return s;

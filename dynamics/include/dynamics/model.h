@@ -5,6 +5,7 @@
 
 #include <dynamics/math.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,41 @@ namespace sim::dynamics {
 
 /// Index of the world in BodyIndex fields: a joint with body_a == kWorld is anchored to the ground.
 inline constexpr int kWorld = -1;
+
+/// Collision shape kinds. A plane is the half-space below the x-y plane of its pose (its normal
+/// is the pose's local +z); planes belong to static bodies (ground, walls).
+enum class ShapeType { Sphere, Box, Capsule, Plane };
+
+/// One collision shape attached to a body at a local pose; several shapes on one body form a
+/// compound. Shapes carry no mass: the body's mass and inertia are given explicitly.
+struct ShapeDef {
+  ShapeType type = ShapeType::Box;
+  Frame pose;                                ///< Relative to the body's centre-of-mass frame.
+  Vec3 half_extents_m = Vec3::Constant(0.5); ///< Box.
+  double radius_m = 0.5;                     ///< Sphere and capsule.
+  double half_length_m = 0.5;                ///< Capsule: half the segment length along local z.
+  int material = 0;                          ///< Index into Model::materials (0: the default).
+  /// Collision filtering: shapes s and t collide when (s.group & t.mask) && (t.group & s.mask).
+  std::uint32_t group = 1;
+  std::uint32_t mask = 0xffffffffu;
+  /// Conveyor surface (a track belt): the shape's surface moves over the body along
+  /// `belt_direction` (local axes) at belt_m_per_rad times the rotor speed of `belt_motor`
+  /// (sprocket radius / gear ratio). Contact friction drives the belt and loads the motor.
+  int belt_motor = -1;                       ///< Motor whose rotor drives the belt, or -1.
+  Vec3 belt_direction = Vec3::UnitX();       ///< Local direction of surface motion (unit).
+  double belt_m_per_rad = 0.0;               ///< Surface speed per rotor speed (m/rad).
+};
+
+/// Surface properties. Two touching materials combine as friction = sqrt(mu_a mu_b) (geometric
+/// mean) and restitution = max(e_a, e_b).
+struct MaterialDef {
+  std::string name = "default";
+  double friction = 0.5;           ///< Coulomb coefficient mu.
+  double restitution = 0.0;        ///< Coefficient of restitution e in [0, 1].
+  /// Torsional friction radius (m): the contact resists spinning about its normal with a torque
+  /// up to friction * radius * normal force (0 disables; a pinched object should not spin).
+  double torsion_radius_m = 0.0;
+};
 
 /// A rigid body. Its reference frame origin is the centre of mass; the pose given here is the
 /// initial pose of that frame in the world.
@@ -25,6 +61,7 @@ struct BodyDef {
   Vec3 linear_velocity_mps = Vec3::Zero();
   Vec3 angular_velocity_radps = Vec3::Zero();  ///< World axes.
   bool is_static = false;                      ///< Infinite mass: never moves.
+  std::vector<ShapeDef> shapes;                ///< Collision geometry (none: never touches).
 };
 
 enum class JointType { Fixed, Ball, Hinge, Prismatic };
@@ -53,6 +90,7 @@ struct JointDef {
   double lower_limit = 0.0;  ///< rad (hinge) or m (prismatic).
   double upper_limit = 0.0;
   JointFriction friction;
+  bool collide_connected = false;  ///< Let the two joined bodies' shapes collide.
 };
 
 /// A DC gear motor given by passport data (SPEC §2.1), driving the coordinate of one hinge or
@@ -105,6 +143,16 @@ struct SolverSettings {
   bool warm_start = true;
 };
 
+/// Contact parameters (SPEC §2: contacts are inequality rows with Coulomb friction).
+struct ContactSettings {
+  /// Shapes closer than this get contact rows (speculative contacts: the row lets them approach
+  /// by the gap in one substep, no more), so fast bodies do not tunnel through thin gaps.
+  double margin_m = 0.01;
+  double slop_m = 1e-4;                 ///< Penetration left alone by position correction.
+  double restitution_threshold_mps = 0.5; ///< Slower impacts do not bounce.
+  double max_position_correction_m = 0.05; ///< Per position pass and contact.
+};
+
 /// The complete, immutable description of a mechanism.
 struct Model {
   std::vector<BodyDef> bodies;
@@ -113,6 +161,8 @@ struct Model {
   std::vector<RepeaterDef> repeaters;
   Vec3 gravity_mps2{0.0, 0.0, -9.81};
   SolverSettings solver;
+  ContactSettings contact;
+  std::vector<MaterialDef> materials{MaterialDef{}};  ///< Index 0 is the default material.
 
   /// Index by name, or -1.
   int findBody(const std::string& name) const;

@@ -5,6 +5,8 @@
 #include <dynamics/model.h>
 #include <dynamics/state.h>
 
+#include <string>
+
 namespace sim::dynamics::samples {
 
 /// Largest distance between the two anchor points of any joint (m): how far the split impulses
@@ -39,5 +41,37 @@ Model twoLinkArm(double time_step_s);
 /// Gripper: a palm body (hinged to the world about z so it can be loaded) with two jaws on hinges
 /// about z; motor "jaws" drives jaw "left", a repeater with k = -1 drives jaw "right".
 Model gripper(double time_step_s);
+
+// ---- Contact scenes (the collision issue) -------------------------------------------------
+
+/// A static body "ground" carrying a plane through `point` with upward normal `up` (unit),
+/// material `material`. Returns the body index.
+int addGround(Model& model, const Vec3& up = Vec3::UnitZ(), const Vec3& point = Vec3::Zero(),
+              int material = 0);
+
+/// A dynamic box body of full edge lengths `size_m`, mass `mass_kg`, at `position`, with one box
+/// shape of material `material`. Returns the body index.
+int addBox(Model& model, std::string name, const Vec3& size_m, double mass_kg, const Vec3& position,
+           const Quat& orientation = Quat::Identity(), int material = 0);
+
+/// A dynamic solid sphere. Returns the body index.
+int addSphere(Model& model, std::string name, double radius_m, double mass_kg, const Vec3& position,
+              int material = 0);
+
+/// Contact-scene solver settings: time step, 20 velocity (the solver default) and 2 position
+/// iterations, no early exit, gravity -z.
+Model contactScene(double time_step_s, int velocity_iterations = 20, int position_iterations = 2);
+
+/// `count` cubes of edge `edge_m`, 1 kg, stacked on the ground plane with a gap of `gap_m`
+/// between them (0: touching), friction `mu`.
+Model boxStack(int count, double edge_m, double mu, double time_step_s, double gap_m = 0.0);
+
+/// A pyramid of cubes: `base` cubes on the bottom row, one fewer on each row above
+/// (base = 10: 55 cubes), in the x-z plane, with a small gap between neighbours in a row.
+Model boxPyramid(int base, double edge_m, double mu, double time_step_s);
+
+/// The benchmark pile: columns_x * columns_y columns of `height` cubes (0.2 m, 1 kg) in a grid,
+/// dropped from a small height onto the ground, mu = 0.5.
+Model boxPile(int columns_x, int columns_y, int height, double time_step_s);
 
 }  // namespace sim::dynamics::samples

@@ -50,6 +50,18 @@ struct JointReaction {
   double axis_force = 0.0;  ///< Limit + friction + viscous + motor/repeater along the axis.
 };
 
+/// A contact point after the last step, for sensors and the HUD. Forces are on body_b (body_a
+/// gets the opposite), averaged over the last substep.
+struct ContactReport {
+  int body_a = 0, body_b = 0;
+  int shape_a = 0, shape_b = 0;  ///< Shape numbers (bodies' shape lists in order).
+  Vec3 point_m = Vec3::Zero();
+  Vec3 normal = Vec3::UnitZ();   ///< Unit, from body_a toward body_b.
+  double separation_m = 0.0;     ///< Negative when penetrating.
+  double normal_force_N = 0.0;
+  Vec3 friction_force_N = Vec3::Zero();
+};
+
 class ModelInvalid : public std::invalid_argument {
  public:
   explicit ModelInvalid(std::vector<ModelError> errors);
@@ -78,6 +90,8 @@ class Simulator {
   JointReaction jointReaction(const State& state, int joint) const;
   /// Hinge angle (rad, wrapped to (-pi, pi]) or prismatic displacement (m) computed from poses.
   double measureJointPosition(const State& state, int joint) const;
+  /// The contacts stored in `state` (those of the last substep of the last step).
+  std::vector<ContactReport> contacts(const State& state) const;
 
  private:
   struct Impl;

@@ -54,6 +54,20 @@ struct RepeaterState {
   double coupling_impulse = 0.0;  ///< Warm start of the repeater row (N m s or N s).
 };
 
+/// One contact point, kept from one step to the next: its impulses warm-start the next substep,
+/// and with its point and normal it answers contact queries (force = impulse / substep).
+/// Shapes are numbered in order over all bodies' shape lists (body 0's shapes first).
+struct ContactState {
+  std::uint32_t shape_a = 0, shape_b = 0;  ///< shape_a < shape_b.
+  std::uint32_t feature = 0;               ///< Persistent id of the point within the pair.
+  Vec3 point_m = Vec3::Zero();             ///< Midway between the two surfaces (world).
+  Vec3 normal = Vec3::UnitZ();             ///< Unit, from shape a toward shape b.
+  double separation_m = 0.0;               ///< Negative when penetrating, at detection.
+  double normal_impulse = 0.0;             ///< N s over the last substep (>= 0).
+  Vec3 friction_impulse = Vec3::Zero();    ///< Tangential N s on shape b (world).
+  double torsion_impulse = 0.0;            ///< N m s about the normal (first point of a pair).
+};
+
 struct State {
   double time_s = 0.0;
   std::uint64_t step = 0;
@@ -61,6 +75,7 @@ struct State {
   std::vector<JointState> joints;
   std::vector<MotorState> motors;
   std::vector<RepeaterState> repeaters;
+  std::vector<ContactState> contacts;  ///< Sorted by (shape_a, shape_b, feature).
 
   /// Exact binary image (native doubles, little-endian layout of this machine), versioned.
   std::vector<std::uint8_t> serialize() const;

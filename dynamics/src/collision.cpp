@@ -1,0 +1,566 @@
+#include "collision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace sim::dynamics::detail {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Feature ids: the top bits say which generator made the point.
+constexpr std::uint32_t kFaceContact = 0u << 28, kEdgeContact = 1u << 28;
+
+void flip(Manifold& m) {
+  m.normal = -m.normal;
+  for (int i = 0; i < m.count; ++i) {
+    std::swap(m.points[i].on_a, m.points[i].on_b);
+  }
+}
+
+void addPoint(Manifold& m, const Vec3& on_a, const Vec3& on_b, std::uint32_t feature) {
+  m.points[m.count++] = {on_a, on_b, m.normal.dot(on_b - on_a), feature};
+}
+
+/// Keeps four of `n` candidate points: the deepest, the one farthest from it, then the two that
+/// span the largest area with them (the support polygon a resting body needs).
+int reduceToFour(ManifoldPoint* p, int n, const Vec3& normal) {
+  if (n <= 4) return n;
+  auto swapTo = [&](int slot, int from) { std::swap(p[slot], p[from]); };
+  int best = 0;
+  for (int i = 1; i < n; ++i)
+    if (p[i].separation < p[best].separation) best = i;
+  swapTo(0, best);
+  best = 1;
+  for (int i = 2; i < n; ++i)
+    if ((p[i].on_b - p[0].on_b).squaredNorm() > (p[best].on_b - p[0].on_b).squaredNorm()) best = i;
+  swapTo(1, best);
+  auto area = [&](const Vec3& a, const Vec3& b, const Vec3& c) {
+    return (b - a).cross(c - a).dot(normal);
+  };
+  best = 2;
+  for (int i = 3; i < n; ++i)
+    if (std::abs(area(p[0].on_b, p[1].on_b, p[i].on_b)) >
+        std::abs(area(p[0].on_b, p[1].on_b, p[best].on_b)))
+      best = i;
+  swapTo(2, best);
+  const double side = area(p[0].on_b, p[1].on_b, p[2].on_b) >= 0.0 ? 1.0 : -1.0;
+  best = 3;
+  double best_gain = -kInf;
+  for (int i = 3; i < n; ++i) {
+    // Area gained outside the triangle: the point on the far side of one of its edges.
+    const double g = std::max({-side * area(p[0].on_b, p[1].on_b, p[i].on_b),
+                               -side * area(p[1].on_b, p[2].on_b, p[i].on_b),
+                               -side * area(p[2].on_b, p[0].on_b, p[i].on_b)});
+    if (g > best_gain) {
+      best_gain = g;
+      best = i;
+    }
+  }
+  swapTo(3, best);
+  return 4;
+}
+
+/// Closest points of segments p1 + s d1 and p2 + t d2 (s, t in [0, 1]).
+void closestSegmentPoints(const Vec3& p1, const Vec3& d1, const Vec3& p2, const Vec3& d2,
+                          Vec3& c1, Vec3& c2) {
+  const Vec3 r = p1 - p2;
+  const double a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
+  double s = 0.0, t = 0.0;
+  if (a <= 1e-300 && e <= 1e-300) {
+    s = t = 0.0;
+  } else if (a <= 1e-300) {
+    t = std::clamp(f / e, 0.0, 1.0);
+  } else {
+    const double c = d1.dot(r);
+    if (e <= 1e-300) {
+      s = std::clamp(-c / a, 0.0, 1.0);
+    } else {
+      const double b = d1.dot(d2);
+      const double denom = a * e - b * b;
+      s = denom > 1e-12 * a * e ? std::clamp((b * f - c * e) / denom, 0.0, 1.0) : 0.0;
+      t = (b * s + f) / e;
+      if (t < 0.0) {
+        t = 0.0;
+        s = std::clamp(-c / a, 0.0, 1.0);
+      } else if (t > 1.0) {
+        t = 1.0;
+        s = std::clamp((b - c) / a, 0.0, 1.0);
+      }
+    }
+  }
+  c1 = p1 + s * d1;
+  c2 = p2 + t * d2;
+}
+
+// ---- sphere-like pairs: a core point or segment with a radius ------------------------------
+
+/// Two cores at closest points c_a, c_b with radii: one point along the line between them.
+bool roundedPair(const Vec3& c_a, double r_a, const Vec3& c_b, double r_b, double margin,
+                 const Vec3& fallback_normal, std::uint32_t feature, Manifold& m) {
+  const Vec3 d = c_b - c_a;
+  const double dist = d.norm();
+  if (dist - r_a - r_b > margin) return false;
+  m.normal = dist > 1e-12 ? Vec3(d / dist) : fallback_normal;
+  m.count = 0;
+  addPoint(m, c_a + r_a * m.normal, c_b - r_b * m.normal, feature);
+  return true;
+}
+
+Vec3 capsuleEnd(const WorldShape& c, double sign) {
+  return c.center + sign * c.half_length * c.axes.col(2);
+}
+
+bool sphereSphere(const WorldShape& a, const WorldShape& b, double margin, Manifold& m) {
+  return roundedPair(a.center, a.radius, b.center, b.radius, margin, Vec3::UnitZ(), 0, m);
+}
+
+bool sphereCapsule(const WorldShape& a, const WorldShape& b, double margin, Manifold& m) {
+  const Vec3 p = capsuleEnd(b, -1.0), d = 2.0 * b.half_length * b.axes.col(2);
+  const double t = d.squaredNorm() > 0.0 ? std::clamp((a.center - p).dot(d) / d.squaredNorm(), 0.0, 1.0) : 0.0;
+  return roundedPair(a.center, a.radius, p + t * d, b.radius, margin, Vec3::UnitZ(), 0, m);
+}
+
+bool capsuleCapsule(const WorldShape& a, const WorldShape& b, double margin, Manifold& m) {
+  const Vec3 pa = capsuleEnd(a, -1.0), da = 2.0 * a.half_length * a.axes.col(2);
+  const Vec3 pb = capsuleEnd(b, -1.0), db = 2.0 * b.half_length * b.axes.col(2);
+  Vec3 ca, cb;
+  closestSegmentPoints(pa, da, pb, db, ca, cb);
+  if (!roundedPair(ca, a.radius, cb, b.radius, margin, Vec3::UnitZ(), 0, m)) return false;
+  // Nearly parallel capsules lying side by side: two points (the overlap's ends) so they rest.
+  const double la = da.norm(), lb = db.norm();
+  if (la > 0.0 && lb > 0.0 && std::abs(da.dot(db)) > 0.995 * la * lb) {
+    const Vec3 u = da / la;
+    const double lo = std::max(0.0, std::min((pb - pa).dot(u), (pb + db - pa).dot(u)));
+    const double hi = std::min(la, std::max((pb - pa).dot(u), (pb + db - pa).dot(u)));
+    if (hi - lo > 1e-9) {
+      Manifold two;
+      two.normal = m.normal;
+      for (int k = 0; k < 2; ++k) {
+        const Vec3 on_core_a = pa + (k == 0 ? lo : hi) * u;
+        const double tb = std::clamp((on_core_a - pb).dot(db) / (lb * lb), 0.0, 1.0);
+        const Vec3 on_core_b = pb + tb * db;
+        addPoint(two, on_core_a + a.radius * two.normal, on_core_b - b.radius * two.normal,
+                 static_cast<std::uint32_t>(k + 1));
+      }
+      m = two;
+    }
+  }
+  return true;
+}
+
+// ---- planes --------------------------------------------------------------------------------
+
+// A plane shape: its local +z is the outward normal, its centre a point on it.
+bool pointsOnPlane(const Vec3* pts, const double* radii, int n, const WorldShape& plane,
+                   double margin, Manifold& m) {
+  const Vec3 up = plane.axes.col(2);
+  // Normal from the other shape (a) to the plane (b): into the plane.
+  m.normal = -up;
+  m.count = 0;
+  ManifoldPoint cand[8];
+  int c = 0;
+  for (int i = 0; i < n; ++i) {
+    const double h = up.dot(pts[i] - plane.center) - radii[i];
+    if (h > margin) continue;
+    const Vec3 on_a = pts[i] - radii[i] * up;
+    cand[c++] = {on_a, on_a - h * up, h, static_cast<std::uint32_t>(i)};
+  }
+  c = reduceToFour(cand, c, m.normal);
+  for (int i = 0; i < c; ++i) m.points[m.count++] = cand[i];
+  return m.count > 0;
+}
+
+bool spherePlane(const WorldShape& s, const WorldShape& p, double margin, Manifold& m) {
+  return pointsOnPlane(&s.center, &s.radius, 1, p, margin, m);
+}
+
+bool capsulePlane(const WorldShape& c, const WorldShape& p, double margin, Manifold& m) {
+  const Vec3 ends[2] = {capsuleEnd(c, -1.0), capsuleEnd(c, 1.0)};
+  const double radii[2] = {c.radius, c.radius};
+  return pointsOnPlane(ends, radii, c.half_length > 0.0 ? 2 : 1, p, margin, m);
+}
+
+Vec3 boxVertex(const WorldShape& b, int i) {
+  return b.center + b.axes * Vec3((i & 1 ? 1 : -1) * b.half_extents.x(),
+                                  (i & 2 ? 1 : -1) * b.half_extents.y(),
+                                  (i & 4 ? 1 : -1) * b.half_extents.z());
+}
+
+bool boxPlane(const WorldShape& b, const WorldShape& p, double margin, Manifold& m) {
+  Vec3 v[8];
+  const double zero[8] = {};
+  for (int i = 0; i < 8; ++i) v[i] = boxVertex(b, i);
+  return pointsOnPlane(v, zero, 8, p, margin, m);
+}
+
+// ---- boxes ---------------------------------------------------------------------------------
+
+bool sphereBox(const WorldShape& s, const WorldShape& b, double margin, Manifold& m) {
+  const Vec3 local = b.axes.transpose() * (s.center - b.center);
+  const Vec3 clamped = local.cwiseMax(-b.half_extents).cwiseMin(b.half_extents);
+  if (clamped != local) {  // centre outside the box
+    const Vec3 closest = b.center + b.axes * clamped;
+    return roundedPair(s.center, s.radius, closest, 0.0, margin, Vec3::UnitZ(), 0, m);
+  }
+  // Centre inside: push out through the nearest face.
+  int axis = 0;
+  double depth = kInf, sign = 1.0;
+  for (int k = 0; k < 3; ++k) {
+    for (double sg : {1.0, -1.0}) {
+      const double d = b.half_extents[k] - sg * local[k];
+      if (d < depth) {
+        depth = d;
+        axis = k;
+        sign = sg;
+      }
+    }
+  }
+  const Vec3 out = sign * b.axes.col(axis);  // outward normal of the face
+  m.normal = -out;
+  m.count = 0;
+  addPoint(m, s.center - s.radius * out, s.center + depth * out, 1);
+  return true;
+}
+
+/// Support edge of box b in direction n among the edges parallel to axis i: centre and half
+/// direction.
+void supportEdge(const WorldShape& b, int i, const Vec3& n, Vec3& center, Vec3& half) {
+  center = b.center;
+  for (int k = 0; k < 3; ++k) {
+    if (k == i) continue;
+    const double sg = n.dot(b.axes.col(k)) >= 0.0 ? 1.0 : -1.0;
+    center += sg * b.half_extents[k] * b.axes.col(k);
+  }
+  half = b.half_extents[i] * b.axes.col(i);
+}
+
+struct ClipVertex {
+  Vec3 p;
+  std::uint32_t id;
+};
+
+/// Face contact: reference box `ref` with outward face normal n (axis `ref_axis`, sign), the
+/// incident box `inc`. Points are written with the normal from ref to inc.
+void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const WorldShape& inc,
+                 double margin, std::uint32_t feature_base, Manifold& m) {
+  const Vec3 n = ref_sign * ref.axes.col(ref_axis);
+  // Incident face: the face of inc most anti-parallel to n.
+  int inc_axis = 0;
+  double most = kInf, inc_sign = 1.0;
+  for (int k = 0; k < 3; ++k) {
+    const double d = n.dot(inc.axes.col(k));
+    if (d < most) { most = d; inc_axis = k; inc_sign = 1.0; }
+    if (-d < most) { most = -d; inc_axis = k; inc_sign = -1.0; }
+  }
+  const int u = (inc_axis + 1) % 3, v = (inc_axis + 2) % 3;
+  const Vec3 fc = inc.center + inc_sign * inc.half_extents[inc_axis] * inc.axes.col(inc_axis);
+  const Vec3 eu = inc.half_extents[u] * inc.axes.col(u), ev = inc.half_extents[v] * inc.axes.col(v);
+  ClipVertex poly[16], next[16];
+  int count = 4;
+  poly[0] = {fc + eu + ev, 0};
+  poly[1] = {fc - eu + ev, 1};
+  poly[2] = {fc - eu - ev, 2};
+  poly[3] = {fc + eu - ev, 3};
+  // Clip against the four side planes of the reference face.
+  const int ru = (ref_axis + 1) % 3, rv = (ref_axis + 2) % 3;
+  int plane = 0;
+  for (int axis : {ru, rv}) {
+    for (double sg : {1.0, -1.0}) {
+      const Vec3 pn = sg * ref.axes.col(axis);
+      // A hair of tolerance: equal-sized boxes stacked flush have incident vertices exactly on
+      // the side planes; without it they flip between kept and clipped (new feature ids, lost
+      // warm starts) from one step to the next.
+      constexpr double kClipTolerance = 1e-6;
+      const double offset = pn.dot(ref.center) + ref.half_extents[axis] + kClipTolerance;
+      int out = 0;
+      for (int i = 0; i < count; ++i) {
+        const ClipVertex& p0 = poly[i];
+        const ClipVertex& p1 = poly[(i + 1) % count];
+        const double d0 = pn.dot(p0.p) - offset, d1 = pn.dot(p1.p) - offset;
+        if (d0 <= 0.0) next[out++] = p0;
+        if ((d0 < 0.0 && d1 > 0.0) || (d0 > 0.0 && d1 < 0.0)) {
+          const double t = d0 / (d0 - d1);
+          // The new vertex is where incident edge (p0 -> p1) crosses side plane `plane`.
+          next[out++] = {p0.p + t * (p1.p - p0.p), 4u + ((p0.id & 0xffu) << 4) + static_cast<std::uint32_t>(plane)};
+        }
+      }
+      count = out;
+      std::copy(next, next + count, poly);
+      ++plane;
+      if (count == 0) return;
+    }
+  }
+  const double face_offset = n.dot(ref.center) + ref.half_extents[ref_axis];
+  ManifoldPoint cand[16];
+  int c = 0;
+  for (int i = 0; i < count; ++i) {
+    const double sep = n.dot(poly[i].p) - face_offset;
+    if (sep > margin) continue;
+    cand[c++] = {poly[i].p - sep * n, poly[i].p, sep,
+                 feature_base | (static_cast<std::uint32_t>(inc_axis * 2 + (inc_sign > 0 ? 0 : 1)) << 12) | poly[i].id};
+  }
+  c = reduceToFour(cand, c, n);
+  m.normal = n;
+  m.count = 0;
+  for (int i = 0; i < c; ++i) m.points[m.count++] = cand[i];
+}
+
+bool boxBox(const WorldShape& a, const WorldShape& b, double margin, Manifold& m) {
+  const Vec3 d = b.center - a.center;
+  const Mat3 c = a.axes.transpose() * b.axes;  // c(i, j) = a_i . b_j
+  const Mat3 abs_c = c.cwiseAbs().array() + 1e-12;
+  // Face axes of a.
+  double face_a = -kInf, face_b = -kInf;
+  int axis_a = 0, axis_b = 0;
+  for (int i = 0; i < 3; ++i) {
+    const double s = std::abs(d.dot(a.axes.col(i))) - a.half_extents[i] - abs_c.row(i).dot(b.half_extents);
+    if (s > margin) return false;
+    if (s > face_a) { face_a = s; axis_a = i; }
+  }
+  for (int j = 0; j < 3; ++j) {
+    const double s = std::abs(d.dot(b.axes.col(j))) - b.half_extents[j] - abs_c.col(j).dot(a.half_extents);
+    if (s > margin) return false;
+    if (s > face_b) { face_b = s; axis_b = j; }
+  }
+  double edge = -kInf;
+  int edge_i = 0, edge_j = 0;
+  Vec3 edge_n = Vec3::Zero();
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      Vec3 n = a.axes.col(i).cross(b.axes.col(j));
+      const double len = n.norm();
+      if (len < 1e-6) continue;  // parallel edges: the face axes cover them
+      n /= len;
+      double ra = 0.0, rb = 0.0;
+      for (int k = 0; k < 3; ++k) {
+        ra += a.half_extents[k] * std::abs(n.dot(a.axes.col(k)));
+        rb += b.half_extents[k] * std::abs(n.dot(b.axes.col(k)));
+      }
+      const double s = std::abs(d.dot(n)) - ra - rb;
+      if (s > margin) return false;
+      if (s > edge) { edge = s; edge_i = i; edge_j = j; edge_n = d.dot(n) >= 0.0 ? n : Vec3(-n); }
+    }
+  }
+  // Prefer face contacts (stable resting manifolds); an edge axis must be clearly better.
+  constexpr double kRelTol = 0.95, kAbsTol = 0.5e-3;
+  const bool use_b = face_b > kRelTol * face_a + kAbsTol;
+  const double face = use_b ? face_b : face_a;
+  if (edge > kRelTol * face + kAbsTol) {
+    Vec3 ca, ha, cb, hb;
+    supportEdge(a, edge_i, edge_n, ca, ha);
+    supportEdge(b, edge_j, -edge_n, cb, hb);
+    Vec3 pa, pb;
+    closestSegmentPoints(ca - ha, 2.0 * ha, cb - hb, 2.0 * hb, pa, pb);
+    m.normal = edge_n;
+    m.count = 0;
+    addPoint(m, pa, pb, kEdgeContact | static_cast<std::uint32_t>(edge_i * 3 + edge_j));
+    return true;
+  }
+  if (!use_b) {
+    const double sg = d.dot(a.axes.col(axis_a)) >= 0.0 ? 1.0 : -1.0;
+    faceContact(a, axis_a, sg, b, margin,
+                kFaceContact | (static_cast<std::uint32_t>(axis_a * 2 + (sg > 0 ? 0 : 1)) << 16), m);
+  } else {
+    const double sg = -d.dot(b.axes.col(axis_b)) >= 0.0 ? 1.0 : -1.0;  // b's face toward a
+    faceContact(b, axis_b, sg, a, margin,
+                kFaceContact | (1u << 20) | (static_cast<std::uint32_t>(axis_b * 2 + (sg > 0 ? 0 : 1)) << 16), m);
+    flip(m);
+  }
+  return m.count > 0;
+}
+
+/// Capsule against box: the capsule's core segment is clipped against the box face it lies on
+/// (two points when it lies flat), or the closest points of the segment and the box's nearest
+/// edge. Separating axes: the box faces and the segment crossed with the box edges.
+bool capsuleBox(const WorldShape& c, const WorldShape& b, double margin, Manifold& m) {
+  const Vec3 p0 = capsuleEnd(c, -1.0), p1 = capsuleEnd(c, 1.0);
+  const Vec3 seg = p1 - p0;
+  const Vec3 mid = 0.5 * (p0 + p1) - b.center;
+  double best = -kInf;
+  Vec3 best_n = Vec3::UnitZ();
+  int best_face = -1;
+  auto test = [&](Vec3 n, int face) {
+    const double len = n.norm();
+    if (len < 1e-6) return true;
+    n /= len;
+    if (n.dot(mid) < 0.0) n = -n;  // from the box toward the capsule
+    double rb = 0.0;
+    for (int k = 0; k < 3; ++k) rb += b.half_extents[k] * std::abs(n.dot(b.axes.col(k)));
+    const double s = n.dot(mid) - 0.5 * std::abs(n.dot(seg)) - rb - c.radius;
+    if (s > margin) return false;
+    if (s > best + (face >= 0 ? 0.0 : 0.5e-3)) {
+      best = s;
+      best_n = n;
+      best_face = face;
+    }
+    return true;
+  };
+  for (int k = 0; k < 3; ++k)
+    if (!test(b.axes.col(k), k)) return false;
+  for (int k = 0; k < 3; ++k)
+    if (!test(seg.cross(b.axes.col(k)), -1)) return false;
+  m.count = 0;
+  if (best_face >= 0) {
+    // Clip the segment to the face's rectangle and keep the ends within the margin.
+    const Vec3 n = best_n;
+    double t0 = 0.0, t1 = 1.0;
+    for (int k = 0; k < 3; ++k) {
+      if (k == best_face) continue;
+      const Vec3 ax = b.axes.col(k);
+      const double e0 = ax.dot(p0 - b.center), de = ax.dot(seg), h = b.half_extents[k];
+      if (std::abs(de) < 1e-12) {
+        if (std::abs(e0) > h) t1 = -1.0;
+        continue;
+      }
+      double ta = (-h - e0) / de, tb = (h - e0) / de;
+      if (ta > tb) std::swap(ta, tb);
+      t0 = std::max(t0, ta);
+      t1 = std::min(t1, tb);
+    }
+    if (t0 <= t1) {
+      const double face_offset = n.dot(b.center) + b.half_extents[best_face];
+      // Normal from capsule (a) to box (b) is -n.
+      m.normal = -n;
+      for (int k = 0; k < (t1 - t0 > 1e-9 ? 2 : 1); ++k) {
+        const Vec3 core = p0 + (k == 0 ? t0 : t1) * seg;
+        const double h = n.dot(core) - face_offset - c.radius;
+        if (h > margin) continue;
+        const Vec3 on_cap = core - c.radius * n;
+        m.points[m.count++] = {on_cap, on_cap - h * n, h, static_cast<std::uint32_t>(k)};
+      }
+      if (m.count > 0) return true;
+    }
+  }
+  // Edge or corner region: closest point of the box to the segment by alternating projection.
+  Vec3 q = 0.5 * (p0 + p1);
+  Vec3 on_box = q;
+  for (int it = 0; it < 8; ++it) {
+    const Vec3 local = b.axes.transpose() * (q - b.center);
+    on_box = b.center + b.axes * local.cwiseMax(-b.half_extents).cwiseMin(b.half_extents);
+    const double t = seg.squaredNorm() > 0.0 ? std::clamp((on_box - p0).dot(seg) / seg.squaredNorm(), 0.0, 1.0) : 0.0;
+    q = p0 + t * seg;
+  }
+  if (!roundedPair(q, c.radius, on_box, 0.0, margin, -best_n, 8, m)) return false;
+  return true;
+}
+
+}  // namespace
+
+WorldShape placeShape(const ShapeDef& def, int body, const Vec3& x, const Quat& q, double margin) {
+  WorldShape s;
+  s.type = def.type;
+  s.body = body;
+  s.center = x + q * def.pose.position;
+  s.axes = (q * def.pose.rotation).toRotationMatrix();
+  s.half_extents = def.half_extents_m;
+  s.radius = def.radius_m;
+  s.half_length = def.half_length_m;
+  Vec3 extent = Vec3::Zero();
+  switch (def.type) {
+    case ShapeType::Sphere: extent = Vec3::Constant(s.radius); break;
+    case ShapeType::Box: extent = s.axes.cwiseAbs() * s.half_extents; break;
+    case ShapeType::Capsule:
+      extent = (s.half_length * s.axes.col(2)).cwiseAbs() + Vec3::Constant(s.radius);
+      break;
+    case ShapeType::Plane: extent = Vec3::Constant(kInf); break;
+  }
+  s.aabb_min = s.center - extent - Vec3::Constant(margin);
+  s.aabb_max = s.center + extent + Vec3::Constant(margin);
+  return s;
+}
+
+bool pairSupported(ShapeType a, ShapeType b) {
+  return !(a == ShapeType::Plane && b == ShapeType::Plane);
+}
+
+bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& out) {
+  // Dispatch on the ordered pair of types (lower enum first), flipping the result back.
+  if (static_cast<int>(a.type) > static_cast<int>(b.type)) {
+    if (!collide(b, a, margin, out)) return false;
+    flip(out);
+    return true;
+  }
+  out.count = 0;
+  switch (a.type) {
+    case ShapeType::Sphere:
+      switch (b.type) {
+        case ShapeType::Sphere: return sphereSphere(a, b, margin, out);
+        case ShapeType::Box: return sphereBox(a, b, margin, out);
+        case ShapeType::Capsule: return sphereCapsule(a, b, margin, out);
+        case ShapeType::Plane: return spherePlane(a, b, margin, out);
+      }
+      break;
+    case ShapeType::Box:
+      switch (b.type) {
+        case ShapeType::Box: return boxBox(a, b, margin, out);
+        case ShapeType::Capsule:
+          if (!capsuleBox(b, a, margin, out)) return false;
+          flip(out);
+          return true;
+        case ShapeType::Plane: return boxPlane(a, b, margin, out);
+        default: break;
+      }
+      break;
+    case ShapeType::Capsule:
+      if (b.type == ShapeType::Capsule) return capsuleCapsule(a, b, margin, out);
+      if (b.type == ShapeType::Plane) return capsulePlane(a, b, margin, out);
+      break;
+    case ShapeType::Plane:
+      break;
+  }
+  return false;
+}
+
+void BroadPhase::findPairs(const std::vector<WorldShape>& shapes,
+                           std::vector<std::pair<int, int>>& pairs) {
+  pairs.clear();
+  const int n = static_cast<int>(shapes.size());
+  if (static_cast<int>(order_.size() + planes_.size()) != n) {
+    order_.clear();
+    planes_.clear();
+    for (int i = 0; i < n; ++i) (shapes[i].type == ShapeType::Plane ? planes_ : order_).push_back(i);
+  }
+  auto before = [&shapes](int x, int y) {
+    const double ax = shapes[x].aabb_min.x(), bx = shapes[y].aabb_min.x();
+    return ax < bx || (ax == bx && x < y);
+  };
+  // Insertion sort: nearly sorted from the last substep, so close to linear.
+  for (std::size_t i = 1; i < order_.size(); ++i) {
+    const int v = order_[i];
+    std::size_t k = i;
+    while (k > 0 && before(v, order_[k - 1])) {
+      order_[k] = order_[k - 1];
+      --k;
+    }
+    order_[k] = v;
+  }
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    const WorldShape& s = shapes[order_[i]];
+    for (std::size_t k = i + 1; k < order_.size(); ++k) {
+      const WorldShape& t = shapes[order_[k]];
+      if (t.aabb_min.x() > s.aabb_max.x()) break;
+      if (t.aabb_min.y() > s.aabb_max.y() || t.aabb_max.y() < s.aabb_min.y() ||
+          t.aabb_min.z() > s.aabb_max.z() || t.aabb_max.z() < s.aabb_min.z())
+        continue;
+      pairs.emplace_back(std::min(order_[i], order_[k]), std::max(order_[i], order_[k]));
+    }
+  }
+  for (int p : planes_) {
+    const WorldShape& plane = shapes[p];
+    const Vec3 up = plane.axes.col(2);
+    for (int i : order_) {
+      const WorldShape& s = shapes[i];
+      // Lowest corner of the AABB along the plane normal.
+      const Vec3 low(up.x() >= 0 ? s.aabb_min.x() : s.aabb_max.x(),
+                     up.y() >= 0 ? s.aabb_min.y() : s.aabb_max.y(),
+                     up.z() >= 0 ? s.aabb_min.z() : s.aabb_max.z());
+      if (up.dot(low - plane.center) <= 0.0) pairs.emplace_back(std::min(p, i), std::max(p, i));
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+}
+
+}  // namespace sim::dynamics::detail

@@ -1,0 +1,65 @@
+// Internal header, not API: collision detection for the contact rows.
+//
+// Detection is stateless: every substep the manifolds are recomputed from the poses, and each
+// point carries a feature id that is stable while the same features touch (which box vertex,
+// which clipped edge), so the solver can match it to last substep's point and warm-start it.
+// Everything is double precision and visits shapes and pairs in index order (deterministic).
+#pragma once
+
+#include <dynamics/model.h>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace sim::dynamics::detail {
+
+/// A shape placed in the world for one substep.
+struct WorldShape {
+  ShapeType type = ShapeType::Box;
+  int body = 0;             ///< Body index (never the world: static bodies own world geometry).
+  Vec3 center = Vec3::Zero();
+  Mat3 axes = Mat3::Identity();  ///< Columns: the shape's local x, y, z in world axes.
+  Vec3 half_extents = Vec3::Zero();
+  double radius = 0.0;
+  double half_length = 0.0;
+  Vec3 aabb_min = Vec3::Zero(), aabb_max = Vec3::Zero();  ///< Grown by the contact margin.
+};
+
+struct ManifoldPoint {
+  Vec3 on_a = Vec3::Zero();  ///< Witness point on shape a's surface (world).
+  Vec3 on_b = Vec3::Zero();  ///< Witness point on shape b's surface (world).
+  double separation = 0.0;   ///< normal . (on_b - on_a); negative when penetrating (m).
+  std::uint32_t feature = 0;
+};
+
+/// Up to four contact points between two shapes sharing one normal (from a to b).
+struct Manifold {
+  Vec3 normal = Vec3::UnitZ();
+  int count = 0;
+  std::array<ManifoldPoint, 4> points;
+};
+
+/// Places a body's shape in the world (centre-of-mass pose x, q) and computes its grown AABB.
+WorldShape placeShape(const ShapeDef& def, int body, const Vec3& x, const Quat& q, double margin);
+
+/// Contact manifold of shapes a and b if they are closer than `margin`. Returns false when they
+/// are farther apart or the pair of types is not supported (plane against plane).
+bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& out);
+
+/// Whether collide() handles this pair of shape types.
+bool pairSupported(ShapeType a, ShapeType b);
+
+/// Sort-and-sweep broad phase over AABBs. Planes are unbounded and tested against every shape.
+/// The sort order persists between calls (insertion sort on nearly sorted data), ties broken by
+/// index, and the output is sorted by (a, b) with a < b: deterministic.
+class BroadPhase {
+ public:
+  void findPairs(const std::vector<WorldShape>& shapes, std::vector<std::pair<int, int>>& pairs);
+
+ private:
+  std::vector<int> order_;  // non-plane shapes sorted by aabb_min.x
+  std::vector<int> planes_;
+};
+
+}  // namespace sim::dynamics::detail

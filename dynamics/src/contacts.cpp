@@ -1,0 +1,349 @@
+#include "contacts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace sim::dynamics::detail {
+
+namespace {
+
+void setupRow(ContactRow& row, const SolverBody& a, const SolverBody& b, const Vec3& dir,
+              const Vec3& r_a, const Vec3& r_b, double extra_k = 0.0) {
+  row.dir = dir;
+  row.ang_a = r_a.cross(dir);
+  row.ang_b = r_b.cross(dir);
+  row.dw_a = a.inv_inertia * row.ang_a;
+  row.dw_b = b.inv_inertia * row.ang_b;
+  const double k = a.inv_mass + b.inv_mass + row.ang_a.dot(row.dw_a) + row.ang_b.dot(row.dw_b) + extra_k;
+  row.mass = k > 0.0 ? 1.0 / k : 0.0;
+}
+
+double rowVelocity(const ContactRow& row, const SolverBody& a, const SolverBody& b) {
+  return row.dir.dot(b.v - a.v) + row.ang_b.dot(b.w) - row.ang_a.dot(a.w);
+}
+
+void applyRow(const ContactRow& row, SolverBody& a, SolverBody& b, double lambda) {
+  a.v -= (a.inv_mass * lambda) * row.dir;
+  a.w -= lambda * row.dw_a;
+  b.v += (b.inv_mass * lambda) * row.dir;
+  b.w += lambda * row.dw_b;
+}
+
+/// A deterministic unit vector perpendicular to n.
+Vec3 perpendicular(const Vec3& n) {
+  const Vec3 t = std::abs(n.x()) < 0.57735 ? Vec3(n.cross(Vec3::UnitX())) : Vec3(n.cross(Vec3::UnitY()));
+  return t.normalized();
+}
+
+constexpr int kManifoldSweeps = 4;
+
+auto key(const ContactState& c) { return std::tie(c.shape_a, c.shape_b, c.feature); }
+
+}  // namespace
+
+void ContactSolver::init(const Model& model) {
+  world_ = static_cast<int>(model.bodies.size());
+  shapes_.clear();
+  shape_owner_.clear();
+  for (std::size_t b = 0; b < model.bodies.size(); ++b) {
+    for (const ShapeDef& s : model.bodies[b].shapes) {
+      shapes_.push_back(s);
+      shape_owner_.push_back(static_cast<int>(b));
+    }
+  }
+  no_collide_.clear();
+  for (const JointDef& j : model.joints) {
+    if (j.collide_connected || j.body_a == kWorld) continue;
+    no_collide_.emplace_back(std::min(j.body_a, j.body_b), std::max(j.body_a, j.body_b));
+  }
+  std::sort(no_collide_.begin(), no_collide_.end());
+  world_shapes_.resize(shapes_.size());
+}
+
+void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positions,
+                            const std::vector<Quat>& orientations,
+                            const std::vector<SolverBody>& bodies, const State& s, double h) {
+  points_.clear();
+  manifolds_.clear();
+  if (shapes_.empty()) return;
+  const ContactSettings& cfg = model.contact;
+  for (std::size_t i = 0; i < shapes_.size(); ++i) {
+    const int body = shape_owner_[i];
+    world_shapes_[i] = placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
+  }
+  broad_.findPairs(world_shapes_, pairs_);
+  Manifold m;
+  for (const auto& [i, j] : pairs_) {
+    const int oa = shape_owner_[i], ob = shape_owner_[j];
+    if (oa == ob) continue;
+    const SolverBody& a = bodies[oa];
+    const SolverBody& b = bodies[ob];
+    if (a.inv_mass == 0.0 && b.inv_mass == 0.0) continue;
+    const ShapeDef& da = shapes_[i];
+    const ShapeDef& db = shapes_[j];
+    if (!(da.group & db.mask) || !(db.group & da.mask)) continue;
+    if (std::binary_search(no_collide_.begin(), no_collide_.end(),
+                           std::pair{std::min(oa, ob), std::max(oa, ob)}))
+      continue;
+    if (!collide(world_shapes_[i], world_shapes_[j], cfg.margin_m, m) || m.count == 0) continue;
+
+    const MaterialDef& ma = model.materials[da.material];
+    const MaterialDef& mb = model.materials[db.material];
+    const double mu = std::sqrt(ma.friction * mb.friction);
+    const double e = std::max(ma.restitution, mb.restitution);
+    const Vec3 n = m.normal;
+    // Tangent basis: along a belt when one side is a conveyor, else a fixed choice.
+    Vec3 t1 = perpendicular(n);
+    Vec3 belt_dir[2] = {Vec3::Zero(), Vec3::Zero()};
+    const ShapeDef* sides[2] = {&da, &db};
+    const int owners[2] = {oa, ob};
+    for (int side = 0; side < 2; ++side) {
+      const ShapeDef& sd = *sides[side];
+      if (sd.belt_motor < 0) continue;
+      belt_dir[side] = orientations[owners[side]] * (sd.pose.rotation * sd.belt_direction);
+      const Vec3 in_plane = belt_dir[side] - belt_dir[side].dot(n) * n;
+      if (in_plane.norm() > 1e-6) t1 = in_plane.normalized();
+    }
+    const Vec3 t2 = n.cross(t1);
+
+    ContactManifold cm;
+    cm.shape_a = i;
+    cm.shape_b = j;
+    cm.first = static_cast<int>(points_.size());
+    cm.count = m.count;
+    cm.friction = mu;
+    cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
+    const int manifold_index = static_cast<int>(manifolds_.size());
+    for (int k = 0; k < m.count; ++k) {
+      const ManifoldPoint& mp = m.points[k];
+      ContactPoint p;
+      p.a = oa;
+      p.b = ob;
+      p.manifold = manifold_index;
+      p.feature = mp.feature;
+      const Vec3 mid = 0.5 * (mp.on_a + mp.on_b);
+      p.point = mid;
+      p.r_a = mid - positions[oa];
+      p.r_b = mid - positions[ob];
+      p.local_a = orientations[oa].conjugate() * (mp.on_a - positions[oa]);
+      p.local_b = orientations[ob].conjugate() * (mp.on_b - positions[ob]);
+      p.separation = mp.separation;
+      p.friction = mu;
+      setupRow(p.normal, a, b, n, p.r_a, p.r_b);
+      const Vec3 tangents[2] = {t1, t2};
+      for (int t = 0; t < 2; ++t) {
+        double extra = 0.0;
+        for (int side = 0; side < 2; ++side) {
+          const ShapeDef& sd = *sides[side];
+          if (sd.belt_motor < 0) continue;
+          // Material speed of side b's surface adds to Cdot, side a's subtracts.
+          const double coef = (side == 1 ? 1.0 : -1.0) * sd.belt_m_per_rad * tangents[t].dot(belt_dir[side]);
+          p.rotor[side] = sd.belt_motor;
+          p.rotor_coef[t][side] = coef;
+          const MotorDef& md = model.motors[sd.belt_motor];
+          extra += coef * coef / md.rotorInertia();
+        }
+        setupRow(p.tangent[t], a, b, tangents[t], p.r_a, p.r_b, extra);
+      }
+      // Allowed normal speed: close the gap, no more; bounce on fast impacts that close it now.
+      const double vn = rowVelocity(p.normal, a, b);
+      p.target = mp.separation > 0.0 ? -mp.separation / h : 0.0;
+      if (e > 0.0 && vn < -cfg.restitution_threshold_mps && mp.separation + vn * h < 0.0)
+        p.target = std::max(p.target, -e * vn);
+      // Warm start from the same feature of the same pair last substep.
+      if (model.solver.warm_start) {
+        ContactState probe;
+        probe.shape_a = static_cast<std::uint32_t>(i);
+        probe.shape_b = static_cast<std::uint32_t>(j);
+        probe.feature = mp.feature;
+        const auto it = std::lower_bound(s.contacts.begin(), s.contacts.end(), probe,
+                                         [](const ContactState& x, const ContactState& y) { return key(x) < key(y); });
+        if (it != s.contacts.end() && key(*it) == key(probe)) {
+          p.normal.impulse = it->normal_impulse;
+          p.tangent[0].impulse = it->friction_impulse.dot(t1);
+          p.tangent[1].impulse = it->friction_impulse.dot(t2);
+          if (k == 0) cm.torsion.impulse = it->torsion_impulse;
+        }
+      }
+      points_.push_back(p);
+    }
+    if (cm.torsion_radius > 0.0) {
+      // Cdot = n.(w_b - w_a): a purely angular row.
+      cm.torsion.dir = Vec3::Zero();
+      cm.torsion.ang_a = n;
+      cm.torsion.ang_b = n;
+      cm.torsion.dw_a = a.inv_inertia * n;
+      cm.torsion.dw_b = b.inv_inertia * n;
+      const double k = n.dot(cm.torsion.dw_a) + n.dot(cm.torsion.dw_b);
+      cm.torsion.mass = k > 0.0 ? 1.0 / k : 0.0;
+    } else {
+      cm.torsion.impulse = 0.0;
+    }
+    manifolds_.push_back(cm);
+  }
+}
+
+void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
+                              const std::vector<double>& rotor_inv_inertia) {
+  for (const ContactPoint& p : points_) {
+    SolverBody& a = bodies[p.a];
+    SolverBody& b = bodies[p.b];
+    applyRow(p.normal, a, b, p.normal.impulse);
+    for (int t = 0; t < 2; ++t) {
+      applyRow(p.tangent[t], a, b, p.tangent[t].impulse);
+      for (int side = 0; side < 2; ++side) {
+        if (p.rotor[side] >= 0)
+          rotor_speed[p.rotor[side]] += p.tangent[t].impulse * p.rotor_coef[t][side] * rotor_inv_inertia[p.rotor[side]];
+      }
+    }
+  }
+  for (const ContactManifold& m : manifolds_) {
+    if (m.torsion.impulse != 0.0) {
+      const ContactPoint& p = points_[m.first];
+      applyRow(m.torsion, bodies[p.a], bodies[p.b], m.torsion.impulse);
+    }
+  }
+}
+
+double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
+                                    const std::vector<double>& rotor_inv_inertia, bool reverse) {
+  double largest = 0.0;
+  const int nm = static_cast<int>(manifolds_.size());
+  for (int mi = 0; mi < nm; ++mi) {
+    ContactManifold& m = manifolds_[reverse ? nm - 1 - mi : mi];
+    // Friction first (bounded by the current normal impulses); the normal rows, solved last,
+    // then hold non-penetration.
+    for (int kk = 0; kk < m.count; ++kk) {
+      ContactPoint& p = points_[reverse ? m.first + m.count - 1 - kk : m.first + kk];
+      SolverBody& a = bodies[p.a];
+      SolverBody& b = bodies[p.b];
+      const double bound = p.friction * p.normal.impulse;
+      for (int t = 0; t < 2; ++t) {
+        ContactRow& row = p.tangent[t];
+        double v = rowVelocity(row, a, b);
+        for (int side = 0; side < 2; ++side)
+          if (p.rotor[side] >= 0) v += p.rotor_coef[t][side] * rotor_speed[p.rotor[side]];
+        const double old = row.impulse;
+        row.impulse = std::clamp(old - v * row.mass, -bound, bound);
+        const double d = row.impulse - old;
+        if (d == 0.0) continue;
+        applyRow(row, a, b, d);
+        for (int side = 0; side < 2; ++side)
+          if (p.rotor[side] >= 0)
+            rotor_speed[p.rotor[side]] += d * p.rotor_coef[t][side] * rotor_inv_inertia[p.rotor[side]];
+        largest = std::max(largest, std::abs(d));
+      }
+    }
+    // The points of one manifold share both bodies, so they fight through the bodies' rotation
+    // and a single sweep leaves a lopsided split (a tilting torque). A few local sweeps,
+    // alternating direction, split the load evenly at the cost of the cheap 4-row loop only.
+    const int inner = m.count > 1 ? kManifoldSweeps : 1;
+    for (int pass = 0; pass < inner; ++pass) {
+      const bool back = reverse != (pass % 2 == 1);
+      for (int kk = 0; kk < m.count; ++kk) {
+        ContactPoint& p = points_[back ? m.first + m.count - 1 - kk : m.first + kk];
+        SolverBody& a = bodies[p.a];
+        SolverBody& b = bodies[p.b];
+        ContactRow& row = p.normal;
+        const double v = rowVelocity(row, a, b);
+        const double old = row.impulse;
+        row.impulse = std::max(0.0, old - (v - p.target) * row.mass);
+        const double d = row.impulse - old;
+        if (d != 0.0) {
+          applyRow(row, a, b, d);
+          largest = std::max(largest, std::abs(d));
+        }
+      }
+    }
+    double normal_sum = 0.0;
+    for (int k = m.first; k < m.first + m.count; ++k) normal_sum += points_[k].normal.impulse;
+    if (m.torsion_radius > 0.0) {
+      const ContactPoint& p = points_[m.first];
+      SolverBody& a = bodies[p.a];
+      SolverBody& b = bodies[p.b];
+      const double bound = m.friction * m.torsion_radius * normal_sum;
+      const double v = m.torsion.ang_b.dot(b.w) - m.torsion.ang_a.dot(a.w);
+      const double old = m.torsion.impulse;
+      m.torsion.impulse = std::clamp(old - v * m.torsion.mass, -bound, bound);
+      const double d = m.torsion.impulse - old;
+      if (d != 0.0) {
+        applyRow(m.torsion, a, b, d);
+        largest = std::max(largest, std::abs(d));
+      }
+    }
+  }
+  return largest;
+}
+
+double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
+                                    std::vector<Vec3>& positions, std::vector<Quat>& orientations,
+                                    const std::vector<SolverBody>& bodies) {
+  double largest = 0.0;
+  auto turn = [](Quat& q, const Vec3& dtheta) {
+    const Quat dq(0.0, dtheta.x(), dtheta.y(), dtheta.z());
+    q.coeffs() += 0.5 * (dq * q).coeffs();
+    q.normalize();
+  };
+  auto correct = [&](const ContactPoint& p) {
+    const SolverBody& a = bodies[p.a];
+    const SolverBody& b = bodies[p.b];
+    const Vec3 pa = positions[p.a] + orientations[p.a] * p.local_a;
+    const Vec3 pb = positions[p.b] + orientations[p.b] * p.local_b;
+    const Vec3& n = p.normal.dir;
+    const double sep = n.dot(pb - pa);
+    largest = std::max(largest, -(sep + cfg.slop_m));
+    const double c = std::clamp(beta * (sep + cfg.slop_m), -cfg.max_position_correction_m, 0.0);
+    if (c >= 0.0) return;
+    const Vec3 mid = 0.5 * (pa + pb);
+    const Vec3 ra = mid - positions[p.a], rb = mid - positions[p.b];
+    const Vec3 ang_a = ra.cross(n), ang_b = rb.cross(n);
+    const Vec3 dw_a = a.inv_inertia * ang_a, dw_b = b.inv_inertia * ang_b;
+    const double k = a.inv_mass + b.inv_mass + ang_a.dot(dw_a) + ang_b.dot(dw_b);
+    if (!(k > 0.0)) return;
+    const double lambda = -c / k;
+    if (a.inv_mass > 0.0) {
+      positions[p.a] -= (a.inv_mass * lambda) * n;
+      turn(orientations[p.a], -lambda * dw_a);
+    }
+    if (b.inv_mass > 0.0) {
+      positions[p.b] += (b.inv_mass * lambda) * n;
+      turn(orientations[p.b], lambda * dw_b);
+    }
+  };
+  // Local alternating sweeps per manifold, as in the velocity stage: a single sweep over a
+  // face's points would tilt the body.
+  for (const ContactManifold& m : manifolds_) {
+    const int inner = m.count > 1 ? kManifoldSweeps : 1;
+    for (int pass = 0; pass < inner; ++pass) {
+      for (int kk = 0; kk < m.count; ++kk)
+        correct(points_[pass % 2 == 1 ? m.first + m.count - 1 - kk : m.first + kk]);
+    }
+  }
+  return std::max(largest, 0.0);
+}
+
+void ContactSolver::store(State& s) const {
+  s.contacts.clear();
+  s.contacts.reserve(points_.size());
+  for (const ContactManifold& m : manifolds_) {
+    for (int k = m.first; k < m.first + m.count; ++k) {
+      const ContactPoint& p = points_[k];
+      ContactState c;
+      c.shape_a = static_cast<std::uint32_t>(m.shape_a);
+      c.shape_b = static_cast<std::uint32_t>(m.shape_b);
+      c.feature = p.feature;
+      c.point_m = p.point;
+      c.normal = p.normal.dir;
+      c.separation_m = p.separation;
+      c.normal_impulse = p.normal.impulse;
+      c.friction_impulse = p.tangent[0].impulse * p.tangent[0].dir + p.tangent[1].impulse * p.tangent[1].dir;
+      c.torsion_impulse = k == m.first ? m.torsion.impulse : 0.0;
+      s.contacts.push_back(c);
+    }
+  }
+  std::stable_sort(s.contacts.begin(), s.contacts.end(),
+                   [](const ContactState& x, const ContactState& y) { return key(x) < key(y); });
+}
+
+}  // namespace sim::dynamics::detail

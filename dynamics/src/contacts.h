@@ -1,0 +1,93 @@
+// Internal header, not API: contact rows inside the sequential-impulse solver.
+//
+// Per contact point: a non-penetration row (unilateral; speculative while the shapes are still
+// apart, so they may close the gap in one substep but no more; a bounce target for impacts faster
+// than the restitution threshold) and two friction rows bounded by mu times the point's normal
+// impulse; per manifold an optional torsional friction row. Friction rows see the belt speed of a
+// conveyor shape through its motor's rotor, so a track belt drives the chassis and loads the
+// motor. Penetration beyond the slop is removed by split-impulse position passes (never by
+// velocity), so resting contacts gain no energy.
+#pragma once
+
+#include <dynamics/model.h>
+#include <dynamics/state.h>
+
+#include <vector>
+
+#include "collision.h"
+#include "constraint_parts.h"
+
+namespace sim::dynamics::detail {
+
+/// One scalar contact row: Cdot = dir.(v_b - v_a) + ang_b.w_b - ang_a.w_a (+ rotor terms).
+struct ContactRow {
+  Vec3 dir = Vec3::Zero();
+  Vec3 ang_a = Vec3::Zero(), ang_b = Vec3::Zero();  ///< r x dir
+  Vec3 dw_a = Vec3::Zero(), dw_b = Vec3::Zero();    ///< I^-1 (r x dir)
+  double mass = 0.0;                                ///< 1 / (J M^-1 J^T)
+  double impulse = 0.0;                             ///< Accumulated over the substep.
+};
+
+struct ContactPoint {
+  int a = 0, b = 0;  ///< Solver body indices.
+  int manifold = 0;
+  std::uint32_t feature = 0;
+  Vec3 point = Vec3::Zero();                            ///< Midway point at detection (world).
+  Vec3 r_a = Vec3::Zero(), r_b = Vec3::Zero();          ///< Arms at detection (world).
+  Vec3 local_a = Vec3::Zero(), local_b = Vec3::Zero();  ///< Witness points in body frames.
+  double separation = 0.0;
+  double target = 0.0;  ///< Smallest allowed normal speed (m/s).
+  double friction = 0.0;
+  ContactRow normal, tangent[2];
+  // Belt (conveyor) drive of the tangent rows: surface speed = coef * rotor speed.
+  int rotor[2] = {-1, -1};      ///< Motor rotors of side a and side b belts.
+  double rotor_coef[2][2] = {}; ///< [tangent][side] Cdot contribution per rotor rad/s.
+};
+
+struct ContactManifold {
+  int shape_a = 0, shape_b = 0;
+  int first = 0, count = 0;  ///< Range in the point list.
+  double torsion_radius = 0.0;
+  double friction = 0.0;
+  ContactRow torsion;
+};
+
+class ContactSolver {
+ public:
+  void init(const Model& model);
+  bool empty() const { return shape_owner_.empty(); }
+
+  /// Detects contacts at the substep's start poses and sets up their rows; last substep's
+  /// contacts in `s` warm-start the matching points.
+  void prepare(const Model& model, const std::vector<Vec3>& positions,
+               const std::vector<Quat>& orientations, const std::vector<SolverBody>& bodies,
+               const State& s, double h);
+  void warmStart(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
+                 const std::vector<double>& rotor_inv_inertia);
+  /// One sweep over all rows; returns the largest impulse change. Sweeps alternate direction
+  /// (symmetric Gauss-Seidel) so the order of a manifold's points leaves no net bias (a lopsided
+  /// first sweep would tilt a resting box, and the tilt hides inside the slop).
+  double solveVelocity(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
+                       const std::vector<double>& rotor_inv_inertia, bool reverse);
+  /// One split-impulse pass; returns the largest penetration beyond the slop.
+  double solvePosition(const ContactSettings& cfg, double beta, std::vector<Vec3>& positions,
+                       std::vector<Quat>& orientations, const std::vector<SolverBody>& bodies);
+  /// Writes the points and their impulses to the state (sorted; the next warm start).
+  void store(State& s) const;
+
+  int shapeOwner(int shape) const { return shape_owner_.at(static_cast<std::size_t>(shape)); }
+  std::size_t pointCount() const { return points_.size(); }
+
+ private:
+  std::vector<ShapeDef> shapes_;      // flat, body-major
+  std::vector<int> shape_owner_;      // body of each flat shape
+  std::vector<std::pair<int, int>> no_collide_;  // sorted body pairs joined without collision
+  int world_ = 0;
+  std::vector<WorldShape> world_shapes_;
+  std::vector<std::pair<int, int>> pairs_;
+  BroadPhase broad_;
+  std::vector<ContactPoint> points_;
+  std::vector<ContactManifold> manifolds_;
+};
+
+}  // namespace sim::dynamics::detail

@@ -1,0 +1,245 @@
+// Contacts (dynamics/src/contacts.cpp, collision.cpp) against independent answers: statics
+// (resting box, Coulomb incline threshold), the analytic sliding acceleration, restitution
+// heights, stacks and pyramids that must stand, and determinism with contacts in the state.
+#include <dynamics/samples.h>
+#include <dynamics/simulator.h>
+
+#include <cmath>
+#include <numbers>
+
+#include <gtest/gtest.h>
+
+#include "collision.h"
+
+namespace sim::dynamics {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+constexpr double kG = 9.81;
+
+double maxSpeed(const State& s) {
+  double v = 0.0;
+  for (const BodyState& b : s.bodies) v = std::max(v, b.linear_velocity_mps.norm());
+  return v;
+}
+
+double maxPenetration(const State& s) {
+  double p = 0.0;
+  for (const ContactState& c : s.contacts) p = std::max(p, -c.separation_m);
+  return p;
+}
+
+/// Steps `seconds`; fails the test on a fault. Returns the largest penetration seen.
+double run(Simulator& sim, State& s, double seconds) {
+  const int steps = static_cast<int>(std::lround(seconds / sim.model().solver.time_step_s));
+  double worst = 0.0;
+  for (int i = 0; i < steps; ++i) {
+    const StepReport r = sim.step(s);
+    EXPECT_EQ(r.fault.kind, Fault::Kind::None) << r.fault.describe();
+    if (r.fault.kind != Fault::Kind::None) break;
+    worst = std::max(worst, maxPenetration(s));
+  }
+  return worst;
+}
+
+// ---- narrow phase against hand-computed geometry ----------------------------------------------
+
+TEST(Collision, BoxOnBoxFaceContactHasFourPointsAtTheOverlap) {
+  ShapeDef box;
+  box.type = ShapeType::Box;
+  box.half_extents_m = Vec3(0.5, 0.5, 0.5);
+  // b rests on a, 2 mm into it, shifted by 0.3 in x: the overlap square is x in [-0.2, 0.5].
+  const auto a = detail::placeShape(box, 0, Vec3::Zero(), Quat::Identity(), 0.01);
+  const auto b = detail::placeShape(box, 1, Vec3(0.3, 0, 0.998), Quat::Identity(), 0.01);
+  detail::Manifold m;
+  ASSERT_TRUE(detail::collide(a, b, 0.01, m));
+  EXPECT_NEAR((m.normal - Vec3::UnitZ()).norm(), 0.0, 1e-12);
+  ASSERT_EQ(m.count, 4);
+  double min_x = 1e9, max_x = -1e9;
+  for (int i = 0; i < m.count; ++i) {
+    EXPECT_NEAR(m.points[i].separation, -0.002, 1e-12);
+    min_x = std::min(min_x, m.points[i].on_b.x());
+    max_x = std::max(max_x, m.points[i].on_b.x());
+  }
+  // The clipping keeps incident vertices up to 1e-6 m outside the reference face (so flush
+  // stacks keep their feature ids); exact otherwise.
+  EXPECT_NEAR(min_x, -0.2, 1e-12);
+  EXPECT_NEAR(max_x, 0.5, 1.01e-6);
+  // Swapping the shapes flips the normal and keeps the depth.
+  detail::Manifold r;
+  ASSERT_TRUE(detail::collide(b, a, 0.01, r));
+  EXPECT_NEAR((r.normal + Vec3::UnitZ()).norm(), 0.0, 1e-12);
+  EXPECT_NEAR(r.points[0].separation, -0.002, 1e-12);
+}
+
+TEST(Collision, CrossedEdgesGiveOneEdgePointAtTheRightDepth) {
+  ShapeDef box;
+  box.type = ShapeType::Box;
+  box.half_extents_m = Vec3(0.5, 0.5, 0.5);
+  // Two cubes turned 45 degrees about perpendicular horizontal axes, edges crossing: a's top edge
+  // along y at height sqrt(2)/2, b's bottom edge along x.
+  const Quat qa(Eigen::AngleAxisd(kPi / 4, Vec3::UnitY()));
+  const Quat qb(Eigen::AngleAxisd(kPi / 4, Vec3::UnitX()));
+  const double h = std::sqrt(0.5);
+  const double depth = 0.003;
+  const auto a = detail::placeShape(box, 0, Vec3::Zero(), qa, 0.01);
+  const auto b = detail::placeShape(box, 1, Vec3(0, 0, 2 * h - depth), qb, 0.01);
+  detail::Manifold m;
+  ASSERT_TRUE(detail::collide(a, b, 0.01, m));
+  ASSERT_EQ(m.count, 1);
+  EXPECT_NEAR(m.points[0].separation, -depth, 1e-9);
+  EXPECT_NEAR((m.normal - Vec3::UnitZ()).norm(), 0.0, 1e-9);
+  EXPECT_NEAR(m.points[0].on_a.head<2>().norm(), 0.0, 1e-9);
+}
+
+TEST(Collision, SpheresCapsulesAndPlanesGiveExactDistances) {
+  ShapeDef sphere, capsule, plane;
+  sphere.type = ShapeType::Sphere;
+  sphere.radius_m = 0.1;
+  capsule.type = ShapeType::Capsule;
+  capsule.radius_m = 0.05;
+  capsule.half_length_m = 0.2;
+  plane.type = ShapeType::Plane;
+  const auto ground = detail::placeShape(plane, 0, Vec3::Zero(), Quat::Identity(), 0.01);
+  detail::Manifold m;
+  // Sphere 3 mm into the ground.
+  const auto s = detail::placeShape(sphere, 1, Vec3(1, 2, 0.097), Quat::Identity(), 0.01);
+  ASSERT_TRUE(detail::collide(s, ground, 0.01, m));
+  ASSERT_EQ(m.count, 1);
+  EXPECT_NEAR(m.points[0].separation, -0.003, 1e-12);
+  // A capsule lying flat 1 mm above the ground: two speculative points.
+  const Quat lying(Eigen::AngleAxisd(kPi / 2, Vec3::UnitY()));
+  const auto c = detail::placeShape(capsule, 2, Vec3(0, 0, 0.051), lying, 0.01);
+  ASSERT_TRUE(detail::collide(c, ground, 0.01, m));
+  ASSERT_EQ(m.count, 2);
+  EXPECT_NEAR(m.points[0].separation, 0.001, 1e-12);
+  EXPECT_NEAR(m.points[1].separation, 0.001, 1e-12);
+  // Sphere against the capsule's side: centre distance 0.14, radii 0.15.
+  const auto s2 = detail::placeShape(sphere, 3, Vec3(0.1, 0, 0.051 + 0.14), Quat::Identity(), 0.01);
+  ASSERT_TRUE(detail::collide(c, s2, 0.01, m));
+  EXPECT_NEAR(m.points[0].separation, -0.01, 1e-12);
+  EXPECT_NEAR((m.normal - Vec3::UnitZ()).norm(), 0.0, 1e-12);
+  // Beyond the margin: no contact.
+  const auto far = detail::placeShape(sphere, 4, Vec3(0, 0, 0.2), Quat::Identity(), 0.01);
+  EXPECT_FALSE(detail::collide(far, ground, 0.01, m));
+}
+
+// ---- rigid-body behaviour -----------------------------------------------------------------------
+
+// A box resting on the ground for 10 s: penetration within the slop, no drift, speed -> 0.
+TEST(Contact, BoxRestsOnPlaneWithoutDrift) {
+  Model m = samples::boxStack(1, 0.2, 0.5, 1.0 / 240.0);
+  Simulator sim(m);
+  State s = sim.initialState();
+  const Vec3 start = s.bodies[1].position_m;
+  const double worst = run(sim, s, 10.0);
+  EXPECT_LE(worst, m.contact.slop_m + 1e-4);  // transient settling within the slop
+  EXPECT_LE(maxPenetration(s), m.contact.slop_m);
+  EXPECT_LT(s.bodies[1].linear_velocity_mps.norm(), 1e-6);
+  EXPECT_LT(s.bodies[1].angular_velocity_radps.norm(), 1e-6);
+  EXPECT_LT((s.bodies[1].position_m - start).head<2>().norm(), 1e-6);  // no sideways drift
+  ASSERT_EQ(s.contacts.size(), 4u);
+  double total = 0.0;
+  for (const ContactReport& c : sim.contacts(s)) total += c.normal_force_N;
+  EXPECT_NEAR(total, 1.0 * kG, 1e-6 * kG);  // the four points carry the weight
+}
+
+// Incline: tan(26 deg) = 0.488 < mu = 0.5 holds; at 27.5 deg (0.521) the box slides with
+// a = g (sin - mu cos). The acceleration is measured from the speed between 0.5 s and 1.5 s.
+double slideAcceleration(double angle_deg, double mu) {
+  const double th = angle_deg * kPi / 180.0;
+  Model m = samples::contactScene(1.0 / 240.0, 20, 2);
+  m.materials[0].friction = mu;
+  const Quat tilt(Eigen::AngleAxisd(th, Vec3::UnitY()));
+  const Vec3 up = tilt * Vec3::UnitZ();
+  samples::addGround(m, up);
+  samples::addBox(m, "box", Vec3::Constant(0.2), 1.0, 0.1 * up, tilt);
+  Simulator sim(m);
+  State s = sim.initialState();
+  run(sim, s, 0.5);
+  const Vec3 downhill = tilt * Vec3::UnitX();
+  const double v0 = s.bodies[1].linear_velocity_mps.dot(downhill);
+  run(sim, s, 1.0);
+  const double v1 = s.bodies[1].linear_velocity_mps.dot(downhill);
+  return v1 - v0;
+}
+
+TEST(Contact, InclineHoldsBelowTheFrictionAngle) {
+  EXPECT_LT(std::abs(slideAcceleration(26.0, 0.5)), 1e-6);
+}
+
+TEST(Contact, InclineSlidesAtTheCoulombAcceleration) {
+  const double th = 27.5 * kPi / 180.0;
+  const double expected = kG * (std::sin(th) - 0.5 * std::cos(th));
+  const double a = slideAcceleration(27.5, 0.5);
+  EXPECT_NEAR(a, expected, 0.01 * expected);  // the 1 %
+}
+
+// A ball dropped from 1 m with restitution e reaches e^2 of the height after the bounce.
+TEST(Contact, BallBouncesToRestitutionSquaredHeight) {
+  for (double e : {0.5, 0.8}) {
+    Model m = samples::contactScene(1e-3, 10, 2);
+    m.materials[0].restitution = e;
+    samples::addGround(m);
+    const double r = 0.05, drop = 1.0;
+    samples::addSphere(m, "ball", r, 1.0, Vec3(0, 0, r + drop));
+    Simulator sim(m);
+    State s = sim.initialState();
+    bool bounced = false;
+    double apex = 0.0;
+    for (int i = 0; i < 3000; ++i) {
+      sim.step(s);
+      const double vz = s.bodies[1].linear_velocity_mps.z();
+      if (vz > 0.0) bounced = true;
+      if (bounced) apex = std::max(apex, s.bodies[1].position_m.z() - r);
+      if (bounced && vz < 0.0) break;
+    }
+    ASSERT_TRUE(bounced);
+    EXPECT_NEAR(apex, e * e * drop, 0.02 * e * e * drop) << "e = " << e;
+  }
+}
+
+TEST(Contact, StackOfTenStandsForThirtySeconds) {
+  Model m = samples::boxStack(10, 0.2, 0.5, 1.0 / 240.0);
+  Simulator sim(m);
+  State s = sim.initialState();
+  const double worst = run(sim, s, 30.0);
+  for (int i = 1; i <= 10; ++i) {
+    const Vec3& p = s.bodies[i].position_m;
+    EXPECT_LT(p.head<2>().norm(), 0.01) << "box " << i << " drifted";
+    EXPECT_NEAR(p.z(), 0.2 * (i - 0.5), 0.005) << "box " << i;
+  }
+  EXPECT_LT(maxSpeed(s), 1e-3);
+  EXPECT_LT(worst, 2e-3);
+}
+
+TEST(Contact, PyramidOfFiftyFiveStandsForThirtySeconds) {
+  Model m = samples::boxPyramid(10, 0.2, 0.5, 1.0 / 240.0);
+  ASSERT_EQ(m.bodies.size(), 56u);
+  Simulator sim(m);
+  State s = sim.initialState();
+  run(sim, s, 30.0);
+  for (std::size_t i = 1; i < m.bodies.size(); ++i) {
+    EXPECT_LT((s.bodies[i].position_m - m.bodies[i].position_m).norm(), 0.02) << m.bodies[i].name;
+  }
+  EXPECT_LT(maxSpeed(s), 1e-3);
+}
+
+// Contacts live in the state: a run restored from a mid-run image matches bit for bit.
+TEST(Contact, SaveRestoreWithContactsIsBitExact) {
+  Model m = samples::boxPyramid(4, 0.2, 0.5, 1.0 / 240.0);
+  Simulator sim(m);
+  State s = sim.initialState();
+  for (int i = 0; i < 100; ++i) sim.step(s);
+  ASSERT_FALSE(s.contacts.empty());
+  State restored = State::deserialize(s.serialize());
+  Simulator sim2(m);
+  for (int i = 0; i < 100; ++i) {
+    sim.step(s);
+    sim2.step(restored);
+  }
+  EXPECT_TRUE(s == restored);
+}
+
+}  // namespace
+}  // namespace sim::dynamics
