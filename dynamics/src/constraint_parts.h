@@ -352,12 +352,17 @@ struct RowBlock {
     return k_full(i, i) - coupling.dot(hard_ldlt.solve(coupling));
   }
 
-  /// Factors K restricted to the active rows.
+  /// Factors K restricted to the active rows. Rows may be redundant (the two jaws' limits of a
+  /// repeater pair reach their stops together), which makes K singular; a relative 1e-12 on the
+  /// diagonal keeps the factor finite and picks the even split of the redundant impulses.
   void factor() {
     k = k_full;
     const auto n = k.rows();
     for (Eigen::Index i = 0; i < n; ++i) {
-      if (rows[i].active) continue;
+      if (rows[i].active) {
+        k(i, i) *= 1.0 + 1e-12;
+        continue;
+      }
       k.row(i).setZero();
       k.col(i).setZero();
       k(i, i) = 1.0;

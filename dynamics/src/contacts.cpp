@@ -66,6 +66,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
                             const std::vector<SolverBody>& bodies, const State& s, double h) {
   points_.clear();
   manifolds_.clear();
+  carried_.clear();
   if (shapes_.empty()) return;
   const ContactSettings& cfg = model.contact;
   for (std::size_t i = 0; i < shapes_.size(); ++i) {
@@ -79,7 +80,21 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     if (oa == ob) continue;
     const SolverBody& a = bodies[oa];
     const SolverBody& b = bodies[ob];
-    if (a.inv_mass == 0.0 && b.inv_mass == 0.0) continue;
+    if (a.inv_mass == 0.0 && b.inv_mass == 0.0) {
+      // Frozen pair (sleeping, or sleeping on static): keep last contacts as they were, so the
+      // group wakes warm-started and queries still see the load it carries.
+      if (s.bodies[oa].asleep || s.bodies[ob].asleep) {
+        ContactState probe;
+        probe.shape_a = static_cast<std::uint32_t>(i);
+        probe.shape_b = static_cast<std::uint32_t>(j);
+        probe.feature = 0;
+        auto it = std::lower_bound(s.contacts.begin(), s.contacts.end(), probe,
+                                   [](const ContactState& x, const ContactState& y) { return key(x) < key(y); });
+        for (; it != s.contacts.end() && it->shape_a == probe.shape_a && it->shape_b == probe.shape_b; ++it)
+          carried_.push_back(*it);
+      }
+      continue;
+    }
     const ShapeDef& da = shapes_[i];
     const ShapeDef& db = shapes_[j];
     if (!(da.group & db.mask) || !(db.group & da.mask)) continue;
@@ -325,7 +340,8 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
 
 void ContactSolver::store(State& s) const {
   s.contacts.clear();
-  s.contacts.reserve(points_.size());
+  s.contacts.reserve(points_.size() + carried_.size());
+  s.contacts.insert(s.contacts.end(), carried_.begin(), carried_.end());
   for (const ContactManifold& m : manifolds_) {
     for (int k = m.first; k < m.first + m.count; ++k) {
       const ContactPoint& p = points_[k];

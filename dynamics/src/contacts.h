@@ -88,6 +88,7 @@ class ContactSolver {
   BroadPhase broad_;
   std::vector<ContactPoint> points_;
   std::vector<ContactManifold> manifolds_;
+  std::vector<ContactState> carried_;  // contacts of frozen (sleeping) pairs, kept unchanged
 };
 
 }  // namespace sim::dynamics::detail

@@ -312,4 +312,67 @@ Model boxPile(int columns_x, int columns_y, int height, double time_step_s) {
   return m;
 }
 
+Model graspScene(double time_step_s) {
+  Model m = contactScene(time_step_s, 20, 2);
+  MaterialDef grip;
+  grip.name = "grip";
+  grip.friction = 0.8;
+  m.materials.push_back(grip);
+  addGround(m);
+  const int box = addBox(m, "box", Vec3::Constant(0.1), 0.5, Vec3(0, 0, 0.05), Quat::Identity(), 1);
+  (void)box;
+  BodyDef palm;
+  palm.name = "palm";
+  palm.mass_kg = 1.0;
+  palm.inertia_kgm2 = boxInertia(1.0, Vec3(0.25, 0.1, 0.05));
+  palm.position_m = Vec3(0, 0, 0.15);
+  m.bodies.push_back(palm);
+  const int palm_index = static_cast<int>(m.bodies.size()) - 1;
+  const double open_x = 0.075;  // jaw centres; they touch the box at +-0.06
+  const int left = addBox(m, "left_jaw", Vec3(0.02, 0.08, 0.08), 0.1, Vec3(-open_x, 0, 0.05),
+                          Quat::Identity(), 1);
+  const int right = addBox(m, "right_jaw", Vec3(0.02, 0.08, 0.08), 0.1, Vec3(open_x, 0, 0.05),
+                           Quat::Identity(), 1);
+  auto slider = [&](std::string name, int a, int b, const Vec3& axis) {
+    JointDef j = hinge(m, std::move(name), a, b, m.bodies[b].position_m, axis);
+    j.type = JointType::Prismatic;
+    return j;
+  };
+  JointDef lift = slider("lift", kWorld, palm_index, Vec3::UnitZ());
+  lift.limit_enabled = true;
+  lift.lower_limit = 0.0;
+  lift.upper_limit = 1.0;
+  m.joints.push_back(lift);
+  JointDef jl = slider("left", palm_index, left, Vec3::UnitX());
+  jl.limit_enabled = true;
+  jl.lower_limit = -0.01;
+  jl.upper_limit = 0.06;
+  m.joints.push_back(jl);
+  JointDef jr = slider("right", palm_index, right, Vec3::UnitX());
+  jr.limit_enabled = true;
+  jr.lower_limit = -0.06;
+  jr.upper_limit = 0.01;
+  m.joints.push_back(jr);
+  MotorDef jaws;
+  jaws.name = "jaws";
+  jaws.joint = 1;
+  jaws.stall_torque_Nm = 0.01;  // 20 N at the jaw through r = 2000 rad/m
+  jaws.no_load_speed_radps = 300.0;
+  jaws.time_constant_s = 0.02;
+  jaws.gear_ratio = 2000.0;
+  m.motors.push_back(jaws);
+  MotorDef lifter = jaws;
+  lifter.name = "lift";
+  lifter.joint = 0;
+  lifter.stall_torque_Nm = 0.05;  // 100 N
+  m.motors.push_back(lifter);
+  RepeaterDef mirror;
+  mirror.name = "mirror";
+  mirror.motor = 0;
+  mirror.joint = 2;
+  mirror.ratio = -1.0;
+  m.repeaters.push_back(mirror);
+  return m;
+}
+
 }  // namespace sim::dynamics::samples

@@ -161,6 +161,7 @@ struct Simulator::Impl {
   void integrate(double h);
   double solvePosition(int& iterations);
   void updateJointCoordinates(State& s);
+  void updateSleep(State& s) const;
   JointFrames frames(const JointDef& def, const JointWork& w) const {
     return detail::computeFrames(positions[w.a], orientations[w.a], def.frame_a, positions[w.b],
                                  orientations[w.b], def.frame_b);
@@ -292,9 +293,10 @@ void Simulator::Impl::load(const State& s) {
     const BodyState& bs = s.bodies[i];
     positions[i] = bs.position_m;
     orientations[i] = bs.orientation;
-    bodies[i].v = bs.linear_velocity_mps;
-    bodies[i].w = bs.angular_velocity_radps;
-    bodies[i].inv_mass = body_inv_mass[i];
+    // A sleeping body is frozen: static for the solver until it wakes.
+    bodies[i].v = bs.asleep ? Vec3::Zero() : bs.linear_velocity_mps;
+    bodies[i].w = bs.asleep ? Vec3::Zero() : bs.angular_velocity_radps;
+    bodies[i].inv_mass = bs.asleep ? 0.0 : body_inv_mass[i];
   }
   for (std::size_t m = 0; m < motors.size(); ++m) {
     rotor_angle[m] = s.motors[m].angle_rad;
@@ -332,13 +334,17 @@ void Simulator::Impl::applyForces(const State& s, double h) {
   (void)s;
   const Vec3 dv = model.gravity_mps2 * h;
   for (int i = 0; i < world; ++i) {
-    if (body_inv_mass[i] > 0.0) bodies[i].v += dv;
+    if (bodies[i].inv_mass > 0.0) bodies[i].v += dv;
   }
 }
 
 // Stage 2: world inertia, joint geometry, effective masses, motor softness.
 void Simulator::Impl::prepare(const State& s, double h) {
   for (int i = 0; i < world; ++i) {
+    if (bodies[i].inv_mass == 0.0) {
+      bodies[i].inv_inertia.setZero();
+      continue;
+    }
     const Mat3 r = orientations[i].toRotationMatrix();
     bodies[i].inv_inertia = r * body_inv_inertia_local[i] * r.transpose();
   }
@@ -557,18 +563,28 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
       }
     }
     block.assemble(rotor_inv_inertia);
-    // Backward Euler would make the rotor's speed relax by 1 / (1 + c h / I); the exact linear
-    // solution relaxes by exp(-c h / I). The softness gamma = I (exp(c h / I) - 1) makes the
-    // implicit row reproduce the exponential exactly for the inertia I the rotor sees through the
-    // block's equality rows (rotor plus reflected loads), and it stays unconditionally stable for
-    // any other load. A rotor that cannot move the load (I infinite) gets gamma = c h.
+    // The characteristic is a damper c (w_t - w). Its impulse over the substep is taken as
+    // c h (w_t - w_bar) with w_bar = alpha w_end + (1 - alpha) w_start, where
+    //   alpha = 1 / (1 - exp(-x)) - 1 / x,  x = c h / I,
+    // and I the inertia the rotor sees through the block's equality rows (rotor plus reflected
+    // loads). For that inertial load this reproduces the exponential solution of eq. 8 exactly;
+    // at any steady speed (w_end = w_start: stall, or a steady external load such as a contact)
+    // it gives exactly c (w_t - w), the passport torque. alpha runs from 1/2 (x -> 0: the rotor
+    // cannot move the load) to 1 (backward Euler): an A-stable theta method. As a soft row on
+    // w_end: softness gamma = c h alpha, target (w_t - (1 - alpha) w_start) / alpha.
     const auto first_hard = static_cast<Eigen::Index>(plan.motors.size());
     for (Eigen::Index i = 0; i < first_hard; ++i) {
-      MotorWork& mw = motors[plan.motors[i]];
+      const int motor = plan.motors[i];
+      MotorWork& mw = motors[motor];
       const double ch = mw.damping * h;
       const double mobility = block.constrainedMobility(i, first_hard);
-      const double inertia = mobility > 1e-300 ? 1.0 / mobility : 0.0;
-      mw.gamma = inertia > 0.0 && std::isfinite(inertia) ? inertia * std::expm1(ch / inertia) : ch;
+      const double x = ch * mobility;  // c h / I
+      double alpha;
+      if (!std::isfinite(x) || x > 700.0) alpha = 1.0;
+      else if (x < 1e-4) alpha = 0.5 + x / 12.0;  // series: cancellation-free near 0
+      else alpha = 1.0 / (-std::expm1(-x)) - 1.0 / x;
+      mw.gamma = ch * alpha;
+      block.rows[i].target = (mw.target_speed - (1.0 - alpha) * rotor_speed[motor]) / alpha;
       const double compliance = 1.0 / mw.gamma;
       block.rows[i].compliance = compliance;
       block.k_full(i, i) += compliance;
@@ -817,7 +833,7 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
 // Stage 5: semi-implicit Euler positions from the new velocities.
 void Simulator::Impl::integrate(double h) {
   for (int i = 0; i < world; ++i) {
-    if (body_inv_mass[i] == 0.0) continue;
+    if (bodies[i].inv_mass == 0.0) continue;
     positions[i] += bodies[i].v * h;
     orientations[i] = rotateBy(orientations[i], bodies[i].w * h);
   }
@@ -954,6 +970,76 @@ void Simulator::Impl::updateJointCoordinates(State& s) {
   }
 }
 
+// Sleeping by groups: bodies linked by joints or contacts (static bodies do not link) sleep
+// together once every one has been slow for sleep_time_s, and wake together when any of them is
+// awake (an awake body touched a sleeping one). Groups with a motor-driven joint never sleep.
+void Simulator::Impl::updateSleep(State& s) const {
+  const ContactSettings& cfg = model.contact;
+  const int nb = world;
+  if (!cfg.sleep_enabled) {
+    for (BodyState& b : s.bodies) {
+      b.asleep = false;
+      b.slow_time_s = 0.0;
+    }
+    return;
+  }
+  std::vector<int> parent(nb);
+  for (int i = 0; i < nb; ++i) parent[i] = i;
+  auto find = [&parent](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto dynamic = [&](int b) { return b >= 0 && b < nb && body_inv_mass[b] > 0.0; };
+  auto link = [&](int a, int b) {
+    if (dynamic(a) && dynamic(b)) parent[find(a)] = find(b);
+  };
+  for (const JointDef& j : model.joints) link(j.body_a, j.body_b);
+  for (const ContactState& c : s.contacts)
+    link(contacts.shapeOwner(static_cast<int>(c.shape_a)), contacts.shapeOwner(static_cast<int>(c.shape_b)));
+  // Per group: 1 = has an awake body, 2 = has a sleeping body, 4 = someone not slow long
+  // enough, 8 = motorised, 16 = rests on something (a contact). A group hanging on joints alone
+  // never sleeps: slow is not at rest for a pendulum near its turning point.
+  std::vector<int> flags(nb, 0);
+  for (const ContactState& c : s.contacts) {
+    for (std::uint32_t shape : {c.shape_a, c.shape_b}) {
+      const int body = contacts.shapeOwner(static_cast<int>(shape));
+      if (dynamic(body)) flags[find(body)] |= 16;
+    }
+  }
+  for (std::size_t j = 0; j < model.joints.size(); ++j) {
+    if (!joint_in_block[j]) continue;
+    const JointDef& def = model.joints[j];
+    const int body = dynamic(def.body_b) ? def.body_b : def.body_a;
+    if (dynamic(body)) flags[find(body)] |= 8;
+  }
+  const double dt = model.solver.time_step_s;
+  for (int i = 0; i < nb; ++i) {
+    if (!dynamic(i)) continue;
+    BodyState& b = s.bodies[i];
+    if (!b.asleep) {
+      const bool slow = b.linear_velocity_mps.norm() < cfg.sleep_linear_speed_mps &&
+                        b.angular_velocity_radps.norm() < cfg.sleep_angular_speed_radps;
+      b.slow_time_s = slow ? b.slow_time_s + dt : 0.0;
+    }
+    int& f = flags[find(i)];
+    f |= b.asleep ? 2 : 1;
+    if (!b.asleep && b.slow_time_s < cfg.sleep_time_s) f |= 4;
+  }
+  for (int i = 0; i < nb; ++i) {
+    if (!dynamic(i)) continue;
+    BodyState& b = s.bodies[i];
+    const int f = flags[find(i)];
+    if ((f & 3) == 3) {  // mixed: wake the group
+      b.asleep = false;
+      b.slow_time_s = 0.0;
+    } else if ((f & 16) && !(f & 2) && !(f & 4) && !(f & 8)) {  // resting, slow long enough
+      b.asleep = true;
+      b.linear_velocity_mps.setZero();
+      b.angular_velocity_radps.setZero();
+    }
+  }
+}
+
 Fault Simulator::Impl::check(const State& s) const {
   const SolverSettings& cfg = model.solver;
   Fault f;
@@ -1041,6 +1127,7 @@ StepReport Simulator::step(State& state) {
     im.contacts.store(state);
   }
   im.store(state, h);
+  im.updateSleep(state);
   state.step += 1;
   state.time_s = static_cast<double>(state.step) * cfg.time_step_s;
   report.fault = im.check(state);

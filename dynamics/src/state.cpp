@@ -12,7 +12,7 @@ namespace sim::dynamics {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x53545331;  // "STS1"
-constexpr std::uint32_t kVersion = 2;  // 2: contacts
+constexpr std::uint32_t kVersion = 3;  // 2: contacts, 3: sleeping
 
 // Visits every field of a state in canonical order; the same order serves serialize,
 // deserialize and hash, so the three can never disagree.
@@ -25,6 +25,8 @@ void visitFields(S& s, F&& f) {
     f(b.orientation.coeffs());
     f(b.linear_velocity_mps);
     f(b.angular_velocity_radps);
+    f(b.slow_time_s);
+    f(b.asleep);
   }
   for (auto& j : s.joints) {
     f(j.position);

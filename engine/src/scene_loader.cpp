@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -99,11 +100,21 @@ std::string describe(const YAML::Node& node) {
   return "nothing";
 }
 
+// A shape's `belt:` map, whose motor is looked up once the motors have been read (bodies come
+// first in the scene).
+struct PendingBelt {
+  YAML::Node node;
+  std::string path;  // "bodies[tracks].shapes[0].belt"
+  std::size_t body = 0;
+  std::size_t shape = 0;
+};
+
 // Shared state of one conversion: where we are and what was seen where.
 struct Context {
   std::string file;
   std::map<std::string, int> lines;  // scene path -> 1-based line, for validate() errors
   bool has_overrides = false;
+  std::vector<PendingBelt> belts;
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
                          const std::string& message) const {
@@ -130,6 +141,14 @@ struct Context {
       fail(node, key, "expected an integer, got " + describe(node));
     }
     return static_cast<int>(value);
+  }
+  // A 32-bit mask: an integer in [0, 2^32 - 1].
+  std::uint32_t bits(const YAML::Node& node, const std::string& key) const {
+    const double value = number(node, key);
+    if (value != std::floor(value) || value < 0.0 || value > 4294967295.0) {
+      fail(node, key, "expected an integer in [0, 4294967295], got " + describe(node));
+    }
+    return static_cast<std::uint32_t>(value);
   }
   bool boolean(const YAML::Node& node, const std::string& key) const {
     bool value = false;
@@ -205,6 +224,9 @@ class MapReader {
   int integer(const std::string& key, int fallback) const {
     return has(key) ? ctx_.integer(value(key), join(key)) : fallback;
   }
+  std::uint32_t bits(const std::string& key, std::uint32_t fallback) const {
+    return has(key) ? ctx_.bits(value(key), join(key)) : fallback;
+  }
   bool boolean(const std::string& key, bool fallback) const {
     return has(key) ? ctx_.boolean(value(key), join(key)) : fallback;
   }
@@ -222,6 +244,13 @@ class MapReader {
     }
   }
   int keyLine(const std::string& key) const { return lineOf(entries_.at(key).first); }
+  // Fails at `key`, when present, with `message` (a key that does not apply in this case).
+  void forbid(const std::string& key, const std::string& message) const {
+    if (!has(key)) return;
+    const int line = keyLine(key);
+    ctx_.failAt(line, join(key),
+                line == 0 && ctx_.has_overrides ? message + " (added by --set)" : message);
+  }
 
  private:
   Context& ctx_;
@@ -230,25 +259,28 @@ class MapReader {
   std::map<std::string, std::pair<YAML::Node, YAML::Node>> entries_;
 };
 
-// The items of a top-level list; each must be a map. Returns the path of each item, using its
-// name when it has one ("bodies[link]") and its index otherwise ("bodies[2]").
-std::vector<std::pair<YAML::Node, std::string>> listItems(Context& ctx, const MapReader& top,
-                                                          const std::string& key) {
+// The items of a list under `key` of a map; each must be a map. Returns the path of each item,
+// using its name when it has one ("bodies[link]") and its index otherwise ("bodies[2]"); items of
+// lists without names (`named` false) are always addressed by index ("bodies[box].shapes[0]").
+std::vector<std::pair<YAML::Node, std::string>> listItems(Context& ctx, const MapReader& map,
+                                                          const std::string& key,
+                                                          bool named = true) {
   std::vector<std::pair<YAML::Node, std::string>> items;
-  if (!top.has(key)) return items;
-  const YAML::Node list = top.value(key);
+  if (!map.has(key)) return items;
+  const YAML::Node list = map.value(key);
+  const std::string list_path = map.join(key);
   if (list.IsNull()) return items;
-  if (!list.IsSequence()) ctx.fail(list, key, "expected a list, got " + describe(list));
+  if (!list.IsSequence()) ctx.fail(list, list_path, "expected a list, got " + describe(list));
   std::set<std::string> names;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node item = list[i];
-    std::string path = fmt::format("{}[{}]", key, i);
-    if (item.IsMap() && item["name"] && item["name"].IsScalar()) {
+    std::string path = fmt::format("{}[{}]", list_path, i);
+    if (named && item.IsMap() && item["name"] && item["name"].IsScalar()) {
       const std::string name = item["name"].Scalar();
       if (!names.insert(name).second) {
         ctx.fail(item["name"], path + ".name", fmt::format("duplicate name \"{}\"", name));
       }
-      path = fmt::format("{}[{}]", key, name);
+      path = fmt::format("{}[{}]", list_path, name);
     }
     items.emplace_back(item, path);
   }
@@ -306,10 +338,146 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
   s.warm_start = m.boolean("warm_start", s.warm_start);
 }
 
+void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings& c) {
+  MapReader m(ctx, node, "contact",
+              {"margin", "slop", "restitution_threshold", "max_position_correction"});
+  c.margin_m = m.number("margin", c.margin_m);
+  c.slop_m = m.number("slop", c.slop_m);
+  c.restitution_threshold_mps = m.number("restitution_threshold", c.restitution_threshold_mps);
+  c.max_position_correction_m = m.number("max_position_correction", c.max_position_correction_m);
+}
+
+// A material; "default" replaces material 0, any other name is appended.
+void readMaterial(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+  MapReader m(ctx, node, path, {"name", "friction", "restitution", "torsion_radius"});
+  dynamics::MaterialDef material;
+  material.name = m.string("name");
+  material.friction = m.number("friction", material.friction);
+  material.restitution = m.number("restitution", material.restitution);
+  material.torsion_radius_m = m.number("torsion_radius", material.torsion_radius_m);
+  if (material.name == scene.model.materials.front().name) {
+    scene.model.materials.front() = std::move(material);
+  } else {
+    scene.model.materials.push_back(std::move(material));
+  }
+}
+
+// Orientation as a quaternion [w, x, y, z] (normalised on load) or roll-pitch-yaw (rad), applied
+// as Rz(yaw) Ry(pitch) Rx(roll); the identity when neither is given.
+Quat readOrientation(const Context& ctx, const MapReader& m) {
+  if (m.has("orientation") && m.has("rpy")) {
+    ctx.fail(m.value("rpy"), m.join("rpy"), "give either orientation or rpy, not both");
+  }
+  if (m.has("orientation")) {
+    auto q =
+        ctx.numbers(m.value("orientation"), m.join("orientation"), 4, "a quaternion [w, x, y, z]");
+    Quat quat(q[0], q[1], q[2], q[3]);
+    if (!(quat.norm() > 1e-9)) {
+      ctx.fail(m.value("orientation"), m.join("orientation"), "quaternion has zero length");
+    }
+    return quat.normalized();
+  }
+  if (m.has("rpy")) {
+    const Vec3 rpy = ctx.vec3(m.value("rpy"), m.join("rpy"));
+    return Quat(Eigen::AngleAxisd(rpy.z(), Vec3::UnitZ()) *
+                Eigen::AngleAxisd(rpy.y(), Vec3::UnitY()) *
+                Eigen::AngleAxisd(rpy.x(), Vec3::UnitX()));
+  }
+  return Quat::Identity();
+}
+
+// Box edge lengths [x, y, z], each positive.
+Vec3 readBoxSize(const Context& ctx, const MapReader& m, const std::string& key) {
+  const Vec3 size = ctx.vec3(m.value(key), m.join(key));
+  for (int i = 0; i < 3; ++i) {
+    if (!(size[i] > 0.0)) ctx.fail(m.value(key), m.join(key), "edges must be positive");
+  }
+  return size;
+}
+
+// One collision shape of a body (body index `body`, static or not). Keys that do not apply to
+// the shape's type are errors; a belt's motor is resolved later (Context::belts).
+dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::string& path,
+                             const Scene& scene, std::size_t body, std::size_t shape_index,
+                             bool is_static) {
+  MapReader m(ctx, node, path,
+              {"type", "position", "orientation", "rpy", "size", "radius", "half_length",
+               "material", "group", "mask", "belt"});
+  dynamics::ShapeDef shape;
+  const std::string type = m.string("type");
+  if (type == "sphere") {
+    shape.type = dynamics::ShapeType::Sphere;
+  } else if (type == "box") {
+    shape.type = dynamics::ShapeType::Box;
+  } else if (type == "capsule") {
+    shape.type = dynamics::ShapeType::Capsule;
+  } else if (type == "plane") {
+    shape.type = dynamics::ShapeType::Plane;
+    if (!is_static) {
+      ctx.fail(m.value("type"), m.join("type"),
+               "a plane may only belong to a static body (static: true)");
+    }
+  } else {
+    ctx.fail(m.value("type"), m.join("type"),
+             fmt::format("expected sphere, box, capsule or plane, got \"{}\"", type));
+  }
+
+  // Dimensions: exactly the ones of the type.
+  const std::string unused = fmt::format("not used by a {} shape", type);
+  if (shape.type == dynamics::ShapeType::Box) {
+    m.forbid("radius", unused + " (give size)");
+    m.forbid("half_length", unused + " (give size)");
+    if (!m.has("size")) ctx.fail(node, m.join("size"), "missing (required for a box)");
+    shape.half_extents_m = 0.5 * readBoxSize(ctx, m, "size");
+    ctx.lines[m.join("half_extents")] = m.keyLine("size");  // validate() says "half_extents"
+  } else if (shape.type == dynamics::ShapeType::Plane) {
+    for (const char* key : {"size", "radius", "half_length"}) {
+      m.forbid(key, unused + " (a plane is the half-space below its local x-y plane)");
+    }
+  } else {
+    m.forbid("size", unused + " (give radius)");
+    if (!m.has("radius")) ctx.fail(node, m.join("radius"), "missing (required for a " + type + ")");
+    shape.radius_m = ctx.positive(m.value("radius"), m.join("radius"));
+    if (shape.type == dynamics::ShapeType::Capsule) {
+      if (!m.has("half_length")) {
+        ctx.fail(node, m.join("half_length"), "missing (required for a capsule)");
+      }
+      shape.half_length_m = m.number("half_length");
+      if (!(shape.half_length_m >= 0.0)) {
+        ctx.fail(m.value("half_length"), m.join("half_length"),
+                 fmt::format("expected a number >= 0, got {}", shape.half_length_m));
+      }
+    } else {
+      m.forbid("half_length", unused + " (give radius)");
+    }
+  }
+
+  // Pose in the body frame (origin at the centre of mass, body axes).
+  shape.pose.position = m.vec3("position", Vec3::Zero());
+  shape.pose.rotation = readOrientation(ctx, m);
+  if (m.has("material")) {
+    shape.material = findByName(ctx, m, "material", scene.model.materials, "material");
+  }
+  shape.group = m.bits("group", shape.group);
+  shape.mask = m.bits("mask", shape.mask);
+  if (m.has("belt")) {
+    const MapReader belt(ctx, m.value("belt"), m.join("belt"), {"motor", "direction", "m_per_rad"});
+    belt.string("motor");  // checked now, looked up once the motors are known
+    const Vec3 direction = belt.vec3("direction", Vec3::UnitX());
+    if (!(direction.norm() > 1e-9)) {
+      ctx.fail(belt.value("direction"), belt.join("direction"), "direction has zero length");
+    }
+    shape.belt_direction = direction.normalized();
+    shape.belt_m_per_rad = belt.number("m_per_rad");
+    ctx.belts.push_back({m.value("belt"), m.join("belt"), body, shape_index});
+  }
+  return shape;
+}
+
 void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
   MapReader m(ctx, node, path,
               {"name", "mass", "inertia", "box", "position", "orientation", "rpy", "static",
-               "linear_velocity", "angular_velocity"});
+               "linear_velocity", "angular_velocity", "shapes", "collide"});
   dynamics::BodyDef body;
   body.name = m.string("name");
   body.is_static = m.boolean("static", false);
@@ -317,12 +485,7 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
 
   // Geometry: an optional box, used for the inertia when none is given and for drawing.
   std::optional<Vec3> box;
-  if (m.has("box")) {
-    box = ctx.vec3(m.value("box"), m.join("box"));
-    for (int i = 0; i < 3; ++i) {
-      if (!((*box)[i] > 0.0)) ctx.fail(m.value("box"), m.join("box"), "edges must be positive");
-    }
-  }
+  if (m.has("box")) box = readBoxSize(ctx, m, "box");
 
   // Inertia: principal values [Ixx, Iyy, Izz], a full 3x3 matrix, or computed from the box.
   if (m.has("inertia")) {
@@ -347,25 +510,28 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
 
   // Pose: position, and orientation as a quaternion [w, x, y, z] or roll-pitch-yaw (rad).
   body.position_m = m.vec3("position", Vec3::Zero());
-  if (m.has("orientation") && m.has("rpy")) {
-    ctx.fail(m.value("rpy"), m.join("rpy"), "give either orientation or rpy, not both");
-  }
-  if (m.has("orientation")) {
-    auto q =
-        ctx.numbers(m.value("orientation"), m.join("orientation"), 4, "a quaternion [w, x, y, z]");
-    Quat quat(q[0], q[1], q[2], q[3]);
-    if (!(quat.norm() > 1e-9)) {
-      ctx.fail(m.value("orientation"), m.join("orientation"), "quaternion has zero length");
-    }
-    body.orientation = quat.normalized();
-  } else if (m.has("rpy")) {
-    const Vec3 rpy = ctx.vec3(m.value("rpy"), m.join("rpy"));
-    body.orientation = Eigen::AngleAxisd(rpy.z(), Vec3::UnitZ()) *
-                       Eigen::AngleAxisd(rpy.y(), Vec3::UnitY()) *
-                       Eigen::AngleAxisd(rpy.x(), Vec3::UnitX());
-  }
+  body.orientation = readOrientation(ctx, m);
   body.linear_velocity_mps = m.vec3("linear_velocity", Vec3::Zero());
   body.angular_velocity_radps = m.vec3("angular_velocity", Vec3::Zero());
+
+  // Collision: the listed shapes, or with `collide: true` one box shape of the `box` size. A
+  // `box` alone only gives inertia and looks (a body without shapes never touches anything).
+  const std::size_t body_index = scene.model.bodies.size();
+  for (const auto& [shape_node, shape_path] : listItems(ctx, m, "shapes", /*named=*/false)) {
+    body.shapes.push_back(readShape(ctx, shape_node, shape_path, scene, body_index,
+                                    body.shapes.size(), body.is_static));
+  }
+  if (m.boolean("collide", false)) {
+    if (m.has("shapes")) {
+      ctx.failAt(m.keyLine("collide"), m.join("collide"),
+                 "give either shapes or collide: true, not both");
+    }
+    if (!box) ctx.failAt(m.keyLine("collide"), m.join("collide"), "collide: true needs a box");
+    dynamics::ShapeDef shape;
+    shape.type = dynamics::ShapeType::Box;
+    shape.half_extents_m = 0.5 * *box;
+    body.shapes.push_back(shape);
+  }
 
   BodyLook look;
   if (box) {
@@ -394,7 +560,8 @@ dynamics::Frame localFrame(const dynamics::BodyDef* body, const Vec3& anchor, co
 
 void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
   MapReader m(ctx, node, path,
-              {"name", "type", "parent", "child", "anchor", "axis", "limits", "friction"});
+              {"name", "type", "parent", "child", "anchor", "axis", "limits", "friction",
+               "collide_connected"});
   dynamics::JointDef joint;
   joint.name = m.string("name");
   const std::string type = m.string("type");
@@ -441,6 +608,7 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
     joint.friction.breakaway = f.number("breakaway", 0.0);
     joint.friction.viscous = f.number("viscous", 0.0);
   }
+  joint.collide_connected = m.boolean("collide_connected", false);
   scene.model.joints.push_back(std::move(joint));
 }
 
@@ -575,19 +743,29 @@ Scene convert(Context& ctx, const YAML::Node& root) {
   scene.name = std::filesystem::path(ctx.file).stem().string();
   if (root.IsNull() || !root.IsDefined()) ctx.failAt(0, "", "the scene file is empty");
   MapReader top(ctx, root, "",
-                {"name", "description", "solver", "gravity", "bodies", "joints", "motors",
-                 "repeaters", "inputs"});
+                {"name", "description", "solver", "gravity", "contact", "materials", "bodies",
+                 "joints", "motors", "repeaters", "inputs"});
   if (top.has("name")) scene.name = top.string("name");
   if (top.has("description") && !top.value("description").IsScalar()) {
     ctx.fail(top.value("description"), "description", "expected text");
   }
   if (top.has("solver")) readSolver(ctx, top.value("solver"), scene.model.solver);
   scene.model.gravity_mps2 = top.vec3("gravity", scene.model.gravity_mps2);
+  if (top.has("contact")) readContact(ctx, top.value("contact"), scene.model.contact);
 
-  // Order matters: joints name bodies, motors name joints, repeaters and inputs name motors.
+  // Order matters: shapes name materials, joints name bodies, motors name joints, belts,
+  // repeaters and inputs name motors.
+  for (const auto& [node, path] : listItems(ctx, top, "materials")) {
+    readMaterial(ctx, node, path, scene);
+  }
   for (const auto& [node, path] : listItems(ctx, top, "bodies")) readBody(ctx, node, path, scene);
   for (const auto& [node, path] : listItems(ctx, top, "joints")) readJoint(ctx, node, path, scene);
   for (const auto& [node, path] : listItems(ctx, top, "motors")) readMotor(ctx, node, path, scene);
+  for (const PendingBelt& pending : ctx.belts) {
+    const MapReader belt(ctx, pending.node, pending.path, {"motor", "direction", "m_per_rad"});
+    scene.model.bodies[pending.body].shapes[pending.shape].belt_motor =
+        findByName(ctx, belt, "motor", scene.model.motors, "motor");
+  }
   for (const auto& [node, path] : listItems(ctx, top, "repeaters")) {
     readRepeater(ctx, node, path, scene);
   }

@@ -5,6 +5,7 @@
 #include <dynamics/simulator.h>
 
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 
 #include <gtest/gtest.h>
@@ -223,6 +224,50 @@ TEST(Contact, PyramidOfFiftyFiveStandsForThirtySeconds) {
     EXPECT_LT((s.bodies[i].position_m - m.bodies[i].position_m).norm(), 0.02) << m.bodies[i].name;
   }
   EXPECT_LT(maxSpeed(s), 1e-3);
+}
+
+// Grasp (the scene): squeeze with limited motor force, lift 0.3 m, the box follows with
+// slip <= 1 mm; opening the jaws drops it back to the ground.
+TEST(Contact, GripperHoldsLiftsAndDropsTheBox) {
+  Model m = samples::graspScene(1.0 / 240.0);
+  Simulator sim(m);
+  State s = sim.initialState();
+  const int box = m.findBody("box"), palm = m.findBody("palm");
+  const int jaws = m.findMotor("jaws"), lift = m.findMotor("lift");
+  ASSERT_GE(box, 0);
+  ASSERT_GE(palm, 0);
+  s.motors[jaws].voltage = 1.0;  // close
+  run(sim, s, 0.8);
+  // Squeezing: the jaws stall on the box. The motor's stall force Mp r = 20 N is shared by the
+  // two jaws through the repeater (motor torque = (F_left + |k| F_right) / r), so the box feels
+  // 20 N in total; the steady characteristic gives the passport torque exactly (0.1 % allowed for
+  // the iterative solve of the contact rows, converged far below that at stall).
+  double squeeze = 0.0;
+  for (const ContactReport& c : sim.contacts(s)) {
+    if (c.body_a == box || c.body_b == box) {
+      if (std::abs(c.normal.x()) > 0.9) squeeze += c.normal_force_N;
+    }
+  }
+  EXPECT_NEAR(squeeze, 20.0, 0.02);
+  std::printf("grasp squeeze at stall: %.4f N (passport 20 N)\n", squeeze);
+  const double grip_offset = s.bodies[box].position_m.z() - s.bodies[palm].position_m.z();
+  const double palm0 = s.bodies[palm].position_m.z();
+  s.motors[lift].voltage = 1.0;
+  double worst_slip = 0.0;
+  for (int i = 0; i < 240 * 5 && s.bodies[palm].position_m.z() < palm0 + 0.3; ++i) {
+    sim.step(s);
+    worst_slip = std::max(worst_slip, std::abs(s.bodies[box].position_m.z() -
+                                               s.bodies[palm].position_m.z() - grip_offset));
+  }
+  EXPECT_GE(s.bodies[palm].position_m.z(), palm0 + 0.3);
+  EXPECT_GT(s.bodies[box].position_m.z(), 0.05 + 0.29);  // lifted with the gripper
+  EXPECT_LE(worst_slip, 1e-3);
+  std::printf("grasp slip during a 0.3 m lift: %.3g m\n", worst_slip);
+  // Hold the height (the lift motor would sink slowly at u = 0), then open: the box falls.
+  s.motors[lift].voltage = 0.0;
+  s.motors[jaws].voltage = -1.0;
+  run(sim, s, 1.5);
+  EXPECT_NEAR(s.bodies[box].position_m.z(), 0.05, 2e-3);
 }
 
 // Contacts live in the state: a run restored from a mid-run image matches bit for bit.

@@ -106,6 +106,24 @@ TEST(Cli, ValidateScene) {
   EXPECT_NE(o.out.find("ok: 1 bodies, 1 joints, 1 motors"), std::string::npos) << o.out;
 }
 
+TEST(Cli, BoxStackValidatesAndRuns) {
+  const std::string scene = "'" + kSourceDir + "/scenes/box_stack.yaml'";
+  Outcome o = run("validate " + scene + " --set materials.wood.friction=0.2");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("ok: 6 bodies, 0 joints, 0 motors"), std::string::npos) << o.out;
+
+  o = run("run " + scene + " --headless --duration 2");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("steps 480"), std::string::npos) << o.out;
+
+  o = run("validate " + scene + " --set bodies.box3.shapes.0.radius=0.3");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(countLines(o.err), 1) << o.err;
+  EXPECT_NE(o.err.find("bodies[box3].shapes[0].radius: not used by a box shape"),
+            std::string::npos)
+      << o.err;
+}
+
 TEST(Cli, DevicesWorksWithoutDevices) {
   const Outcome o = run("devices");
   EXPECT_EQ(o.exit_code, 0) << o.err;

@@ -62,5 +62,23 @@ TEST(Run, Wg7152HeadlessWithTrace) {
   EXPECT_NE(summary.find("motor drive"), std::string::npos) << summary;
 }
 
+TEST(Run, BoxStackStaysStacked) {
+  // Contacts are pinned by tests/dynamics; this proves the loader's shapes, materials and contact
+  // settings reach the solver: without them the boxes would fall through the ground.
+  const Scene scene = loadScene(std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/box_stack.yaml");
+  RunOptions options;
+  options.duration_s = 2.0;
+  const RunResult result = runHeadless(scene, options);
+  EXPECT_FALSE(result.fault.has_value()) << result.fault->describe();
+  EXPECT_EQ(result.steps, 480u);
+  ASSERT_EQ(result.final_state.bodies.size(), 6u);
+  for (std::size_t i = 1; i < 6; ++i) {
+    const auto& start = scene.model.bodies[i].position_m;
+    const auto& end = result.final_state.bodies[i].position_m;
+    EXPECT_NEAR(end.z(), start.z(), 1e-3) << scene.model.bodies[i].name;
+    EXPECT_LT((end - start).head<2>().norm(), 1e-3) << scene.model.bodies[i].name;
+  }
+}
+
 }  // namespace
 }  // namespace sim::engine

@@ -243,5 +243,380 @@ TEST(SceneLoader, BadSetIsAnError) {
   EXPECT_THROW(parseOverride("=1"), SceneError);
 }
 
+// A scene with materials, contact settings and every kind of shape. Line numbers below refer to
+// this text.
+const std::string kShapes = R"(materials:
+  - name: default
+    friction: 0.8
+  - name: rubber
+    friction: 1.1
+    restitution: 0.3
+    torsion_radius: 0.02
+contact:
+  margin: 0.02
+  slop: 0.001
+  restitution_threshold: 0.2
+  max_position_correction: 0.1
+bodies:
+  - name: ground
+    static: true
+    shapes:
+      - type: plane
+        material: rubber
+  - name: box
+    mass: 2.0
+    box: [0.4, 0.2, 0.1]
+    position: [0, 0, 1]
+    shapes:
+      - type: box
+        size: [0.4, 0.2, 0.1]
+      - type: sphere
+        radius: 0.05
+        position: [0.2, 0, 0]
+        material: rubber
+        group: 2
+        mask: 4294967295
+      - type: capsule
+        radius: 0.03
+        half_length: 0.1
+        rpy: [1.5707963267948966, 0, 0]
+        belt:
+          motor: drive
+          direction: [2, 0, 0]
+          m_per_rad: 0.001
+  - name: lid
+    mass: 1.0
+    box: [0.4, 0.2, 0.02]
+    position: [0, 0, 1.1]
+    collide: true
+joints:
+  - name: hinge
+    type: hinge
+    parent: box
+    child: lid
+    axis: [0, 1, 0]
+    collide_connected: true
+motors:
+  - name: drive
+    joint: hinge
+    Mp: 0.2
+    w_xx: 5.0
+    t_m: 1.0
+)";
+
+// Expects exactly `text` as what() ("file:line: key: message").
+void expectErrorText(const std::string& yaml, const std::string& text,
+                     const std::vector<Override>& overrides = {}) {
+  try {
+    loadSceneFromString(yaml, "test.yaml", overrides);
+    ADD_FAILURE() << "no error; expected " << text;
+  } catch (const SceneError& e) {
+    EXPECT_EQ(std::string(e.what()), text);
+  }
+}
+
+// Expects dynamics::validate() to reject the scene with `key` at `line` among its errors.
+void expectInvalid(const std::string& yaml, int line, const std::string& key,
+                   const std::vector<Override>& overrides = {}) {
+  try {
+    loadSceneFromString(yaml, "test.yaml", overrides);
+    ADD_FAILURE() << "no error; expected " << key;
+  } catch (const SceneInvalid& e) {
+    bool found = false;
+    for (const SceneError& error : e.errors()) {
+      if (error.key() != key) continue;
+      found = true;
+      EXPECT_EQ(error.file(), "test.yaml");
+      EXPECT_EQ(error.line(), line) << e.what();
+    }
+    EXPECT_TRUE(found) << e.what();
+  }
+}
+
+TEST(SceneLoader, ShapesMaterialsAndContact) {
+  const Scene scene = loadSceneFromString(kShapes, "test.yaml");
+  const dynamics::Model& model = scene.model;
+
+  // "default" redefines material 0; others follow in file order.
+  ASSERT_EQ(model.materials.size(), 2u);
+  EXPECT_EQ(model.materials[0].name, "default");
+  EXPECT_DOUBLE_EQ(model.materials[0].friction, 0.8);
+  EXPECT_DOUBLE_EQ(model.materials[0].restitution, 0.0);
+  EXPECT_EQ(model.materials[1].name, "rubber");
+  EXPECT_DOUBLE_EQ(model.materials[1].friction, 1.1);
+  EXPECT_DOUBLE_EQ(model.materials[1].restitution, 0.3);
+  EXPECT_DOUBLE_EQ(model.materials[1].torsion_radius_m, 0.02);
+
+  EXPECT_DOUBLE_EQ(model.contact.margin_m, 0.02);
+  EXPECT_DOUBLE_EQ(model.contact.slop_m, 0.001);
+  EXPECT_DOUBLE_EQ(model.contact.restitution_threshold_mps, 0.2);
+  EXPECT_DOUBLE_EQ(model.contact.max_position_correction_m, 0.1);
+
+  ASSERT_EQ(model.bodies.size(), 3u);
+  const auto& ground = model.bodies[0].shapes;
+  ASSERT_EQ(ground.size(), 1u);
+  EXPECT_EQ(ground[0].type, dynamics::ShapeType::Plane);
+  EXPECT_EQ(ground[0].material, 1);
+  EXPECT_TRUE(ground[0].pose.position.isZero(0.0));
+
+  const auto& shapes = model.bodies[1].shapes;
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0].type, dynamics::ShapeType::Box);
+  EXPECT_TRUE(shapes[0].half_extents_m.isApprox(Vec3(0.2, 0.1, 0.05), 1e-15));  // size / 2
+  EXPECT_EQ(shapes[0].material, 0);
+  EXPECT_EQ(shapes[0].group, 1u);  // defaults
+  EXPECT_EQ(shapes[0].mask, 0xffffffffu);
+  EXPECT_EQ(shapes[0].belt_motor, -1);
+
+  EXPECT_EQ(shapes[1].type, dynamics::ShapeType::Sphere);
+  EXPECT_DOUBLE_EQ(shapes[1].radius_m, 0.05);
+  EXPECT_TRUE(shapes[1].pose.position.isApprox(Vec3(0.2, 0.0, 0.0), 1e-15));
+  EXPECT_EQ(shapes[1].material, 1);
+  EXPECT_EQ(shapes[1].group, 2u);
+  EXPECT_EQ(shapes[1].mask, 0xffffffffu);
+
+  EXPECT_EQ(shapes[2].type, dynamics::ShapeType::Capsule);
+  EXPECT_DOUBLE_EQ(shapes[2].radius_m, 0.03);
+  EXPECT_DOUBLE_EQ(shapes[2].half_length_m, 0.1);
+  // rpy as for bodies: roll by 90 degrees turns the capsule's z axis to -y.
+  EXPECT_TRUE((shapes[2].pose.rotation * Vec3::UnitZ()).isApprox(-Vec3::UnitY(), 1e-12));
+  EXPECT_EQ(shapes[2].belt_motor, 0);
+  EXPECT_TRUE(shapes[2].belt_direction.isApprox(Vec3::UnitX(), 1e-15));  // normalised
+  EXPECT_DOUBLE_EQ(shapes[2].belt_m_per_rad, 0.001);
+
+  // collide: true adds one box shape of the body's box.
+  const auto& lid = model.bodies[2].shapes;
+  ASSERT_EQ(lid.size(), 1u);
+  EXPECT_EQ(lid[0].type, dynamics::ShapeType::Box);
+  EXPECT_TRUE(lid[0].half_extents_m.isApprox(Vec3(0.2, 0.1, 0.01), 1e-15));
+  EXPECT_EQ(lid[0].material, 0);
+
+  ASSERT_EQ(model.joints.size(), 1u);
+  EXPECT_TRUE(model.joints[0].collide_connected);
+}
+
+TEST(SceneLoader, BoxAloneGivesNoCollisionShape) {
+  // Backward compatibility: `box` is for inertia and looks only.
+  const Scene scene = loadSceneFromString(kScene, "test.yaml");
+  EXPECT_TRUE(scene.model.bodies[0].shapes.empty());
+  EXPECT_FALSE(scene.model.joints[0].collide_connected);
+  EXPECT_EQ(scene.model.materials.size(), 1u);
+  EXPECT_TRUE(loadScene(kWg7152).model.bodies[0].shapes.empty());
+
+  const Scene off =
+      loadSceneFromString(replace(kScene, "    box: [1.0, 0.2, 0.1]\n",
+                                  "    box: [1.0, 0.2, 0.1]\n    collide: false\n"),
+                          "test.yaml");
+  EXPECT_TRUE(off.model.bodies[0].shapes.empty());
+}
+
+TEST(SceneLoader, BoxStackScene) {
+  const Scene scene = loadScene(kSourceDir + "/scenes/box_stack.yaml");
+  const dynamics::Model& model = scene.model;
+  EXPECT_DOUBLE_EQ(model.solver.time_step_s, 1.0 / 240.0);
+  EXPECT_EQ(model.solver.velocity_iterations, 20);
+  EXPECT_EQ(model.solver.position_iterations, 2);
+  const int wood = 1;
+  ASSERT_EQ(model.materials.size(), 2u);
+  EXPECT_EQ(model.materials[wood].name, "wood");
+  EXPECT_DOUBLE_EQ(model.materials[wood].friction, 0.5);
+
+  ASSERT_EQ(model.bodies.size(), 6u);
+  const auto& ground = model.bodies[0];
+  EXPECT_TRUE(ground.is_static);
+  ASSERT_EQ(ground.shapes.size(), 1u);
+  EXPECT_EQ(ground.shapes[0].type, dynamics::ShapeType::Plane);
+  EXPECT_EQ(ground.shapes[0].material, wood);
+  for (std::size_t i = 1; i < 6; ++i) {
+    const auto& box = model.bodies[i];
+    EXPECT_FALSE(box.is_static);
+    EXPECT_DOUBLE_EQ(box.mass_kg, 1.0);
+    EXPECT_NEAR(box.position_m.z(), 0.2 * static_cast<double>(i) - 0.1, 1e-15) << box.name;
+    ASSERT_EQ(box.shapes.size(), 1u);
+    EXPECT_EQ(box.shapes[0].type, dynamics::ShapeType::Box);
+    EXPECT_TRUE(box.shapes[0].half_extents_m.isApprox(Vec3::Constant(0.1), 1e-15));
+    EXPECT_EQ(box.shapes[0].material, wood);
+  }
+}
+
+TEST(SceneLoader, SetReachesShapesMaterialsAndContact) {
+  const Scene scene = loadSceneFromString(
+      kShapes, "test.yaml",
+      {parseOverride("materials.default.friction=0.2"),
+       parseOverride("materials.rubber.restitution=0.5"), parseOverride("contact.margin=0.05"),
+       parseOverride("bodies.box.shapes.1.radius=0.07"),
+       parseOverride("bodies.box.shapes.0.size.2=0.3"),
+       parseOverride("bodies.box.shapes.0.group=8"),  // absent key: added
+       parseOverride("bodies.box.shapes.2.belt.m_per_rad=0.002")});
+  const dynamics::Model& model = scene.model;
+  EXPECT_DOUBLE_EQ(model.materials[0].friction, 0.2);
+  EXPECT_DOUBLE_EQ(model.materials[1].restitution, 0.5);
+  EXPECT_DOUBLE_EQ(model.contact.margin_m, 0.05);
+  EXPECT_DOUBLE_EQ(model.bodies[1].shapes[1].radius_m, 0.07);
+  EXPECT_DOUBLE_EQ(model.bodies[1].shapes[0].half_extents_m.z(), 0.15);
+  EXPECT_EQ(model.bodies[1].shapes[0].group, 8u);
+  EXPECT_DOUBLE_EQ(model.bodies[1].shapes[2].belt_m_per_rad, 0.002);
+
+  const Scene stack = loadScene(kSourceDir + "/scenes/box_stack.yaml",
+                                {parseOverride("materials.wood.friction=0.1")});
+  EXPECT_DOUBLE_EQ(stack.model.materials[1].friction, 0.1);
+}
+
+TEST(SceneLoader, BadSetOnShapesIsAnError) {
+  expectErrorText(kShapes,
+                  "test.yaml: --set bodies.box.shapes.5.radius: no item named \"5\" in \"bodies.box.shapes\"",
+                  {parseOverride("bodies.box.shapes.5.radius=1")});
+  expectErrorText(kShapes,
+                  "test.yaml: --set materials.steel.friction: no item named \"steel\" in "
+                  "\"materials\"",
+                  {parseOverride("materials.steel.friction=1")});
+  expectErrorText(kShapes,
+                  "test.yaml: bodies[box].shapes[0].radius: not used by a box shape (give size) "
+                  "(added by --set)",
+                  {parseOverride("bodies.box.shapes.0.radius=0.1")});
+  expectErrorText(kShapes,
+                  "test.yaml:18: --set bodies.ground.shapes.0.material: \"bodies.ground.shapes.0."
+                  "material\" is not a number (it is \"rubber\")",
+                  {parseOverride("bodies.ground.shapes.0.material=1")});
+}
+
+TEST(SceneLoader, BadShapeIsAnError) {
+  // Bad type.
+  expectErrorText(replace(kShapes, "      - type: sphere", "      - type: cone"),
+                  "test.yaml:26: bodies[box].shapes[1].type: expected sphere, box, capsule or "
+                  "plane, got \"cone\"");
+  expectSceneError(replace(kShapes, "        size: [0.4, 0.2, 0.1]\n", "        size: 1\n"), 25,
+                   "bodies[box].shapes[0].size", "3 numbers");
+  expectSceneError(replace(kShapes, "      - type: box\n        size:", "      - size:"), 24,
+                   "bodies[box].shapes[0].type", "missing (required)");
+  // Missing dimensions (errors at the shape's first line).
+  expectErrorText(replace(kShapes, "        radius: 0.05\n", ""),
+                  "test.yaml:26: bodies[box].shapes[1].radius: missing (required for a sphere)");
+  expectErrorText(replace(kShapes, "        radius: 0.03\n", ""),
+                  "test.yaml:32: bodies[box].shapes[2].radius: missing (required for a capsule)");
+  expectErrorText(replace(kShapes, "        half_length: 0.1\n", ""),
+                  "test.yaml:32: bodies[box].shapes[2].half_length: missing (required for a "
+                  "capsule)");
+  expectErrorText(replace(kShapes, "        size: [0.4, 0.2, 0.1]\n", ""),
+                  "test.yaml:24: bodies[box].shapes[0].size: missing (required for a box)");
+  // Bad dimensions.
+  expectErrorText(replace(kShapes, "        radius: 0.05", "        radius: -0.05"),
+                  "test.yaml:27: bodies[box].shapes[1].radius: expected a positive number, got "
+                  "-0.05");
+  expectErrorText(replace(kShapes, "        half_length: 0.1", "        half_length: -0.1"),
+                  "test.yaml:34: bodies[box].shapes[2].half_length: expected a number >= 0, got "
+                  "-0.1");
+  expectErrorText(replace(kShapes, "        size: [0.4, 0.2, 0.1]", "        size: [0.4, 0, 0.1]"),
+                  "test.yaml:25: bodies[box].shapes[0].size: edges must be positive");
+  // Keys of another type.
+  expectErrorText(replace(kShapes, "        radius: 0.05", "        size: [1, 1, 1]"),
+                  "test.yaml:27: bodies[box].shapes[1].size: not used by a sphere shape (give "
+                  "radius)");
+  expectErrorText(replace(kShapes, "        material: rubber\n  - name: box",
+                          "        radius: 1\n  - name: box"),
+                  "test.yaml:18: bodies[ground].shapes[0].radius: not used by a plane shape (a "
+                  "plane is the half-space below its local x-y plane)");
+  // Unknown key inside a shape.
+  expectErrorText(replace(kShapes, "        position: [0.2, 0, 0]", "        colour: red"),
+                  "test.yaml:28: bodies[box].shapes[1].colour: unknown key (expected one of: "
+                  "type, position, orientation, rpy, size, radius, half_length, material, group, "
+                  "mask, belt)");
+  expectErrorText(replace(kShapes, "        position: [0.2, 0, 0]", "        name: ball"),
+                  "test.yaml:28: bodies[box].shapes[1].name: unknown key (expected one of: "
+                  "type, position, orientation, rpy, size, radius, half_length, material, group, "
+                  "mask, belt)");
+  // Pose as for bodies.
+  expectErrorText(replace(kShapes, "        position: [0.2, 0, 0]",
+                          "        orientation: [1, 0, 0, 0]\n        rpy: [0, 0, 0]"),
+                  "test.yaml:29: bodies[box].shapes[1].rpy: give either orientation or rpy, not "
+                  "both");
+  // Filtering bits.
+  expectErrorText(replace(kShapes, "        group: 2", "        group: -1"),
+                  "test.yaml:30: bodies[box].shapes[1].group: expected an integer in [0, "
+                  "4294967295], got \"-1\"");
+  expectErrorText(replace(kShapes, "        mask: 4294967295", "        mask: 4294967296"),
+                  "test.yaml:31: bodies[box].shapes[1].mask: expected an integer in [0, "
+                  "4294967295], got \"4294967296\"");
+  expectErrorText(replace(kShapes, "        group: 2", "        group: 1.5"),
+                  "test.yaml:30: bodies[box].shapes[1].group: expected an integer in [0, "
+                  "4294967295], got \"1.5\"");
+  // Shapes must be a list of maps.
+  expectErrorText(replace(kShapes, "    shapes:\n      - type: plane\n        material: rubber\n",
+                          "    shapes: plane\n"),
+                  "test.yaml:16: bodies[ground].shapes: expected a list, got \"plane\"");
+}
+
+TEST(SceneLoader, PlaneOnADynamicBodyIsAnError) {
+  expectErrorText(replace(kShapes, "      - type: box\n        size: [0.4, 0.2, 0.1]\n",
+                          "      - type: plane\n"),
+                  "test.yaml:24: bodies[box].shapes[0].type: a plane may only belong to a static "
+                  "body (static: true)");
+}
+
+TEST(SceneLoader, UnknownMaterialIsAnError) {
+  expectErrorText(replace(kShapes, "        material: rubber\n        group",
+                          "        material: steel\n        group"),
+                  "test.yaml:29: bodies[box].shapes[1].material: no material named \"steel\" "
+                  "(known: default, rubber)");
+}
+
+TEST(SceneLoader, BadMaterialsAreErrors) {
+  expectErrorText(replace(kShapes, "    torsion_radius: 0.02", "    torsion: 0.02"),
+                  "test.yaml:7: materials[rubber].torsion: unknown key (expected one of: name, "
+                  "friction, restitution, torsion_radius)");
+  expectErrorText(replace(kShapes, "  - name: rubber", "  - name: default"),
+                  "test.yaml:4: materials[1].name: duplicate name \"default\"");
+  expectErrorText(replace(kShapes, "  - name: rubber\n", "  - \n"),
+                  "test.yaml:5: materials[1].name: missing (required)");
+  expectErrorText(replace(kShapes, "    friction: 1.1", "    friction: grippy"),
+                  "test.yaml:5: materials[rubber].friction: expected a number, got \"grippy\"");
+  // Range checks are dynamics::validate()'s, located by the loader.
+  expectInvalid(replace(kShapes, "    restitution: 0.3", "    restitution: 1.5"), 6,
+                "materials[rubber].restitution");
+  expectInvalid(replace(kShapes, "    friction: 0.8", "    friction: -1"), 3,
+                "materials[default].friction");
+}
+
+TEST(SceneLoader, BadContactIsAnError) {
+  expectErrorText(replace(kShapes, "  slop: 0.001", "  slope: 0.001"),
+                  "test.yaml:10: contact.slope: unknown key (expected one of: margin, slop, "
+                  "restitution_threshold, max_position_correction)");
+  expectErrorText(replace(kShapes, "contact:\n  margin: 0.02\n  slop: 0.001\n"
+                                   "  restitution_threshold: 0.2\n  max_position_correction: 0.1\n",
+                          "contact: [0.02]\n"),
+                  "test.yaml:8: contact: expected a map of keys, got a list of 1");
+  expectInvalid(replace(kShapes, "  margin: 0.02", "  margin: -0.02"), 9, "contact.margin");
+  expectInvalid(replace(kShapes, "  max_position_correction: 0.1", "  max_position_correction: 0"),
+                12, "contact.max_position_correction");
+}
+
+TEST(SceneLoader, BadBeltIsAnError) {
+  expectErrorText(replace(kShapes, "          motor: drive", "          motor: drve"),
+                  "test.yaml:37: bodies[box].shapes[2].belt.motor: no motor named \"drve\" "
+                  "(known: drive)");
+  expectErrorText(replace(kShapes, "          motor: drive\n", ""),
+                  "test.yaml:37: bodies[box].shapes[2].belt.motor: missing (required)");
+  expectErrorText(replace(kShapes, "          m_per_rad: 0.001", "          speed: 0.001"),
+                  "test.yaml:39: bodies[box].shapes[2].belt.speed: unknown key (expected one of: "
+                  "motor, direction, m_per_rad)");
+  expectErrorText(replace(kShapes, "          direction: [2, 0, 0]", "          direction: [0, 0, 0]"),
+                  "test.yaml:38: bodies[box].shapes[2].belt.direction: direction has zero length");
+  expectErrorText(replace(kShapes, "          m_per_rad: 0.001\n", ""),
+                  "test.yaml:37: bodies[box].shapes[2].belt.m_per_rad: missing (required)");
+}
+
+TEST(SceneLoader, BadCollideIsAnError) {
+  expectErrorText(replace(kShapes, "    box: [0.4, 0.2, 0.02]\n", "    inertia: [1, 1, 1]\n"),
+                  "test.yaml:44: bodies[lid].collide: collide: true needs a box");
+  expectErrorText(replace(kShapes, "    collide: true", "    collide: true\n    shapes: []"),
+                  "test.yaml:44: bodies[lid].collide: give either shapes or collide: true, not "
+                  "both");
+  expectErrorText(replace(kShapes, "    collide: true", "    collide: yes please"),
+                  "test.yaml:44: bodies[lid].collide: expected true or false, got \"yes please\"");
+  expectErrorText(replace(kShapes, "    collide_connected: true", "    collide_connected: 2"),
+                  "test.yaml:51: joints[hinge].collide_connected: expected true or false, got "
+                  "\"2\"");
+}
+
 }  // namespace
 }  // namespace sim::engine

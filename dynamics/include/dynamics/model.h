@@ -151,6 +151,13 @@ struct ContactSettings {
   double slop_m = 1e-4;                 ///< Penetration left alone by position correction.
   double restitution_threshold_mps = 0.5; ///< Slower impacts do not bounce.
   double max_position_correction_m = 0.05; ///< Per position pass and contact.
+  /// Sleeping: a group of touching or jointed bodies that all stayed slower than these speeds
+  /// for sleep_time_s, and rests on a contact, freezes until an awake body touches it. Groups
+  /// with a motor-driven joint, and groups hanging on joints alone, never sleep.
+  bool sleep_enabled = true;
+  double sleep_linear_speed_mps = 0.02;
+  double sleep_angular_speed_radps = 0.05;
+  double sleep_time_s = 0.5;
 };
 
 /// The complete, immutable description of a mechanism.

@@ -74,4 +74,11 @@ Model boxPyramid(int base, double edge_m, double mu, double time_step_s);
 /// dropped from a small height onto the ground, mu = 0.5.
 Model boxPile(int columns_x, int columns_y, int height, double time_step_s);
 
+/// The grasp scene: a 0.1 m, 0.5 kg box (mu = 0.8 against the jaws) on the ground between two
+/// jaws (0.02 x 0.08 x 0.08 m boxes) that slide along x on a palm. Motor "jaws" drives the left
+/// jaw's slider ("left", +x closes), a repeater with k = -1 mirrors it on "right"; the palm slides
+/// along z on "lift", driven by motor "lift" and held at z = 0 by a lower limit. Stall forces:
+/// 20 N shared by the two jaws, 100 N for the lift. Shape materials: 0 ground (mu 0.5), 1 grip (0.8).
+Model graspScene(double time_step_s);
+
 }  // namespace sim::dynamics::samples

@@ -20,6 +20,11 @@ struct BodyState {
   Quat orientation = Quat::Identity();
   Vec3 linear_velocity_mps = Vec3::Zero();
   Vec3 angular_velocity_radps = Vec3::Zero();
+  /// Time the body has moved slower than the sleep thresholds (s).
+  double slow_time_s = 0.0;
+  /// A sleeping body is frozen (zero velocity, treated as static) until an awake body touches
+  /// it or a joint connects it to one.
+  bool asleep = false;
 };
 
 /// Accumulated impulses of a joint's rows over the last substep: the warm start of the next one

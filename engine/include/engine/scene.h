@@ -1,7 +1,7 @@
-// Scene files: a YAML description of a mechanism (bodies, joints, motors, repeaters, solver
-// settings) and its inputs, compiled once into an immutable dynamics::Model. The format is
-// documented in docs/scenes.md. Errors name the file, the line and the key, and say what was
-// expected; unknown keys are errors.
+// Scene files: a YAML description of a mechanism (bodies with their collision shapes, materials,
+// joints, motors, repeaters, solver and contact settings) and its inputs, compiled once into an
+// immutable dynamics::Model. The format is documented in docs/scenes.md. Errors name the file,
+// the line and the key, and say what was expected; unknown keys are errors.
 #pragma once
 
 #include <dynamics/model.h>

@@ -1,0 +1,141 @@
+// The box-pile benchmark of the collision issue: columns of 0.2 m, 1 kg cubes (10 high) in a
+// grid, dropped onto a plane, mu = 0.5, dt = 1/240 s for 5 s, 10 velocity and 2 position
+// iterations (the settings the issue quotes for Jolt). Prints microseconds per step with
+// sleeping off and on, the final largest speed (the pile must come to rest), the largest
+// penetration over the last second and at the end, and writes the table as CSV.
+//
+// Also times the grasp scene (samples::graspScene): close, lift 0.3 m, slip.
+//
+//   bench_pile [--csv FILE] [--columns N ...] [--seconds S]
+#include <dynamics/samples.h>
+#include <dynamics/simulator.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace sim::dynamics;
+
+namespace {
+
+struct Result {
+  int boxes = 0;
+  bool sleep = false;
+  double us_per_step = 0, final_max_speed = 0, late_penetration = 0, final_penetration = 0;
+  int asleep = 0;
+  unsigned long long hash = 0;
+};
+
+double penetration(const State& s) {
+  double p = 0.0;
+  for (const ContactState& c : s.contacts) p = std::max(p, -c.separation_m);
+  return p;
+}
+
+Result run(int columns, bool sleep, double seconds) {
+  Model model = samples::boxPile(columns, columns, 10, 1.0 / 240.0);
+  model.solver.velocity_iterations = 10;
+  model.solver.position_iterations = 2;
+  model.contact.sleep_enabled = sleep;
+  Simulator sim(model);
+  State s = sim.initialState();
+  const int steps = static_cast<int>(seconds * 240.0 + 0.5);
+  Result r;
+  r.boxes = static_cast<int>(model.bodies.size()) - 1;
+  r.sleep = sleep;
+  double busy_us = 0.0;
+  for (int n = 0; n < steps; ++n) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const StepReport rep = sim.step(s);
+    busy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    if (rep.fault_is_new) std::fprintf(stderr, "fault: %s\n", rep.fault.describe().c_str());
+    if (n >= steps - 240) r.late_penetration = std::max(r.late_penetration, penetration(s));
+  }
+  r.us_per_step = busy_us / steps;
+  for (const BodyState& b : s.bodies) {
+    r.final_max_speed = std::max(r.final_max_speed, b.linear_velocity_mps.norm());
+    r.asleep += b.asleep ? 1 : 0;
+  }
+  r.final_penetration = penetration(s);
+  r.hash = s.hash();
+  return r;
+}
+
+/// The grasp scene: close 0.8 s, lift 0.3 m. Returns microseconds per step and the slip.
+void grasp() {
+  const Model model = samples::graspScene(1.0 / 240.0);
+  Simulator sim(model);
+  State s = sim.initialState();
+  const int box = model.findBody("box"), palm = model.findBody("palm");
+  s.motors[model.findMotor("jaws")].voltage = 1.0;
+  int steps = 0;
+  double busy_us = 0.0;
+  auto step = [&]() {
+    const auto t0 = std::chrono::steady_clock::now();
+    sim.step(s);
+    busy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    ++steps;
+  };
+  for (int i = 0; i < 192; ++i) step();
+  const double offset = s.bodies[box].position_m.z() - s.bodies[palm].position_m.z();
+  const double palm0 = s.bodies[palm].position_m.z();
+  s.motors[model.findMotor("lift")].voltage = 1.0;
+  double slip = 0.0;
+  while (s.bodies[palm].position_m.z() < palm0 + 0.3 && steps < 2000) {
+    step();
+    slip = std::max(slip, std::abs(s.bodies[box].position_m.z() - s.bodies[palm].position_m.z() - offset));
+  }
+  std::printf("grasp: %.2f us/step over %d steps, slip during the 0.3 m lift %.3e m\n",
+              busy_us / steps, steps, slip);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv = "pile_bench.csv";
+  std::vector<int> columns;
+  double seconds = 5.0;
+  for (int i = 1; i < argc; ++i) {
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_pile: %s needs a value\n", argv[i]);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (!std::strcmp(argv[i], "--csv")) csv = next();
+    else if (!std::strcmp(argv[i], "--columns")) columns.push_back(std::atoi(next()));
+    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(next());
+    else {
+      std::fprintf(stderr, "bench_pile: unknown argument %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (columns.empty()) columns = {5, 10};
+  grasp();
+  FILE* out = std::fopen(csv.c_str(), "w");
+  if (!out) {
+    std::fprintf(stderr, "bench_pile: cannot write %s\n", csv.c_str());
+    return 1;
+  }
+  std::fprintf(out, "boxes,sleep,us_per_step,final_max_speed_mps,late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
+  std::printf("%6s %5s %12s %14s %14s %14s %7s\n", "boxes", "sleep", "us/step", "final v m/s",
+              "pen last 1s m", "pen final m", "asleep");
+  for (int c : columns) {
+    for (bool sleep : {false, true}) {
+      const Result r = run(c, sleep, seconds);
+      std::printf("%6d %5s %12.1f %14.3e %14.3e %14.3e %7d\n", r.boxes, sleep ? "on" : "off",
+                  r.us_per_step, r.final_max_speed, r.late_penetration, r.final_penetration, r.asleep);
+      std::fprintf(out, "%d,%s,%.2f,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, sleep ? "on" : "off",
+                   r.us_per_step, r.final_max_speed, r.late_penetration, r.final_penetration,
+                   r.asleep, r.hash);
+      std::fflush(stdout);
+    }
+  }
+  std::fclose(out);
+  return 0;
+}
