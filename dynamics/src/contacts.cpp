@@ -233,15 +233,29 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
       ContactPoint& p = points_[reverse ? m.first + m.count - 1 - kk : m.first + kk];
       SolverBody& a = bodies[p.a];
       SolverBody& b = bodies[p.b];
+      // Coulomb cone: both tangent rows are solved together and their impulse vector is
+      // projected onto the disc of radius mu * normal impulse. (Clamping each row to +-mu lambda
+      // separately, a pyramid, lets a track sliding lengthwise still resist sideways with full
+      // friction, and a skid-steered chassis could not turn.)
       const double bound = p.friction * p.normal.impulse;
+      double fresh[2];
       for (int t = 0; t < 2; ++t) {
-        ContactRow& row = p.tangent[t];
+        const ContactRow& row = p.tangent[t];
         double v = rowVelocity(row, a, b);
         for (int side = 0; side < 2; ++side)
           if (p.rotor[side] >= 0) v += p.rotor_coef[t][side] * rotor_speed[p.rotor[side]];
-        const double old = row.impulse;
-        row.impulse = std::clamp(old - v * row.mass, -bound, bound);
-        const double d = row.impulse - old;
+        fresh[t] = row.impulse - v * row.mass;
+      }
+      const double len = std::hypot(fresh[0], fresh[1]);
+      if (len > bound) {
+        const double scale = len > 0.0 ? bound / len : 0.0;
+        fresh[0] *= scale;
+        fresh[1] *= scale;
+      }
+      for (int t = 0; t < 2; ++t) {
+        ContactRow& row = p.tangent[t];
+        const double d = fresh[t] - row.impulse;
+        row.impulse = fresh[t];
         if (d == 0.0) continue;
         applyRow(row, a, b, d);
         for (int side = 0; side < 2; ++side)

@@ -375,4 +375,52 @@ Model graspScene(double time_step_s) {
   return m;
 }
 
+Model trackedChassis(double time_step_s) {
+  Model m = contactScene(time_step_s, 20, 2);
+  m.materials[0].friction = 0.8;
+  MaterialDef track;
+  track.name = "track";
+  track.friction = 0.8;
+  m.materials.push_back(track);
+  addGround(m);
+  BodyDef chassis;
+  chassis.name = "chassis";
+  chassis.mass_kg = 20.0;
+  chassis.inertia_kgm2 = boxInertia(20.0, Vec3(0.6, 0.4, 0.15));
+  chassis.position_m = Vec3(0, 0, 0.1);
+  const double belt_m_per_rad = 0.05 / 50.0;  // sprocket radius / gear ratio
+  for (int side : {0, 1}) {
+    ShapeDef t;
+    t.type = ShapeType::Box;
+    t.half_extents_m = Vec3(0.3, 0.04, 0.05);
+    t.pose.position = Vec3(0, side == 0 ? 0.22 : -0.22, -0.05);
+    t.material = 1;
+    t.belt_motor = side;
+    t.belt_direction = -Vec3::UnitX();  // the bottom run moves backward to drive forward
+    t.belt_m_per_rad = belt_m_per_rad;
+    chassis.shapes.push_back(t);
+  }
+  m.bodies.push_back(chassis);
+  const int c = static_cast<int>(m.bodies.size()) - 1;
+  for (int side : {0, 1}) {
+    BodyDef sprocket;
+    sprocket.name = side == 0 ? "left_sprocket" : "right_sprocket";
+    sprocket.mass_kg = 0.5;
+    sprocket.inertia_kgm2 = Mat3::Identity() * (0.5 * 0.5 * 0.05 * 0.05);
+    sprocket.position_m = Vec3(0.3, side == 0 ? 0.22 : -0.22, 0.05);
+    m.bodies.push_back(sprocket);
+    const int b = static_cast<int>(m.bodies.size()) - 1;
+    m.joints.push_back(hinge(m, sprocket.name, c, b, sprocket.position_m, Vec3::UnitY()));
+    MotorDef motor;
+    motor.name = side == 0 ? "left" : "right";
+    motor.joint = static_cast<int>(m.joints.size()) - 1;
+    motor.stall_torque_Nm = 0.1;
+    motor.no_load_speed_radps = 500.0;
+    motor.time_constant_s = 0.05;
+    motor.gear_ratio = 50.0;
+    m.motors.push_back(motor);
+  }
+  return m;
+}
+
 }  // namespace sim::dynamics::samples

@@ -81,4 +81,11 @@ Model boxPile(int columns_x, int columns_y, int height, double time_step_s);
 /// 20 N shared by the two jaws, 100 N for the lift. Shape materials: 0 ground (mu 0.5), 1 grip (0.8).
 Model graspScene(double time_step_s);
 
+/// A tracked chassis (20 kg, 0.6 x 0.4 x 0.15 m) on the ground: two track shapes (0.6 x 0.08 x
+/// 0.1 m boxes at y = +-0.22, material "track", mu 0.8 against the ground) whose bottom runs are
+/// conveyor belts driven by motors "left" and "right" (each through a sprocket on a hinge about
+/// y; belt speed = 0.001 m/rad times the rotor speed: 0.5 m/s at no load, 100 N at stall).
+/// Positive voltage drives the chassis forward along +x.
+Model trackedChassis(double time_step_s);
+
 }  // namespace sim::dynamics::samples
