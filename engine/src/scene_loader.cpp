@@ -340,11 +340,16 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
 
 void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings& c) {
   MapReader m(ctx, node, "contact",
-              {"margin", "slop", "restitution_threshold", "max_position_correction"});
+              {"margin", "slop", "restitution_threshold", "max_position_correction", "sleep",
+               "sleep_linear_speed", "sleep_angular_speed", "sleep_time"});
   c.margin_m = m.number("margin", c.margin_m);
   c.slop_m = m.number("slop", c.slop_m);
   c.restitution_threshold_mps = m.number("restitution_threshold", c.restitution_threshold_mps);
   c.max_position_correction_m = m.number("max_position_correction", c.max_position_correction_m);
+  c.sleep_enabled = m.boolean("sleep", c.sleep_enabled);
+  c.sleep_linear_speed_mps = m.number("sleep_linear_speed", c.sleep_linear_speed_mps);
+  c.sleep_angular_speed_radps = m.number("sleep_angular_speed", c.sleep_angular_speed_radps);
+  c.sleep_time_s = m.number("sleep_time", c.sleep_time_s);
 }
 
 // A material; "default" replaces material 0, any other name is appended.

@@ -351,6 +351,7 @@ TEST(SceneLoader, ShapesMaterialsAndContact) {
   EXPECT_DOUBLE_EQ(model.contact.slop_m, 0.001);
   EXPECT_DOUBLE_EQ(model.contact.restitution_threshold_mps, 0.2);
   EXPECT_DOUBLE_EQ(model.contact.max_position_correction_m, 0.1);
+  EXPECT_TRUE(model.contact.sleep_enabled);  // default
 
   ASSERT_EQ(model.bodies.size(), 3u);
   const auto& ground = model.bodies[0].shapes;
@@ -577,10 +578,23 @@ TEST(SceneLoader, BadMaterialsAreErrors) {
                 "materials[default].friction");
 }
 
+TEST(SceneLoader, SleepSettingsLoad) {
+  const Scene scene = loadSceneFromString(
+      replace(kShapes, "  max_position_correction: 0.1\n",
+              "  max_position_correction: 0.1\n  sleep: false\n  sleep_time: 2\n"),
+      "test.yaml");
+  EXPECT_FALSE(scene.model.contact.sleep_enabled);
+  EXPECT_DOUBLE_EQ(scene.model.contact.sleep_time_s, 2.0);
+  expectInvalid(replace(kShapes, "  max_position_correction: 0.1\n",
+                        "  max_position_correction: 0.1\n  sleep_time: -1\n"),
+                13, "contact.sleep_time");
+}
+
 TEST(SceneLoader, BadContactIsAnError) {
   expectErrorText(replace(kShapes, "  slop: 0.001", "  slope: 0.001"),
                   "test.yaml:10: contact.slope: unknown key (expected one of: margin, slop, "
-                  "restitution_threshold, max_position_correction)");
+                  "restitution_threshold, max_position_correction, sleep, sleep_linear_speed, "
+                  "sleep_angular_speed, sleep_time)");
   expectErrorText(replace(kShapes, "contact:\n  margin: 0.02\n  slop: 0.001\n"
                                    "  restitution_threshold: 0.2\n  max_position_correction: 0.1\n",
                           "contact: [0.02]\n"),
