@@ -20,6 +20,14 @@ struct SolverBody {
   Mat3 inv_inertia = Mat3::Zero();  ///< World-frame inverse inertia.
 };
 
+/// Small rotation of a quaternion by the world rotation vector dtheta (first order, renormalised).
+inline Quat rotateBy(const Quat& q, const Vec3& dtheta) {
+  const Quat dq(0.0, dtheta.x(), dtheta.y(), dtheta.z());
+  Quat r = q;
+  r.coeffs() += 0.5 * (dq * q).coeffs();
+  return r.normalized();
+}
+
 /// Cross-product matrix: skew(a) b = a x b.
 inline Mat3 skew(const Vec3& a) {
   Mat3 m;

@@ -39,11 +39,22 @@ Vec3 perpendicular(const Vec3& n) {
 constexpr int kManifoldSweeps = 4;
 
 auto key(const ContactState& c) { return std::tie(c.shape_a, c.shape_b, c.feature); }
+bool keyLess(const ContactState& x, const ContactState& y) { return key(x) < key(y); }
+
+/// First stored contact at or after (shape_a, shape_b, feature); `contacts` is sorted by key.
+std::vector<ContactState>::const_iterator findContact(const std::vector<ContactState>& contacts,
+                                                      int shape_a, int shape_b,
+                                                      std::uint32_t feature) {
+  ContactState probe;
+  probe.shape_a = static_cast<std::uint32_t>(shape_a);
+  probe.shape_b = static_cast<std::uint32_t>(shape_b);
+  probe.feature = feature;
+  return std::lower_bound(contacts.begin(), contacts.end(), probe, keyLess);
+}
 
 }  // namespace
 
 void ContactSolver::init(const Model& model) {
-  world_ = static_cast<int>(model.bodies.size());
   shapes_.clear();
   shape_owner_.clear();
   for (std::size_t b = 0; b < model.bodies.size(); ++b) {
@@ -84,13 +95,10 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       // Frozen pair (sleeping, or sleeping on static): keep last contacts as they were, so the
       // group wakes warm-started and queries still see the load it carries.
       if (s.bodies[oa].asleep || s.bodies[ob].asleep) {
-        ContactState probe;
-        probe.shape_a = static_cast<std::uint32_t>(i);
-        probe.shape_b = static_cast<std::uint32_t>(j);
-        probe.feature = 0;
-        auto it = std::lower_bound(s.contacts.begin(), s.contacts.end(), probe,
-                                   [](const ContactState& x, const ContactState& y) { return key(x) < key(y); });
-        for (; it != s.contacts.end() && it->shape_a == probe.shape_a && it->shape_b == probe.shape_b; ++it)
+        for (auto it = findContact(s.contacts, i, j, 0);
+             it != s.contacts.end() && it->shape_a == static_cast<std::uint32_t>(i) &&
+             it->shape_b == static_cast<std::uint32_t>(j);
+             ++it)
           carried_.push_back(*it);
       }
       continue;
@@ -168,13 +176,9 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
         p.target = std::max(p.target, -e * vn);
       // Warm start from the same feature of the same pair last substep.
       if (model.solver.warm_start) {
-        ContactState probe;
-        probe.shape_a = static_cast<std::uint32_t>(i);
-        probe.shape_b = static_cast<std::uint32_t>(j);
-        probe.feature = mp.feature;
-        const auto it = std::lower_bound(s.contacts.begin(), s.contacts.end(), probe,
-                                         [](const ContactState& x, const ContactState& y) { return key(x) < key(y); });
-        if (it != s.contacts.end() && key(*it) == key(probe)) {
+        const auto it = findContact(s.contacts, i, j, mp.feature);
+        if (it != s.contacts.end() && it->shape_a == static_cast<std::uint32_t>(i) &&
+            it->shape_b == static_cast<std::uint32_t>(j) && it->feature == mp.feature) {
           p.normal.impulse = it->normal_impulse;
           p.tangent[0].impulse = it->friction_impulse.dot(t1);
           p.tangent[1].impulse = it->friction_impulse.dot(t2);
@@ -309,11 +313,6 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
                                     std::vector<Vec3>& positions, std::vector<Quat>& orientations,
                                     const std::vector<SolverBody>& bodies) {
   double largest = 0.0;
-  auto turn = [](Quat& q, const Vec3& dtheta) {
-    const Quat dq(0.0, dtheta.x(), dtheta.y(), dtheta.z());
-    q.coeffs() += 0.5 * (dq * q).coeffs();
-    q.normalize();
-  };
   auto correct = [&](const ContactPoint& p) {
     const SolverBody& a = bodies[p.a];
     const SolverBody& b = bodies[p.b];
@@ -333,11 +332,11 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
     const double lambda = -c / k;
     if (a.inv_mass > 0.0) {
       positions[p.a] -= (a.inv_mass * lambda) * n;
-      turn(orientations[p.a], -lambda * dw_a);
+      orientations[p.a] = rotateBy(orientations[p.a], -lambda * dw_a);
     }
     if (b.inv_mass > 0.0) {
       positions[p.b] += (b.inv_mass * lambda) * n;
-      turn(orientations[p.b], lambda * dw_b);
+      orientations[p.b] = rotateBy(orientations[p.b], lambda * dw_b);
     }
   };
   // Local alternating sweeps per manifold, as in the velocity stage: a single sweep over a
@@ -372,8 +371,9 @@ void ContactSolver::store(State& s) const {
       s.contacts.push_back(c);
     }
   }
-  std::stable_sort(s.contacts.begin(), s.contacts.end(),
-                   [](const ContactState& x, const ContactState& y) { return key(x) < key(y); });
+  // std::sort: no buffer allocation per step, and a fixed algorithm on a fixed input order is
+  // deterministic (keys are unique within a step).
+  std::sort(s.contacts.begin(), s.contacts.end(), keyLess);
 }
 
 }  // namespace sim::dynamics::detail

@@ -82,7 +82,6 @@ class ContactSolver {
   std::vector<ShapeDef> shapes_;      // flat, body-major
   std::vector<int> shape_owner_;      // body of each flat shape
   std::vector<std::pair<int, int>> no_collide_;  // sorted body pairs joined without collision
-  int world_ = 0;
   std::vector<WorldShape> world_shapes_;
   std::vector<std::pair<int, int>> pairs_;
   BroadPhase broad_;

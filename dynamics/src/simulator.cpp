@@ -17,6 +17,7 @@ using detail::HingeRotationPart;
 using detail::JointFrames;
 using detail::LineRows;
 using detail::ImpulseSink;
+using detail::rotateBy;
 using detail::PointPart;
 using detail::RowBlock;
 using detail::RotationPart;
@@ -29,14 +30,6 @@ std::string joinErrors(const std::vector<ModelError>& errors) {
   out << "invalid model:";
   for (const ModelError& e : errors) out << " " << e.field << ": " << e.message << ";";
   return out.str();
-}
-
-/// Small rotation of a quaternion by the world rotation vector dtheta (first order, renormalised).
-Quat rotateBy(const Quat& q, const Vec3& dtheta) {
-  const Quat dq(0.0, dtheta.x(), dtheta.y(), dtheta.z());
-  Quat r = q;
-  r.coeffs() += 0.5 * (dq * q).coeffs();
-  return r.normalized();
 }
 
 /// Rotation vector taking orientation qa to qb (world axes), shortest way.
@@ -161,7 +154,8 @@ struct Simulator::Impl {
   void integrate(double h);
   double solvePosition(int& iterations);
   void updateJointCoordinates(State& s);
-  void updateSleep(State& s) const;
+  void updateSleep(State& s);
+  std::vector<int> sleep_parent, sleep_flags;  // scratch of updateSleep, sized once
   JointFrames frames(const JointDef& def, const JointWork& w) const {
     return detail::computeFrames(positions[w.a], orientations[w.a], def.frame_a, positions[w.b],
                                  orientations[w.b], def.frame_b);
@@ -254,6 +248,8 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
   }
   planBlocks();
   contacts.init(model);
+  sleep_parent.assign(nb, 0);
+  sleep_flags.assign(nb, 0);
   hinge_sweep_of_joint.assign(model.joints.size(), -1);
   for (std::size_t j = 0; j < model.joints.size(); ++j) {
     if (joints[j].type != JointType::Hinge || joint_in_block[j]) continue;
@@ -973,7 +969,7 @@ void Simulator::Impl::updateJointCoordinates(State& s) {
 // Sleeping by groups: bodies linked by joints or contacts (static bodies do not link) sleep
 // together once every one has been slow for sleep_time_s, and wake together when any of them is
 // awake (an awake body touched a sleeping one). Groups with a motor-driven joint never sleep.
-void Simulator::Impl::updateSleep(State& s) const {
+void Simulator::Impl::updateSleep(State& s) {
   const ContactSettings& cfg = model.contact;
   const int nb = world;
   if (!cfg.sleep_enabled) {
@@ -983,7 +979,7 @@ void Simulator::Impl::updateSleep(State& s) const {
     }
     return;
   }
-  std::vector<int> parent(nb);
+  std::vector<int>& parent = sleep_parent;
   for (int i = 0; i < nb; ++i) parent[i] = i;
   auto find = [&parent](int x) {
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
@@ -999,7 +995,8 @@ void Simulator::Impl::updateSleep(State& s) const {
   // Per group: 1 = has an awake body, 2 = has a sleeping body, 4 = someone not slow long
   // enough, 8 = motorised, 16 = rests on something (a contact). A group hanging on joints alone
   // never sleeps: slow is not at rest for a pendulum near its turning point.
-  std::vector<int> flags(nb, 0);
+  std::vector<int>& flags = sleep_flags;
+  std::fill(flags.begin(), flags.end(), 0);
   for (const ContactState& c : s.contacts) {
     for (std::uint32_t shape : {c.shape_a, c.shape_b}) {
       const int body = contacts.shapeOwner(static_cast<int>(shape));
