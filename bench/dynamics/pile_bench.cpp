@@ -7,6 +7,7 @@
 // Also times the grasp scene (samples::graspScene): close, lift 0.3 m, slip.
 //
 //   bench_pile [--csv FILE] [--columns N ...] [--iterations I ...] [--seconds S]
+//              [--grasp-only] [--grasp-repeats R]
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
 
@@ -101,6 +102,8 @@ int main(int argc, char** argv) {
   std::vector<int> columns;
   double seconds = 5.0;
   std::vector<int> iterations;
+  int grasp_repeats = 1;
+  bool grasp_only = false;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -113,6 +116,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--columns")) columns.push_back(std::atoi(next()));
     else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(next());
     else if (!std::strcmp(argv[i], "--iterations")) iterations.push_back(std::atoi(next()));
+    else if (!std::strcmp(argv[i], "--grasp-only")) grasp_only = true;
+    else if (!std::strcmp(argv[i], "--grasp-repeats")) grasp_repeats = std::atoi(next());
     else {
       std::fprintf(stderr, "bench_pile: unknown argument %s\n", argv[i]);
       return 2;
@@ -120,7 +125,8 @@ int main(int argc, char** argv) {
   }
   if (columns.empty()) columns = {5, 10};
   if (iterations.empty()) iterations = {10, 20};
-  grasp();
+  for (int r = 0; r < grasp_repeats; ++r) grasp();
+  if (grasp_only) return 0;
   FILE* out = std::fopen(csv.c_str(), "w");
   if (!out) {
     std::fprintf(stderr, "bench_pile: cannot write %s\n", csv.c_str());
