@@ -257,6 +257,49 @@ enum class ImpulseSink {
   JointLinear, JointAngular, JointLimit, MotorCoupling, MotorCharacteristic, Repeater
 };
 
+/// LDL^T of a small symmetric positive definite matrix, without pivoting, over flat arrays sized
+/// once. A RowBlock's K (J M^-1 J^T + compliance + a relative regularisation) is SPD, for which the
+/// unpivoted factor is backward stable like Cholesky. Both L and L^T are kept row-major so every
+/// inner product runs over contiguous memory (Eigen's vectorised dot; plain loops would stay
+/// scalar, since -ffp-contract=off and no -ffast-math forbid reordering a reduction). A pivot below
+/// 1e-14 of its diagonal marks a row redundant with earlier ones: it gets no impulse.
+class SmallLdlt {
+ public:
+  void compute(const Eigen::MatrixXd& k) {
+    n_ = k.rows();
+    l_.setZero(n_, n_);
+    d_.resize(n_);
+    d_inv_.resize(n_);
+    work_.resize(n_);
+    for (Eigen::Index j = 0; j < n_; ++j) {
+      for (Eigen::Index c = 0; c < j; ++c) work_[c] = l_(j, c) * d_[c];  // L_jc d_c
+      const double d = k(j, j) - l_.row(j).head(j).dot(work_.head(j));
+      const bool redundant = !(d > 1e-14 * std::abs(k(j, j)));
+      d_[j] = redundant ? 0.0 : d;
+      d_inv_[j] = redundant ? 0.0 : 1.0 / d;
+      for (Eigen::Index i = j + 1; i < n_; ++i)
+        l_(i, j) = (k(i, j) - l_.row(i).head(j).dot(work_.head(j))) * d_inv_[j];
+    }
+    lt_ = l_.transpose();
+  }
+
+  /// x = K^-1 b (x may not alias b).
+  void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const {
+    x.resize(n_);
+    for (Eigen::Index i = 0; i < n_; ++i) x[i] = b[i] - l_.row(i).head(i).dot(x.head(i));
+    x.array() *= d_inv_.array();
+    for (Eigen::Index i = n_ - 1; i >= 0; --i)
+      x[i] -= lt_.row(i).tail(n_ - 1 - i).dot(x.tail(n_ - 1 - i));
+  }
+
+ private:
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Index n_ = 0;
+  RowMajor l_, lt_;  // unit lower triangle and its transpose
+  Eigen::VectorXd d_, d_inv_;
+  Eigen::VectorXd work_;  // L_jc d_c of the row being factored
+};
+
 /// One scalar row of a RowBlock: Cdot = lin_a.v_a + ang_a.w_a + lin_b.v_b + ang_b.w_b
 /// + rotor_coef * w_rotor, driven to `target` (soft rows: Cdot + compliance * lambda = target;
 /// unilateral rows: Cdot >= target with lambda >= 0).
@@ -283,11 +326,13 @@ struct RowBlock {
   std::vector<BlockRow> rows;
   Eigen::MatrixXd k_full;  ///< J M^-1 J^T + diag(compliance), all rows
   Eigen::MatrixXd k;       ///< the same with inactive unilateral rows replaced by identity
-  Eigen::LDLT<Eigen::MatrixXd> ldlt;
+  SmallLdlt ldlt;
   Eigen::VectorXd residual, delta, predicted;
   Eigen::MatrixXd hard;  ///< scratch of constrainedMobility
   Eigen::VectorXd coupling;
-  Eigen::LDLT<Eigen::MatrixXd> hard_ldlt;
+  SmallLdlt hard_ldlt;
+  std::vector<Eigen::Index> hard_rows;
+  Eigen::VectorXd hard_solution;
 
   void clear() { rows.clear(); }
 
@@ -338,26 +383,26 @@ struct RowBlock {
     predicted.resize(n);
   }
 
-  /// Inverse of the inertia that row `i` (a row on one rotor only) sees when the block's
-  /// equality rows from `first_hard` on hold: K_ii - K_iH K_HH^-1 K_Hi.
-  double constrainedMobility(Eigen::Index i, Eigen::Index first_hard) {
-    Eigen::Index nh = 0;
+  /// Factors the block's equality rows from `first_hard` on, for constrainedMobility().
+  void factorHardRows(Eigen::Index first_hard) {
+    hard_rows.clear();
     for (Eigen::Index j = first_hard; j < static_cast<Eigen::Index>(rows.size()); ++j)
-      nh += rows[j].unilateral ? 0 : 1;
+      if (!rows[j].unilateral) hard_rows.push_back(j);
+    const auto nh = static_cast<Eigen::Index>(hard_rows.size());
     hard.resize(nh, nh);
-    coupling.resize(nh);
-    Eigen::Index r = 0;
-    for (Eigen::Index j = first_hard; j < static_cast<Eigen::Index>(rows.size()); ++j) {
-      if (rows[j].unilateral) continue;
-      Eigen::Index c = 0;
-      for (Eigen::Index k2 = first_hard; k2 < static_cast<Eigen::Index>(rows.size()); ++k2) {
-        if (rows[k2].unilateral) continue;
-        hard(r, c++) = k_full(j, k2);
-      }
-      coupling[r++] = k_full(i, j);
-    }
+    for (Eigen::Index r = 0; r < nh; ++r)
+      for (Eigen::Index c = 0; c < nh; ++c) hard(r, c) = k_full(hard_rows[r], hard_rows[c]);
     hard_ldlt.compute(hard);
-    return k_full(i, i) - coupling.dot(hard_ldlt.solve(coupling));
+  }
+
+  /// Inverse of the inertia that row `i` (a row on one rotor only) sees when the equality rows
+  /// factored by factorHardRows() hold: K_ii - K_iH K_HH^-1 K_Hi.
+  double constrainedMobility(Eigen::Index i) {
+    coupling.resize(static_cast<Eigen::Index>(hard_rows.size()));
+    for (std::size_t r = 0; r < hard_rows.size(); ++r)
+      coupling[static_cast<Eigen::Index>(r)] = k_full(i, hard_rows[r]);
+    hard_ldlt.solve(coupling, hard_solution);
+    return k_full(i, i) - coupling.dot(hard_solution);
   }
 
   /// Factors K restricted to the active rows. Rows may be redundant (the two jaws' limits of a

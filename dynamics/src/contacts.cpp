@@ -250,7 +250,7 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
           if (p.rotor[side] >= 0) v += p.rotor_coef[t][side] * rotor_speed[p.rotor[side]];
         fresh[t] = row.impulse - v * row.mass;
       }
-      const double len = std::hypot(fresh[0], fresh[1]);
+      const double len = std::sqrt(fresh[0] * fresh[0] + fresh[1] * fresh[1]);
       if (len > bound) {
         const double scale = len > 0.0 ? bound / len : 0.0;
         fresh[0] *= scale;

@@ -25,6 +25,13 @@ using detail::SolverBody;
 
 namespace {
 
+/// x += d y, written out: GCC leaves Eigen's 3-vector expression uninlined in long loops.
+inline void addScaled(Vec3& x, double d, const Vec3& y) {
+  x[0] += d * y[0];
+  x[1] += d * y[1];
+  x[2] += d * y[2];
+}
+
 std::string joinErrors(const std::vector<ModelError>& errors) {
   std::ostringstream out;
   out << "invalid model:";
@@ -196,19 +203,24 @@ void setupJointResponse(JointWork& w, const SolverBody& a, const SolverBody& b,
     }
   }
   const Eigen::Matrix<double, 6, 1> e5 = Eigen::Matrix<double, 6, 1>::Unit(5);
-  const Eigen::FullPivLU<Eigen::Matrix<double, 6, 6>> lu(k);
-  if (lu.isInvertible()) {
-    w.axis_response = lu.solve(e5);
-  } else {  // degenerate (e.g. both sides static): act on the axis row alone
+  // K is a Gram matrix J M^-1 J^T: symmetric positive semi-definite, so a pivoted LDL^T suffices;
+  // it is singular when its rows are dependent (e.g. both sides static).
+  const Eigen::LDLT<Eigen::Matrix<double, 6, 6>> ldlt(k);
+  const auto& d = ldlt.vectorD();
+  const bool invertible = ldlt.info() == Eigen::Success && d.minCoeff() > 1e-12 * d.maxCoeff();
+  if (invertible) {
+    w.axis_response = ldlt.solve(e5);
+  } else {  // act on the axis row alone
     w.axis_response = w.axis.k > 0.0 ? Eigen::Matrix<double, 6, 1>(e5 / w.axis.k)
                                      : Eigen::Matrix<double, 6, 1>::Zero();
   }
   w.axis_mass = std::max(0.0, w.axis_response[5]);
+  // With the rotor, K + m e5 e5^T; by Sherman-Morrison its column 5 of the inverse is
+  // axis_response / (1 + m axis_response[5]).
   if (rotor_mobility > 0.0) {
-    k(5, 5) += rotor_mobility;
-    const Eigen::FullPivLU<Eigen::Matrix<double, 6, 6>> lu2(k);
-    w.coupling_response = lu2.isInvertible() ? Eigen::Matrix<double, 6, 1>(lu2.solve(e5))
-                                             : Eigen::Matrix<double, 6, 1>::Zero();
+    w.coupling_response = invertible ? Eigen::Matrix<double, 6, 1>(
+                                           w.axis_response / (1.0 + rotor_mobility * w.axis_response[5]))
+                                     : Eigen::Matrix<double, 6, 1>::Zero();
   }
 }
 
@@ -569,11 +581,12 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
     // cannot move the load) to 1 (backward Euler): an A-stable theta method. As a soft row on
     // w_end: softness gamma = c h alpha, target (w_t - (1 - alpha) w_start) / alpha.
     const auto first_hard = static_cast<Eigen::Index>(plan.motors.size());
+    block.factorHardRows(first_hard);
     for (Eigen::Index i = 0; i < first_hard; ++i) {
       const int motor = plan.motors[i];
       MotorWork& mw = motors[motor];
       const double ch = mw.damping * h;
-      const double mobility = block.constrainedMobility(i, first_hard);
+      const double mobility = block.constrainedMobility(i);
       const double x = ch * mobility;  // c h / I
       double alpha;
       if (!std::isfinite(x) || x > 700.0) alpha = 1.0;
@@ -614,7 +627,7 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
   for (int pass = 0;; ++pass) {
     for (Eigen::Index i = 0; i < n; ++i)
       block.residual[i] = block.rows[i].active ? -block.predicted[i] : 0.0;
-    block.delta = block.ldlt.solve(block.residual);
+    block.ldlt.solve(block.residual, block.delta);
     bool changed = false;
     for (Eigen::Index i = 0; i < n; ++i) {
       detail::BlockRow& r = block.rows[i];
@@ -643,10 +656,10 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
     if (d == 0.0) continue;
     SolverBody& a = bodies[r.a];
     SolverBody& b = bodies[r.b];
-    a.v += d * r.dv_a;
-    a.w += d * r.dw_a;
-    b.v += d * r.dv_b;
-    b.w += d * r.dw_b;
+    addScaled(a.v, d, r.dv_a);
+    addScaled(a.w, d, r.dw_a);
+    addScaled(b.v, d, r.dv_b);
+    addScaled(b.w, d, r.dw_b);
     if (r.rotor >= 0) rotor_speed[r.rotor] += d * r.rotor_dw;
     switch (r.sink) {
       case ImpulseSink::JointLinear: s.joints[r.owner].impulses.linear += d * r.lin_b; break;

@@ -537,7 +537,7 @@ TEST_F(JointJacobianTest, RowBlockAssemblesJMinvJtAndSolvesTheRows) {
       block.residual[row] = -rowVelocity(block.rows[row]);
       scale = std::max(scale, std::abs(block.residual[row]));
     }
-    block.delta = block.ldlt.solve(block.residual);
+    block.ldlt.solve(block.residual, block.delta);
     for (Eigen::Index row = 0; row < n; ++row) {
       const detail::BlockRow& br = block.rows[row];
       const double d = block.delta[row];
