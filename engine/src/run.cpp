@@ -1,4 +1,5 @@
 #include <engine/run.h>
+#include <engine/session.h>
 #include <engine/trace.h>
 
 #include <fmt/format.h>
@@ -17,27 +18,15 @@ std::uint64_t stepCount(double duration_s, double time_step_s) {
   return static_cast<std::uint64_t>(std::ceil(steps - 1e-9 * steps));
 }
 
-namespace {
-
-void applyInputs(const Scene& scene, dynamics::State& state) {
-  for (const ConstantInput& input : scene.inputs) {
-    state.motors[static_cast<std::size_t>(input.motor)].voltage = input.voltage;
-  }
-}
-
-}  // namespace
-
 RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   if (options.trace_every < 1) throw std::invalid_argument("trace_every must be at least 1");
-  dynamics::Simulator simulator(scene.model);
-  dynamics::State state = simulator.initialState();
-  applyInputs(scene, state);
+  Session session(scene);
 
   // The trace starts with the initial state.
   std::unique_ptr<TraceWriter> trace;
   if (!options.trace_path.empty()) {
     trace = std::make_unique<TraceWriter>(options.trace_path, scene.model);
-    trace->write(state);
+    trace->write(session.dynamics());
   }
 
   RunResult result;
@@ -45,22 +34,14 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   try {
     for (std::uint64_t i = 0; i < steps; ++i) {
-      // Inputs are applied at the step boundary, then one fixed step.
-      applyInputs(scene, state);
-      const dynamics::StepReport report = simulator.step(state);
+      const dynamics::StepReport report = session.step();
       ++result.steps;
-
-      // Solver effort.
-      result.max_velocity_iterations =
-          std::max(result.max_velocity_iterations, report.velocity_iterations);
-      if (report.velocity_end == dynamics::SolveEnd::IterationCap) ++result.steps_at_iteration_cap;
-      result.max_position_error = std::max(result.max_position_error, report.position_error);
-
+      result.record(report);
       // Record every Nth step, and the faulted state so it can be inspected.
       const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
       if (trace &&
           (result.steps % static_cast<std::uint64_t>(options.trace_every) == 0 || faulted)) {
-        trace->write(state);
+        trace->write(session.dynamics());
       }
       if (faulted) {
         result.fault = report.fault;
@@ -78,9 +59,15 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
     result.trace_rows = trace->rows();
   }
   result.wall_time_s = std::chrono::duration<double>(stop - start).count();
-  result.sim_time_s = state.time_s;
-  result.final_state = std::move(state);
+  result.sim_time_s = session.time();
+  result.final_state = session.dynamics();
   return result;
+}
+
+void RunResult::record(const dynamics::StepReport& report) {
+  max_velocity_iterations = std::max(max_velocity_iterations, report.velocity_iterations);
+  if (report.velocity_end == dynamics::SolveEnd::IterationCap) ++steps_at_iteration_cap;
+  max_position_error = std::max(max_position_error, report.position_error);
 }
 
 std::string formatSummary(const Scene& scene, const RunResult& result) {

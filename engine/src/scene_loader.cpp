@@ -7,6 +7,7 @@
 #include <dynamics/model.h>
 #include <engine/scene.h>
 
+#include "scheme_loader.h"
 #include "yaml_reader.h"
 
 #include <fmt/format.h>
@@ -518,7 +519,7 @@ Scene convert(Context& ctx, const YAML::Node& root) {
   if (root.IsNull() || !root.IsDefined()) ctx.failAt(0, "", "the scene file is empty");
   MapReader top(ctx, root, "",
                 {"name", "description", "solver", "gravity", "contact", "materials", "bodies",
-                 "joints", "motors", "repeaters", "inputs"});
+                 "joints", "motors", "repeaters", "inputs", "pult", "scheme", "frame_rate"});
   if (top.has("name")) scene.name = top.string("name");
   if (top.has("description") && !top.value("description").IsScalar()) {
     ctx.fail(top.value("description"), "description", "expected text");
@@ -544,10 +545,31 @@ Scene convert(Context& ctx, const YAML::Node& root) {
     readRepeater(ctx, node, path, scene);
   }
   for (const auto& [node, path] : listItems(ctx, top, "inputs")) readInput(ctx, node, path, scene);
+  if (top.has("frame_rate")) {
+    scene.frame_rate_hz = top.positive("frame_rate");
+    if (scene.frame_rate_hz < 1.0 || scene.frame_rate_hz > 1000.0) {
+      ctx.fail(top.value("frame_rate"), "frame_rate", "expected frames per second in [1, 1000]");
+    }
+  }
+  readPultAndScheme(ctx, top, scene);
+  for (const SchemeOutput& out : scene.scheme.outputs) {
+    for (const ConstantInput& input : scene.inputs) {
+      if (input.motor == out.motor) {
+        ctx.failAt(ctx.lines["scheme.outputs"], "scheme.outputs",
+                   fmt::format("motor \"{}\" is driven by both inputs[{}] and the scheme",
+                               scene.model.motors[out.motor].name, input.name));
+      }
+    }
+  }
   return scene;
 }
 
 }  // namespace
+
+int Scene::stepsPerFrame() const {
+  const double steps = 1.0 / (frame_rate_hz * model.solver.time_step_s);
+  return std::max(1, static_cast<int>(std::lround(steps)));
+}
 
 Override parseOverride(const std::string& text) {
   const auto eq = text.find('=');

@@ -30,16 +30,18 @@ struct RunResult {
   std::size_t trace_rows = 0;
   dynamics::State final_state;
 
+  /// Accumulates one step's solver effort.
+  void record(const dynamics::StepReport& report);
   double realTimeFactor() const { return wall_time_s > 0.0 ? sim_time_s / wall_time_s : 0.0; }
 };
 
 /// Number of fixed steps of size `time_step_s` that cover `duration_s` (rounded up).
 std::uint64_t stepCount(double duration_s, double time_step_s);
 
-/// Runs a scene headless with a virtual clock. The constant inputs are applied at every step
-/// boundary. Stops early on the first numerical fault (StepReport::fault). The trace, if any,
-/// gets the initial state (time 0) and then every Nth step, and is flushed before returning or
-/// throwing. Throws dynamics::ModelInvalid or std::runtime_error (trace file) on setup errors.
+/// Runs a scene headless with a virtual clock: the constant inputs hold their voltages and the
+/// scheme (if any) runs on the pult's initial values. Stops early on the first numerical fault
+/// (StepReport::fault). The trace, if any, gets the initial state (time 0) and then every Nth
+/// step, and is flushed before returning or throwing. Throws dynamics::ModelInvalid or std::runtime_error (trace file) on setup errors.
 RunResult runHeadless(const Scene& scene, const RunOptions& options);
 
 /// A human-readable multi-line summary of a run (steps, times, final joint and motor values,

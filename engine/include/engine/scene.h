@@ -5,6 +5,7 @@
 #pragma once
 
 #include <dynamics/model.h>
+#include <engine/scheme.h>
 
 #include <array>
 #include <optional>
@@ -70,6 +71,12 @@ struct Scene {
   dynamics::Model model;
   std::vector<BodyLook> looks;  ///< Parallel to model.bodies.
   std::vector<ConstantInput> inputs;
+  PultDef pult;
+  SchemeDef scheme;
+  /// Frames per second of the run loop: the pult is sampled once per frame, and a scheme with
+  /// `evaluate: frame` runs once per frame (steps_per_frame steps).
+  double frame_rate_hz = 60.0;
+  int stepsPerFrame() const;
 };
 
 /// Loads, applies the overrides, converts and validates a scene file. Throws SceneError for a

@@ -1,0 +1,101 @@
+#include <engine/session.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace sim::engine {
+
+Session::Session(Scene scene) : scene_(std::move(scene)), simulator_(scene_.model) {
+  state_.dynamics = simulator_.initialState();
+  state_.pult = initialPult(scene_.pult);
+  state_.scheme = initialSchemeState(scene_.scheme);
+  for (const ConstantInput& input : scene_.inputs) {
+    state_.dynamics.motors[static_cast<std::size_t>(input.motor)].voltage = input.voltage;
+  }
+  scheme_sensors_.reserve(scene_.scheme.sensors.size());
+}
+
+void Session::setControl(int control, double value) {
+  const auto i = static_cast<std::size_t>(control);
+  state_.pult.values[i] = scene_.pult.controls[i].admit(value);
+}
+
+void Session::neutralPult() { state_.pult = initialPult(scene_.pult); }
+
+void Session::evaluateScheme() {
+  const int every = scene_.scheme.per_frame ? scene_.stepsPerFrame() : 1;
+  if (state_.dynamics.step % static_cast<std::uint64_t>(every) != 0) return;
+  const double dt = every * scene_.model.solver.time_step_s;
+  readSensors(scene_.scheme.sensors, scheme_sensors_);
+  sim::engine::evaluateScheme(scene_.scheme, state_.scheme, state_.pult, scheme_sensors_, dt);
+  ++state_.scheme_evaluations;
+  for (const SchemeOutput& out : scene_.scheme.outputs) {
+    const double u = signalValue(out.signal, state_.scheme, state_.pult, scheme_sensors_);
+    // A NaN from a broken scheme must not reach the solver: hold the motor at zero instead.
+    state_.dynamics.motors[static_cast<std::size_t>(out.motor)].voltage =
+        std::isfinite(u) ? std::clamp(u, -1.0, 1.0) : 0.0;
+  }
+}
+
+dynamics::StepReport Session::step() {
+  if (!scene_.scheme.empty()) evaluateScheme();
+  return simulator_.step(state_.dynamics);
+}
+
+void Session::readSensors(const std::vector<SensorDef>& sensors, std::vector<double>& values) const {
+  const dynamics::State& s = state_.dynamics;
+  values.resize(sensors.size());
+  std::vector<dynamics::ContactReport> contacts;
+  bool contacts_read = false;
+  for (std::size_t i = 0; i < sensors.size(); ++i) {
+    const SensorDef& d = sensors[i];
+    const auto k = static_cast<std::size_t>(d.index);
+    double v = 0.0;
+    switch (d.kind) {
+      case SensorKind::Time: v = s.time_s; break;
+      case SensorKind::BodyPosition: v = s.bodies[k].position_m[d.axis]; break;
+      case SensorKind::BodyVelocity: v = s.bodies[k].linear_velocity_mps[d.axis]; break;
+      case SensorKind::BodySpeed: v = s.bodies[k].linear_velocity_mps.norm(); break;
+      case SensorKind::JointPosition: v = s.joints[k].position; break;
+      case SensorKind::JointSpeed: v = s.joints[k].speed; break;
+      case SensorKind::MotorSpeed: v = s.motors[k].speed_radps; break;
+      case SensorKind::MotorAngle: v = s.motors[k].angle_rad; break;
+      case SensorKind::MotorVoltage: v = s.motors[k].voltage; break;
+      case SensorKind::MotorTorque: v = s.motors[k].torque_Nm; break;
+      case SensorKind::ContactForce:
+        if (!contacts_read) {
+          contacts = simulator_.contacts(s);
+          contacts_read = true;
+        }
+        for (const dynamics::ContactReport& c : contacts) {
+          const bool on_a = c.body_a == d.index && (d.other < 0 || c.body_b == d.other);
+          const bool on_b = c.body_b == d.index && (d.other < 0 || c.body_a == d.other);
+          if (on_a || on_b) v += c.normal_force_N;
+        }
+        break;
+    }
+    values[i] = v;
+  }
+}
+
+double Session::signal(const SignalRef& ref, const std::vector<double>& sensor_values) const {
+  return signalValue(ref, state_.scheme, state_.pult, sensor_values);
+}
+
+std::uint64_t Session::hash() const {
+  // FNV-1a over the dynamics hash and the bit patterns of the engine-side state.
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  };
+  const std::uint64_t dyn = state_.dynamics.hash();
+  mix(&dyn, sizeof dyn);
+  for (double v : state_.pult.values) mix(&v, sizeof v);
+  for (double v : state_.scheme.outputs) mix(&v, sizeof v);
+  for (double v : state_.scheme.memory) mix(&v, sizeof v);
+  mix(&state_.scheme_evaluations, sizeof state_.scheme_evaluations);
+  return h;
+}
+
+}  // namespace sim::engine
