@@ -14,6 +14,7 @@ packages=(
   libspdlog-dev libfmt-dev      # logging and formatting
   libgtest-dev libgmock-dev     # tests
   libbenchmark-dev              # bench/
+  python3                       # tests: checks that JUnit output parses as XML
   xvfb xauth libgl1-mesa-dri libglx-mesa0 libgl-dev  # headless rendering tests (Mesa llvmpipe)
 )
 

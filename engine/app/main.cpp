@@ -1,8 +1,9 @@
-// simtrainer: the command-line program. Subcommands: run, validate, devices.
-// Exit codes: 0 success; 1 the run failed (numerical fault; later: an expectation failed);
+// simtrainer: the command-line program. Subcommands: run, play, test, validate, devices.
+// Exit codes: 0 success; 1 the run failed (numerical fault, or a scenario expectation failed);
 // 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 internal error.
 #include <dynamics/simulator.h>
 #include <engine/run.h>
+#include <engine/scenario.h>
 #include <engine/scene.h>
 #include <engine/trace.h>
 #include <input/devices.h>
@@ -12,7 +13,10 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <thread>
 #include <exception>
 #include <string>
 #include <vector>
@@ -79,6 +83,91 @@ int validateCommand(const std::string& path, const std::vector<std::string>& set
   return kExitOk;
 }
 
+void printScenarioResult(const sim::engine::ScenarioResult& r) {
+  for (const auto& e : r.expectations) {
+    fmt::print("  {} {}: {}\n", e.passed ? "ok  " : "FAIL", e.name, e.detail);
+  }
+  if (r.run.fault) fmt::print("  FAIL numerical fault: {}\n", r.run.fault->describe());
+}
+
+struct PlayArgs {
+  std::string scenario;
+  bool headless = false;
+  std::string trace;
+};
+
+int playCommand(const PlayArgs& args) {
+  const auto scenario = sim::engine::loadScenario(args.scenario);
+  if (!args.headless) {
+    spdlog::warn("no window yet: the 3D window arrives with the render issue; playing headless");
+  }
+  sim::engine::PlayOptions options;
+  options.trace_path = args.trace;
+  const auto result = sim::engine::playScenario(scenario, options);
+  fmt::print("scenario {} ({}): {}\n", result.name, result.file, result.passed() ? "PASSED" : "FAILED");
+  fmt::print("  {} steps, {:.6g} s simulated in {:.3g} s (real-time factor {:.4g})\n",
+             result.run.steps, result.run.sim_time_s, result.run.wall_time_s,
+             result.run.realTimeFactor());
+  printScenarioResult(result);
+  std::fflush(stdout);
+  return result.passed() ? kExitOk : kExitRunFailed;
+}
+
+struct TestArgs {
+  std::vector<std::string> paths;
+  int jobs = 0;
+  std::string junit;
+};
+
+int testCommand(const TestArgs& args) {
+  const auto files = sim::engine::findScenarios(args.paths);
+  if (files.empty()) {
+    printError("no scenario files (*.scenario.yaml) found");
+    return kExitUsage;
+  }
+  const int jobs = args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const auto start = std::chrono::steady_clock::now();
+  const auto results = sim::engine::runScenarios(
+      files, jobs, [](const sim::engine::ScenarioResult& r, std::size_t done, std::size_t total) {
+        const int width = 30;
+        const int filled = static_cast<int>(width * done / total);
+        std::fprintf(stderr, "[%s%s] %zu/%zu %s %s (%.2f s)\n", std::string(filled, '#').c_str(),
+                     std::string(width - filled, '.').c_str(), done, total,
+                     r.passed() ? "pass" : (r.loaded ? "FAIL" : "ERROR"), r.name.c_str(),
+                     r.run.wall_time_s);
+      });
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::size_t passed = 0, errors = 0;
+  fmt::print("{:<40} {:>7} {:>9} {:>10} {:>8}\n", "scenario", "result", "sim s", "wall s", "RTF");
+  for (const auto& r : results) {
+    passed += r.passed() ? 1 : 0;
+    errors += r.loaded ? 0 : 1;
+    fmt::print("{:<40} {:>7} {:>9.3f} {:>10.3f} {:>8.1f}\n", r.name,
+               r.passed() ? "pass" : (r.loaded ? "FAIL" : "ERROR"), r.run.sim_time_s,
+               r.run.wall_time_s, r.run.realTimeFactor());
+  }
+  for (const auto& r : results) {
+    if (r.passed()) continue;
+    fmt::print("\n{} ({}):\n", r.name, r.file);
+    if (!r.loaded) fmt::print("  ERROR {}\n", r.load_error);
+    else printScenarioResult(r);
+  }
+  fmt::print("\n{} of {} scenarios passed ({} load errors) in {:.2f} s on {} threads\n", passed,
+             results.size(), errors, wall, jobs);
+  std::fflush(stdout);
+  if (!args.junit.empty()) {
+    std::ofstream out(args.junit, std::ios::binary);
+    out << sim::engine::junitXml(results, wall);
+    out.flush();
+    if (!out) {
+      printError("cannot write " + args.junit);
+      return kExitUsage;
+    }
+  }
+  if (errors > 0) return kExitUsage;
+  return passed == results.size() ? kExitOk : kExitRunFailed;
+}
+
 int devicesCommand() {
   const auto devices = sim::input::listInputDevices();
   if (devices.empty()) {
@@ -135,6 +224,19 @@ int main(int argc, char** argv) {
       ->option_text("KEY=VALUE")
       ->allow_extra_args(false);
 
+  PlayArgs play;
+  auto* playCmd = app.add_subcommand("play", "Play a scenario and check its expectations");
+  playCmd->add_option("SCENARIO", play.scenario, "Scenario file (*.scenario.yaml)")->required();
+  playCmd->add_flag("--headless", play.headless, "Run without a window");
+  playCmd->add_option("--trace", play.trace, "Write a CSV trace to FILE")->option_text("FILE.csv");
+
+  TestArgs test;
+  auto* testCmd = app.add_subcommand("test", "Run every scenario under the paths (regression)");
+  testCmd->add_option("PATH", test.paths, "Scenario files or directories")->required();
+  testCmd->add_option("-j,--jobs", test.jobs, "Parallel runs (default: one per core)")
+      ->check(CLI::PositiveNumber);
+  testCmd->add_option("--junit", test.junit, "Write JUnit XML to FILE")->option_text("FILE.xml");
+
   auto* devicesCmd = app.add_subcommand("devices", "List joysticks and game controllers (SDL2)");
 
   // Usage errors: one line and exit code 2; --help prints help and exits 0.
@@ -148,6 +250,8 @@ int main(int argc, char** argv) {
 
   try {
     if (*runCmd) return runCommand(run);
+    if (*playCmd) return playCommand(play);
+    if (*testCmd) return testCommand(test);
     if (*validateCmd) return validateCommand(validateScene, validateSets);
     if (*devicesCmd) return devicesCommand();
   } catch (const sim::engine::SceneError& e) {

@@ -20,7 +20,7 @@ namespace {
 struct BlockSpec {
   const char* name;
   BlockType type;
-  std::initializer_list<const char*> keys;  // besides name and type
+  std::vector<const char*> keys;  // besides name and type
 };
 
 // Every block type with the keys it accepts.

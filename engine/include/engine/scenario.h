@@ -1,0 +1,105 @@
+// Scenarios: a scene, a timeline of pult actions and expectations checked while it runs
+// (docs/scenarios.md). The same file drives a demonstration (`simtrainer play`) and a regression
+// test (`simtrainer test`), which runs many of them in parallel and writes JUnit XML.
+#pragma once
+
+#include <engine/run.h>
+#include <engine/scene.h>
+#include <engine/scheme.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sim::engine {
+
+/// One timeline entry. `set` holds `value` from `at` on; `ramp` goes linearly from the value the
+/// control has at `at` to `value` over `duration_s`, then holds; `pulse` holds `value` during
+/// [at, at + duration) and then returns to the value the control would have without it; `hold`
+/// likewise but returns to the control's initial value (a spring-returned stick let go).
+struct TimelineAction {
+  enum class Kind { Set, Ramp, Pulse, Hold };
+  Kind kind = Kind::Set;
+  double at_s = 0.0;
+  int control = 0;
+  double value = 0.0;
+  double duration_s = 0.0;
+  int line = 0;
+};
+
+/// A condition on a signal. The value must lie in [min, max] (either bound may be absent):
+/// `at` once, at the first sample at or after at_s; `during` at every sample in [from_s, to_s];
+/// `by` at some sample no later than to_s (an event before a deadline); `end` at the last sample.
+/// Samples are taken at t = 0 and after every step.
+struct Expectation {
+  enum class Kind { At, During, By, End };
+  std::string name;  ///< As given, or generated from the condition.
+  Kind kind = Kind::End;
+  SignalRef signal;
+  double from_s = 0.0, to_s = 0.0;
+  std::optional<double> min, max;
+  int line = 0;
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  Scene scene;
+  double duration_s = 10.0;
+  std::vector<TimelineAction> timeline;  ///< In file order.
+  std::vector<Expectation> expectations;
+  std::vector<SensorDef> sensors;  ///< Sensors the expectations read.
+};
+
+/// Loads a scenario and its scene (path relative to the scenario file). Throws SceneError or
+/// SceneInvalid with the file, line and key of the problem.
+Scenario loadScenario(const std::string& path);
+Scenario loadScenarioFromString(const std::string& yaml, const std::string& file);
+
+/// The value the timeline gives `control` at time t (before admission by the control).
+double timelineValue(const Scenario& scenario, int control, double t_s);
+
+struct ExpectationResult {
+  std::string name;
+  bool passed = false;
+  std::string detail;  ///< What was observed, e.g. "body.box.z = 0.12 at t = 25 s, expected >= 0.3".
+};
+
+struct ScenarioResult {
+  std::string file, name;
+  bool loaded = false;
+  std::string load_error;  ///< When !loaded.
+  std::vector<ExpectationResult> expectations;
+  RunResult run;
+  std::uint64_t final_hash = 0;  ///< Session::hash() at the end.
+  bool passed() const;
+  std::string failureSummary() const;  ///< One line per failed expectation or fault.
+};
+
+struct PlayOptions {
+  std::string trace_path;  ///< CSV trace; empty for none.
+  int trace_every = 1;
+};
+
+/// Runs a scenario headless as fast as possible. Never throws for run-time problems: a numerical
+/// fault ends the run and fails the scenario.
+ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options = {});
+
+/// Loads and plays one file; a load error becomes a failed result (loaded == false).
+ScenarioResult runScenarioFile(const std::string& path);
+
+/// Scenario files (*.scenario.yaml) under each path (a file is taken as given), sorted.
+std::vector<std::string> findScenarios(const std::vector<std::string>& paths);
+
+/// Runs scenarios on `jobs` threads; results in the order of `files`. `progress` (may be empty)
+/// is called after each one finishes, from the thread that ran it, under a lock.
+std::vector<ScenarioResult> runScenarios(
+    const std::vector<std::string>& files, int jobs,
+    const std::function<void(const ScenarioResult&, std::size_t done, std::size_t total)>& progress);
+
+/// JUnit XML of a test run (one testsuite, one testcase per scenario).
+std::string junitXml(const std::vector<ScenarioResult>& results, double wall_time_s);
+
+}  // namespace sim::engine

@@ -1,0 +1,463 @@
+#include <engine/scenario.h>
+#include <engine/session.h>
+#include <engine/trace.h>
+
+#include "yaml_reader.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace sim::engine {
+
+namespace {
+
+using namespace detail;
+
+constexpr double kTimeEps = 1e-9;  // s: sample times are sums of steps
+
+TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::string& path,
+                          const Scene& scene) {
+  const MapReader m(ctx, node, path, {"at", "control", "set", "ramp", "pulse", "hold", "over", "for"});
+  TimelineAction a;
+  a.line = m.line();
+  a.at_s = m.number("at");
+  if (a.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
+  const std::string control = m.string("control");
+  a.control = scene.pult.find(control);
+  if (a.control < 0) {
+    std::string known;
+    for (const ControlDef& c : scene.pult.controls) known += (known.empty() ? "" : ", ") + c.name;
+    ctx.fail(m.value("control"), m.join("control"),
+             fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
+  }
+  int kinds = 0;
+  for (const char* k : {"set", "ramp", "pulse", "hold"}) kinds += m.has(k) ? 1 : 0;
+  if (kinds != 1) ctx.fail(node, path, "expected exactly one of set, ramp, pulse, hold");
+  if (m.has("set")) {
+    a.kind = TimelineAction::Kind::Set;
+    a.value = m.number("set");
+  } else if (m.has("ramp")) {
+    a.kind = TimelineAction::Kind::Ramp;
+    a.value = m.number("ramp");
+    a.duration_s = m.positive("over");
+  } else {
+    a.kind = m.has("pulse") ? TimelineAction::Kind::Pulse : TimelineAction::Kind::Hold;
+    a.value = m.number(m.has("pulse") ? "pulse" : "hold");
+    a.duration_s = m.positive("for");
+  }
+  if (a.kind != TimelineAction::Kind::Ramp) m.forbid("over", "only a ramp has `over`");
+  if (a.kind == TimelineAction::Kind::Set || a.kind == TimelineAction::Kind::Ramp) {
+    m.forbid("for", "only a pulse or a hold has `for`");
+  }
+  return a;
+}
+
+std::string boundsText(const Expectation& e) {
+  if (e.min && e.max) return fmt::format("in [{:.9g}, {:.9g}]", *e.min, *e.max);
+  if (e.min) return fmt::format(">= {:.9g}", *e.min);
+  return fmt::format("<= {:.9g}", *e.max);
+}
+
+Expectation readExpectation(Context& ctx, const YAML::Node& node, const std::string& path,
+                            Scenario& scenario) {
+  const MapReader m(ctx, node, path, {"name", "signal", "at", "during", "by", "min", "max"});
+  Expectation e;
+  e.line = m.line();
+  const std::string signal = m.string("signal");
+  std::string error;
+  auto ref = resolveSignal(signal, scenario.scene.model, scenario.scene.pult, scenario.scene.scheme,
+                           scenario.sensors, error);
+  if (!ref) ctx.fail(m.value("signal"), m.join("signal"), error);
+  e.signal = *ref;
+  if (m.has("min")) e.min = m.number("min");
+  if (m.has("max")) e.max = m.number("max");
+  if (!e.min && !e.max) ctx.fail(node, m.join("min"), "missing (give min, max or both)");
+  if (e.min && e.max && *e.min > *e.max) ctx.fail(node, m.join("max"), "expected max >= min");
+  int kinds = 0;
+  for (const char* k : {"at", "during", "by"}) kinds += m.has(k) ? 1 : 0;
+  if (kinds > 1) ctx.fail(node, path, "give at most one of at, during, by (none: at the end)");
+  std::string when = "at the end";
+  if (m.has("at")) {
+    e.kind = Expectation::Kind::At;
+    e.from_s = e.to_s = m.number("at");
+    when = fmt::format("at {:g} s", e.from_s);
+  } else if (m.has("during")) {
+    e.kind = Expectation::Kind::During;
+    const auto w = ctx.numbers(m.value("during"), m.join("during"), 2, "a window [from, to] in s");
+    e.from_s = w[0];
+    e.to_s = w[1];
+    if (!(w[0] <= w[1])) ctx.fail(m.value("during"), m.join("during"), "expected from <= to");
+    when = fmt::format("during [{:g}, {:g}] s", w[0], w[1]);
+  } else if (m.has("by")) {
+    e.kind = Expectation::Kind::By;
+    e.to_s = m.number("by");
+    when = fmt::format("by {:g} s", e.to_s);
+  }
+  if (e.kind != Expectation::Kind::End && e.to_s > scenario.duration_s + kTimeEps) {
+    ctx.fail(node, path, fmt::format("checks at {:g} s, after the scenario ends ({:g} s)", e.to_s,
+                                     scenario.duration_s));
+  }
+  e.name = m.has("name") ? m.string("name") : fmt::format("{} {} {}", signal, boundsText(e), when);
+  return e;
+}
+
+// Runtime bookkeeping of one expectation.
+struct Check {
+  bool decided = false;
+  bool passed = false;
+  bool sampled = false;
+  double last_value = 0.0, last_t = 0.0;
+  std::string detail;
+};
+
+bool within(const Expectation& e, double v) {
+  return (!e.min || v >= *e.min) && (!e.max || v <= *e.max);
+}
+
+std::string observed(const Expectation& e, double v, double t) {
+  return fmt::format("{} = {:.6g} at t = {:.6g} s, expected {}", e.signal.text, v, t, boundsText(e));
+}
+
+void sample(const Expectation& e, Check& c, double v, double t) {
+  c.sampled = true;
+  c.last_value = v;
+  c.last_t = t;
+  if (c.decided) return;
+  switch (e.kind) {
+    case Expectation::Kind::At:
+      if (t + kTimeEps < e.from_s) return;
+      c.decided = true;
+      c.passed = within(e, v);
+      c.detail = observed(e, v, t);
+      return;
+    case Expectation::Kind::During:
+      if (t + kTimeEps < e.from_s || t - kTimeEps > e.to_s) return;
+      if (!within(e, v)) {
+        c.decided = true;
+        c.detail = observed(e, v, t);
+      }
+      return;
+    case Expectation::Kind::By:
+      if (t - kTimeEps > e.to_s) {
+        c.decided = true;
+        c.detail = fmt::format("{} never {} by {:g} s (last {:.6g})", e.signal.text, boundsText(e),
+                               e.to_s, c.last_value);
+        return;
+      }
+      if (within(e, v)) {
+        c.decided = true;
+        c.passed = true;
+        c.detail = observed(e, v, t);
+      }
+      return;
+    case Expectation::Kind::End:
+      return;
+  }
+}
+
+// After the last sample: decide what is still open.
+void finish(const Expectation& e, Check& c, double end_t) {
+  if (c.decided) return;
+  c.decided = true;
+  switch (e.kind) {
+    case Expectation::Kind::At:
+      c.detail = fmt::format("the run ended at {:.6g} s before {:g} s", end_t, e.from_s);
+      break;
+    case Expectation::Kind::During:
+      c.passed = end_t + kTimeEps >= e.to_s;
+      c.detail = c.passed ? fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text,
+                                        boundsText(e), e.from_s, e.to_s)
+                          : fmt::format("the run ended at {:.6g} s inside the window", end_t);
+      break;
+    case Expectation::Kind::By:
+      c.detail = fmt::format("{} never {} by {:g} s (last {:.6g} at {:.6g} s)", e.signal.text,
+                             boundsText(e), e.to_s, c.last_value, c.last_t);
+      break;
+    case Expectation::Kind::End:
+      c.passed = within(e, c.last_value);
+      c.detail = observed(e, c.last_value, c.last_t);
+      break;
+  }
+}
+
+std::string xmlEscape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters even escaped.
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') out += ' ';
+        else out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Scenario loadScenarioFromString(const std::string& yaml, const std::string& file) {
+  Context ctx;
+  ctx.file = file;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg);
+  }
+  if (!root.IsDefined() || root.IsNull()) ctx.failAt(0, "", "the scenario file is empty");
+  const MapReader top(ctx, root, "",
+                      {"name", "description", "scene", "set", "duration", "timeline", "expect"});
+  Scenario s;
+  s.file = file;
+  s.name = top.has("name") ? top.string("name") : std::filesystem::path(file).stem().stem().string();
+  std::vector<Override> overrides;
+  if (top.has("set")) {
+    const YAML::Node set = top.value("set");
+    if (!set.IsMap()) ctx.fail(set, "set", "expected a map of scene key: number");
+    for (const auto& entry : set) {
+      const std::string key = entry.first.Scalar();
+      try {
+        overrides.push_back(parseOverride(key + "=" + (entry.second.IsScalar() ? entry.second.Scalar() : "")));
+      } catch (const SceneError& e) {
+        ctx.fail(entry.second, "set." + key, e.message());
+      }
+    }
+  }
+  const std::filesystem::path scene_path =
+      std::filesystem::path(file).parent_path() / top.string("scene");
+  s.scene = loadScene(scene_path.lexically_normal().string(), overrides);
+  s.duration_s = top.positive("duration");
+  for (const auto& [node, path] : listItems(ctx, top, "timeline", false)) {
+    s.timeline.push_back(readAction(ctx, node, path, s.scene));
+  }
+  for (const auto& [node, path] : listItems(ctx, top, "expect")) {
+    s.expectations.push_back(readExpectation(ctx, node, path, s));
+  }
+  return s;
+}
+
+Scenario loadScenario(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SceneError(path, 0, "", "cannot open scenario file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return loadScenarioFromString(text.str(), path);
+}
+
+namespace {
+
+// Value after the first `count` actions of the control's timeline, at time t.
+double valueAfter(const Scenario& s, int control, std::size_t count, double t) {
+  double v = s.scene.pult.controls[static_cast<std::size_t>(control)].initial;
+  for (std::size_t k = 0; k < count; ++k) {
+    const TimelineAction& a = s.timeline[k];
+    if (a.control != control || t + kTimeEps < a.at_s) continue;
+    switch (a.kind) {
+      case TimelineAction::Kind::Set:
+        v = a.value;
+        break;
+      case TimelineAction::Kind::Ramp: {
+        const double from = valueAfter(s, control, k, a.at_s);
+        const double f = std::min(1.0, (t - a.at_s) / a.duration_s);
+        v = from + std::max(0.0, f) * (a.value - from);
+        break;
+      }
+      case TimelineAction::Kind::Pulse:
+        if (t + kTimeEps < a.at_s + a.duration_s) v = a.value;
+        break;
+      case TimelineAction::Kind::Hold:
+        v = t + kTimeEps < a.at_s + a.duration_s
+                ? a.value
+                : s.scene.pult.controls[static_cast<std::size_t>(control)].initial;
+        break;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+double timelineValue(const Scenario& scenario, int control, double t_s) {
+  return valueAfter(scenario, control, scenario.timeline.size(), t_s);
+}
+
+bool ScenarioResult::passed() const {
+  if (!loaded || run.fault) return false;
+  for (const ExpectationResult& e : expectations)
+    if (!e.passed) return false;
+  return true;
+}
+
+std::string ScenarioResult::failureSummary() const {
+  std::string text;
+  if (!loaded) return load_error;
+  if (run.fault) text += "numerical fault: " + run.fault->describe() + "\n";
+  for (const ExpectationResult& e : expectations)
+    if (!e.passed) text += fmt::format("expectation failed: {}: {}\n", e.name, e.detail);
+  return text;
+}
+
+ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options) {
+  ScenarioResult result;
+  result.file = scenario.file;
+  result.name = scenario.name;
+  result.loaded = true;
+  Session session(scenario.scene);
+  std::unique_ptr<TraceWriter> trace;
+  if (!options.trace_path.empty()) {
+    trace = std::make_unique<TraceWriter>(options.trace_path, scenario.scene.model);
+  }
+  std::vector<Check> checks(scenario.expectations.size());
+  std::vector<double> sensors;
+  std::vector<char> driven(scenario.scene.pult.controls.size(), 0);
+  for (const TimelineAction& a : scenario.timeline) driven[static_cast<std::size_t>(a.control)] = 1;
+  auto applyTimeline = [&]() {
+    for (std::size_t c = 0; c < driven.size(); ++c)
+      if (driven[c]) session.setControl(static_cast<int>(c), timelineValue(scenario, static_cast<int>(c), session.time()));
+  };
+  auto sampleAll = [&]() {
+    session.readSensors(scenario.sensors, sensors);
+    for (std::size_t i = 0; i < checks.size(); ++i)
+      sample(scenario.expectations[i], checks[i],
+             session.signal(scenario.expectations[i].signal, sensors), session.time());
+  };
+  applyTimeline();
+  sampleAll();
+  if (trace) trace->write(session.dynamics());
+  const std::uint64_t steps = stepCount(scenario.duration_s, scenario.scene.model.solver.time_step_s);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < steps; ++i) {
+    applyTimeline();
+    const dynamics::StepReport report = session.step();
+    ++result.run.steps;
+    result.run.record(report);
+    const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
+    if (trace && (result.run.steps % static_cast<std::uint64_t>(std::max(1, options.trace_every)) == 0 || faulted)) {
+      trace->write(session.dynamics());
+    }
+    if (faulted) {
+      result.run.fault = report.fault;
+      break;
+    }
+    sampleAll();
+  }
+  result.run.wall_time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.run.sim_time_s = session.time();
+  if (trace) {
+    trace->flush();
+    result.run.trace_rows = trace->rows();
+  }
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    finish(scenario.expectations[i], checks[i], session.time());
+    result.expectations.push_back(
+        ExpectationResult{scenario.expectations[i].name, checks[i].passed, checks[i].detail});
+  }
+  result.run.final_state = session.dynamics();
+  result.final_hash = session.hash();
+  return result;
+}
+
+ScenarioResult runScenarioFile(const std::string& path) {
+  try {
+    return playScenario(loadScenario(path));
+  } catch (const SceneInvalid& e) {
+    ScenarioResult r;
+    r.file = path;
+    r.name = std::filesystem::path(path).stem().stem().string();
+    for (const SceneError& error : e.errors()) r.load_error += std::string(error.what()) + "\n";
+    return r;
+  } catch (const std::exception& e) {
+    ScenarioResult r;
+    r.file = path;
+    r.name = std::filesystem::path(path).stem().stem().string();
+    r.load_error = e.what();
+    return r;
+  }
+}
+
+std::vector<std::string> findScenarios(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(p, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_regular_file() && name.size() > 14 &&
+            name.compare(name.size() - 14, 14, ".scenario.yaml") == 0) {
+          files.push_back(entry.path().string());
+        }
+      }
+    } else {
+      files.push_back(p);  // a missing file becomes a failed result naming it
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<ScenarioResult> runScenarios(
+    const std::vector<std::string>& files, int jobs,
+    const std::function<void(const ScenarioResult&, std::size_t, std::size_t)>& progress) {
+  std::vector<ScenarioResult> results(files.size());
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;
+  std::mutex lock;
+  auto worker = [&]() {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      results[i] = runScenarioFile(files[i]);
+      const std::lock_guard<std::mutex> guard(lock);
+      ++done;
+      if (progress) progress(results[i], done, files.size());
+    }
+  };
+  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(files.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  return results;
+}
+
+std::string junitXml(const std::vector<ScenarioResult>& results, double wall_time_s) {
+  std::size_t failures = 0, errors = 0;
+  for (const ScenarioResult& r : results) {
+    if (!r.loaded) ++errors;
+    else if (!r.passed()) ++failures;
+  }
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += fmt::format(
+      "<testsuites tests=\"{0}\" failures=\"{1}\" errors=\"{2}\" time=\"{3:.3f}\">\n"
+      "  <testsuite name=\"simtrainer scenarios\" tests=\"{0}\" failures=\"{1}\" errors=\"{2}\" "
+      "time=\"{3:.3f}\">\n",
+      results.size(), failures, errors, wall_time_s);
+  for (const ScenarioResult& r : results) {
+    xml += fmt::format("    <testcase classname=\"scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
+                       xmlEscape(r.name), xmlEscape(r.file), r.run.wall_time_s);
+    if (r.passed()) {
+      xml += "/>\n";
+      continue;
+    }
+    const std::string summary = r.failureSummary();
+    const std::string first = summary.substr(0, summary.find('\n'));
+    xml += fmt::format(">\n      <{0} message=\"{1}\">{2}</{0}>\n    </testcase>\n",
+                       r.loaded ? "failure" : "error", xmlEscape(first), xmlEscape(summary));
+  }
+  xml += "  </testsuite>\n</testsuites>\n";
+  return xml;
+}
+
+}  // namespace sim::engine
