@@ -1,7 +1,9 @@
-// simtrainer: the command-line program. Subcommands: run, play, test, validate, devices.
+// simtrainer: the command-line program. Subcommands: run, play, test, replay, validate, devices.
 // Exit codes: 0 success; 1 the run failed (numerical fault, or a scenario expectation failed);
-// 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 internal error.
+// 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 replay divergence;
+// 4 internal error.
 #include <dynamics/simulator.h>
+#include <engine/recording.h>
 #include <engine/run.h>
 #include <engine/scenario.h>
 #include <engine/scene.h>
@@ -13,7 +15,9 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -26,7 +30,12 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitRunFailed = 1;
 constexpr int kExitUsage = 2;
-constexpr int kExitInternal = 3;
+constexpr int kExitDiverged = 3;
+constexpr int kExitInternal = 4;
+
+// Set by SIGINT/SIGTERM: the loops stop after the current step and flush their files.
+std::atomic<bool> g_interrupt{false};
+extern "C" void onInterrupt(int) { g_interrupt.store(true); }
 
 // One line on stderr (scene validation may report several problems, one per line).
 void printError(const std::string& message) {
@@ -45,6 +54,7 @@ struct RunArgs {
   double duration_s = 10.0;
   std::string trace;
   int trace_every = 1;
+  std::string record;
   std::vector<std::string> sets;
 };
 
@@ -57,9 +67,15 @@ int runCommand(const RunArgs& args) {
   options.duration_s = args.duration_s;
   options.trace_path = args.trace;
   options.trace_every = args.trace_every;
+  options.record_path = args.record;
+  options.interrupt = &g_interrupt;
   const auto result = sim::engine::runHeadless(scene, options);
   std::fputs(sim::engine::formatSummary(scene, result).c_str(), stdout);
   std::fflush(stdout);
+  if (result.interrupted) {
+    printError("interrupted; trace and recording are complete up to the last step");
+    return kExitRunFailed;
+  }
   if (result.fault) {
     printError(fmt::format("run stopped by a numerical fault: {}", result.fault->describe()));
     return kExitRunFailed;
@@ -94,6 +110,7 @@ struct PlayArgs {
   std::string scenario;
   bool headless = false;
   std::string trace;
+  std::string record;
 };
 
 int playCommand(const PlayArgs& args) {
@@ -103,7 +120,10 @@ int playCommand(const PlayArgs& args) {
   }
   sim::engine::PlayOptions options;
   options.trace_path = args.trace;
+  options.record_path = args.record;
+  options.interrupt = &g_interrupt;
   const auto result = sim::engine::playScenario(scenario, options);
+  if (result.run.interrupted) printError("interrupted; trace and recording are complete up to the last step");
   fmt::print("scenario {} ({}): {}\n", result.name, result.file, result.passed() ? "PASSED" : "FAILED");
   fmt::print("  {} steps, {:.6g} s simulated in {:.3g} s (real-time factor {:.4g})\n",
              result.run.steps, result.run.sim_time_s, result.run.wall_time_s,
@@ -168,6 +188,42 @@ int testCommand(const TestArgs& args) {
   return passed == results.size() ? kExitOk : kExitRunFailed;
 }
 
+struct ReplayArgs {
+  std::string recording;
+  bool verify = false;
+  std::string to_scenario;
+};
+
+int replayCommand(const ReplayArgs& args) {
+  const auto recording = sim::engine::readRecording(args.recording);
+  if (!recording.complete) {
+    spdlog::warn("{}: the recording has no end line (the run was killed); replaying its {} steps",
+                 args.recording, recording.hashes.size());
+  }
+  if (!args.to_scenario.empty()) {
+    const auto scene = sim::engine::loadScene(recording.scene_path, recording.overrides);
+    std::ofstream out(args.to_scenario, std::ios::binary);
+    out << sim::engine::recordingToScenario(recording, scene.model.solver.time_step_s);
+    out.flush();
+    if (!out) {
+      printError("cannot write " + args.to_scenario);
+      return kExitUsage;
+    }
+    fmt::print("wrote {}\n", args.to_scenario);
+    return kExitOk;
+  }
+  const auto result = sim::engine::replay(recording, args.verify);
+  if (result.diverged) {
+    printError(fmt::format("replay diverges at step {}{}", result.diverged_step,
+                           result.diverged_body.empty() ? std::string()
+                                                        : ", first differing body: " + result.diverged_body));
+    return kExitDiverged;
+  }
+  fmt::print("replayed {} steps of {}{}; final hash {:016x}\n", result.steps, recording.scene_path,
+             args.verify ? ", every step identical to the recording" : "", result.final_hash);
+  return kExitOk;
+}
+
 int devicesCommand() {
   const auto devices = sim::input::listInputDevices();
   if (devices.empty()) {
@@ -188,6 +244,8 @@ int devicesCommand() {
 int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("simtrainer"));
   spdlog::set_pattern("simtrainer: %l: %v");
+  std::signal(SIGINT, onInterrupt);
+  std::signal(SIGTERM, onInterrupt);
 
   CLI::App app{"simtrainer: real-time training simulator for robot operators"};
   app.require_subcommand(1);
@@ -210,6 +268,8 @@ int main(int argc, char** argv) {
   runCmd->add_option("--trace", run.trace, "Write a CSV trace to FILE")->option_text("FILE.csv");
   runCmd->add_option("--trace-every", run.trace_every, "Record every Nth step (default 1)")
       ->check(CLI::PositiveNumber);
+  runCmd->add_option("--record", run.record, "Record the session (replay with `simtrainer replay`)")
+      ->option_text("FILE");
   runCmd
       ->add_option("--set", run.sets,
                    "Override a numeric scene parameter, e.g. motors.drive.t_m=0.5 (repeatable)")
@@ -229,6 +289,16 @@ int main(int argc, char** argv) {
   playCmd->add_option("SCENARIO", play.scenario, "Scenario file (*.scenario.yaml)")->required();
   playCmd->add_flag("--headless", play.headless, "Run without a window");
   playCmd->add_option("--trace", play.trace, "Write a CSV trace to FILE")->option_text("FILE.csv");
+  playCmd->add_option("--record", play.record, "Record the session")->option_text("FILE");
+
+  ReplayArgs replayArgs;
+  auto* replayCmd = app.add_subcommand("replay", "Replay a recorded session");
+  replayCmd->add_option("RECORDING", replayArgs.recording, "Recording file")->required();
+  replayCmd->add_flag("--verify", replayArgs.verify,
+                      "Compare every step with the recording; exit 3 at the first difference");
+  replayCmd->add_option("--to-scenario", replayArgs.to_scenario,
+                        "Write a scenario reproducing the recording instead")
+      ->option_text("FILE.scenario.yaml");
 
   TestArgs test;
   auto* testCmd = app.add_subcommand("test", "Run every scenario under the paths (regression)");
@@ -251,6 +321,7 @@ int main(int argc, char** argv) {
   try {
     if (*runCmd) return runCommand(run);
     if (*playCmd) return playCommand(play);
+    if (*replayCmd) return replayCommand(replayArgs);
     if (*testCmd) return testCommand(test);
     if (*validateCmd) return validateCommand(validateScene, validateSets);
     if (*devicesCmd) return devicesCommand();
@@ -262,6 +333,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   } catch (const sim::dynamics::ModelInvalid& e) {
     for (const auto& error : e.errors()) printError(error.field + ": " + error.message);
+    return kExitUsage;
+  } catch (const sim::engine::RecordingError& e) {
+    printError(e.what());
     return kExitUsage;
   } catch (const sim::engine::TraceError& e) {
     printError(e.what());

@@ -1,3 +1,4 @@
+#include <engine/recording.h>
 #include <engine/run.h>
 #include <engine/session.h>
 #include <engine/trace.h>
@@ -29,12 +30,21 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
     trace->write(session.dynamics());
   }
 
+  std::unique_ptr<RecordingWriter> recording;
+  if (!options.record_path.empty()) recording = std::make_unique<RecordingWriter>(options.record_path, scene);
+
   RunResult result;
   const std::uint64_t steps = stepCount(options.duration_s, scene.model.solver.time_step_s);
   const auto start = std::chrono::steady_clock::now();
   try {
     for (std::uint64_t i = 0; i < steps; ++i) {
+      if (options.interrupt && options.interrupt->load()) {
+        result.interrupted = true;
+        break;
+      }
+      if (recording) recording->beforeStep(session);
       const dynamics::StepReport report = session.step();
+      if (recording) recording->afterStep(session);
       ++result.steps;
       result.record(report);
       // Record every Nth step, and the faulted state so it can be inspected.
@@ -50,9 +60,13 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
     }
   } catch (...) {
     if (trace) trace->flush();
+    if (recording) recording->finish(session, "fault");
     throw;
   }
   const auto stop = std::chrono::steady_clock::now();
+  if (recording) {
+    recording->finish(session, result.fault ? "fault" : (result.interrupted ? "interrupted" : "ok"));
+  }
 
   if (trace) {
     trace->flush();

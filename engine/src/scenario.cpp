@@ -1,3 +1,4 @@
+#include <engine/recording.h>
 #include <engine/scenario.h>
 #include <engine/session.h>
 #include <engine/trace.h>
@@ -295,7 +296,7 @@ double timelineValue(const Scenario& scenario, int control, double t_s) {
 }
 
 bool ScenarioResult::passed() const {
-  if (!loaded || run.fault) return false;
+  if (!loaded || run.fault || run.interrupted) return false;
   for (const ExpectationResult& e : expectations)
     if (!e.passed) return false;
   return true;
@@ -320,6 +321,10 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   if (!options.trace_path.empty()) {
     trace = std::make_unique<TraceWriter>(options.trace_path, scenario.scene.model);
   }
+  std::unique_ptr<RecordingWriter> recording;
+  if (!options.record_path.empty()) {
+    recording = std::make_unique<RecordingWriter>(options.record_path, scenario.scene);
+  }
   std::vector<Check> checks(scenario.expectations.size());
   std::vector<double> sensors;
   std::vector<char> driven(scenario.scene.pult.controls.size(), 0);
@@ -340,8 +345,14 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   const std::uint64_t steps = stepCount(scenario.duration_s, scenario.scene.model.solver.time_step_s);
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < steps; ++i) {
+    if (options.interrupt && options.interrupt->load()) {
+      result.run.interrupted = true;
+      break;
+    }
     applyTimeline();
+    if (recording) recording->beforeStep(session);
     const dynamics::StepReport report = session.step();
+    if (recording) recording->afterStep(session);
     ++result.run.steps;
     result.run.record(report);
     const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
@@ -360,6 +371,9 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   if (trace) {
     trace->flush();
     result.run.trace_rows = trace->rows();
+  }
+  if (recording) {
+    recording->finish(session, result.run.fault ? "fault" : (result.run.interrupted ? "interrupted" : "ok"));
   }
   for (std::size_t i = 0; i < checks.size(); ++i) {
     finish(scenario.expectations[i], checks[i], session.time());

@@ -603,6 +603,10 @@ Scene loadSceneFromString(const std::string& yaml, const std::string& file,
 
   // Convert, then let the dynamics library judge the model as a whole.
   Scene scene = convert(ctx, root);
+  scene.overrides = overrides;
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a
+  for (unsigned char c : yaml) h = (h ^ c) * 1099511628211ull;
+  scene.source_hash = h;
   std::vector<SceneError> errors;
   for (const dynamics::ModelError& error : dynamics::validate(scene.model)) {
     errors.emplace_back(file, lineOfField(ctx, error.field), error.field, error.message);

@@ -7,6 +7,7 @@
 #include <dynamics/state.h>
 #include <engine/scene.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,9 @@ struct RunOptions {
   double duration_s = 10.0;  ///< Simulated time to run (s).
   std::string trace_path;    ///< CSV trace file; empty for none.
   int trace_every = 1;       ///< Record every Nth step (after the initial row).
+  std::string record_path;   ///< Session recording (engine/recording.h); empty for none.
+  /// When set and true, the run stops after the current step (Ctrl-C); files are still flushed.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct RunResult {
@@ -27,6 +31,7 @@ struct RunResult {
   std::uint64_t steps_at_iteration_cap = 0;  ///< Steps where some substep hit the cap.
   double max_position_error = 0.0;           ///< Largest joint error left after position passes.
   std::optional<dynamics::Fault> fault;      ///< Set when a numerical fault stopped the run.
+  bool interrupted = false;                  ///< Stopped by RunOptions::interrupt.
   std::size_t trace_rows = 0;
   dynamics::State final_state;
 

@@ -81,6 +81,8 @@ struct ScenarioResult {
 struct PlayOptions {
   std::string trace_path;  ///< CSV trace; empty for none.
   int trace_every = 1;
+  std::string record_path;  ///< Session recording; empty for none.
+  const std::atomic<bool>* interrupt = nullptr;  ///< Stop after the current step when true.
 };
 
 /// Runs a scenario headless as fast as possible. Never throws for run-time problems: a numerical

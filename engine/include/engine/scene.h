@@ -8,6 +8,7 @@
 #include <engine/scheme.h>
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -67,6 +68,8 @@ struct BodyLook {
 
 struct Scene {
   std::string file;  ///< Where it was loaded from (for messages).
+  std::uint64_t source_hash = 0;     ///< FNV-1a of the file's bytes (recordings check it).
+  std::vector<Override> overrides;   ///< The --set overrides it was loaded with.
   std::string name;  ///< `name:` of the scene, or the file's stem.
   dynamics::Model model;
   std::vector<BodyLook> looks;  ///< Parallel to model.bodies.

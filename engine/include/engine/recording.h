@@ -1,0 +1,99 @@
+// Session recordings: the operator's pult over time plus a hash of the whole state after every
+// step, so a session can be replayed bit for bit and any divergence found at its first step.
+//
+// The file is line-oriented text, written as the session runs and flushed at every frame, so a
+// crash or a kill loses at most the last frame:
+//   simtrainer-recording 1
+//   build <version> <git commit> <compiler>
+//   scene <absolute path> <FNV-1a of its bytes, hex>
+//   set <key>=<value>                    (one per override)
+//   controls <name> ...                  (the pult's controls, in order)
+//   p <step> <value> ...                 (pult before that step, when it changed; 17 digits)
+//   h <step> <hash>                      (Session::hash() after that step, hex)
+//   b <step> <hash> ...                  (per-body state hashes at the end of each frame)
+//   end <steps> <ok|fault|interrupted>   (missing when the run was killed)
+#pragma once
+
+#include <engine/scene.h>
+#include <engine/session.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sim::engine {
+
+class RecordingError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Identity of this build: version, git commit and compiler (recordings carry it).
+std::string buildIdentity();
+
+/// Per-body hash of a dynamics state (pose, velocities, sleep), in body order.
+std::vector<std::uint64_t> bodyHashes(const dynamics::State& state);
+
+class RecordingWriter {
+ public:
+  /// Opens (truncates) `path` and writes the header; throws RecordingError naming the path.
+  RecordingWriter(const std::string& path, const Scene& scene);
+  ~RecordingWriter();
+  RecordingWriter(const RecordingWriter&) = delete;
+  RecordingWriter& operator=(const RecordingWriter&) = delete;
+
+  /// Call before each step with the pult the step will use.
+  void beforeStep(const Session& session);
+  /// Call after each step; flushes at the end of every frame.
+  void afterStep(const Session& session);
+  /// Writes the end line and flushes. `outcome`: ok, fault or interrupted.
+  void finish(const Session& session, const std::string& outcome);
+
+ private:
+  void line(const std::string& text);
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  int steps_per_frame_ = 1;
+  std::vector<double> last_pult_;
+  bool wrote_pult_ = false;
+  bool finished_ = false;
+};
+
+struct Recording {
+  std::string file;
+  std::string build;
+  std::string scene_path;
+  std::uint64_t scene_hash = 0;
+  std::vector<Override> overrides;
+  std::vector<std::string> controls;
+  std::map<std::uint64_t, std::vector<double>> pult;  ///< Step -> values before it.
+  std::vector<std::uint64_t> hashes;                  ///< hashes[s - 1]: after step s.
+  std::map<std::uint64_t, std::vector<std::uint64_t>> body_hashes;  ///< Step -> per body.
+  bool complete = false;  ///< The end line was read.
+  std::string outcome;    ///< From the end line.
+};
+
+/// Reads a recording. A truncated last line (a killed run) is ignored; anything else malformed
+/// throws RecordingError naming the file and the line.
+Recording readRecording(const std::string& path);
+
+struct ReplayResult {
+  std::uint64_t steps = 0;
+  bool diverged = false;
+  std::uint64_t diverged_step = 0;  ///< First step whose hash differs.
+  std::string diverged_body;        ///< First body whose hash differs at the next frame end.
+  std::uint64_t final_hash = 0;
+  dynamics::State final_state;
+};
+
+/// Loads the recorded scene (it must hash as recorded, else RecordingError) and replays the pult.
+/// With `verify`, stops at the first step whose hash differs from the recording.
+ReplayResult replay(const Recording& recording, bool verify);
+
+/// A scenario that reproduces the recording: its scene, overrides and every pult change as `set`.
+std::string recordingToScenario(const Recording& recording, double time_step_s);
+
+}  // namespace sim::engine

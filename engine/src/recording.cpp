@@ -1,0 +1,270 @@
+#include <engine/recording.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#ifndef SIMTRAINER_GIT_COMMIT
+#define SIMTRAINER_GIT_COMMIT "unknown"
+#endif
+#ifndef SIMTRAINER_VERSION
+#define SIMTRAINER_VERSION "0"
+#endif
+
+namespace sim::engine {
+
+namespace {
+
+constexpr const char* kMagic = "simtrainer-recording 1";
+
+std::uint64_t fnv(const void* data, std::size_t size, std::uint64_t h = 14695981039346656037ull) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  return h;
+}
+
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+std::string buildIdentity() {
+  return fmt::format("{} {} gcc-{}", SIMTRAINER_VERSION, SIMTRAINER_GIT_COMMIT, __VERSION__);
+}
+
+std::vector<std::uint64_t> bodyHashes(const dynamics::State& state) {
+  std::vector<std::uint64_t> out;
+  out.reserve(state.bodies.size());
+  for (const dynamics::BodyState& b : state.bodies) {
+    std::uint64_t h = fnv(b.position_m.data(), 3 * sizeof(double));
+    h = fnv(b.orientation.coeffs().data(), 4 * sizeof(double), h);
+    h = fnv(b.linear_velocity_mps.data(), 3 * sizeof(double), h);
+    h = fnv(b.angular_velocity_radps.data(), 3 * sizeof(double), h);
+    h = fnv(&b.slow_time_s, sizeof b.slow_time_s, h);
+    const unsigned char asleep = b.asleep ? 1 : 0;
+    out.push_back(fnv(&asleep, 1, h));
+  }
+  return out;
+}
+
+RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene)
+    : path_(path), steps_per_frame_(scene.stepsPerFrame()) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_) throw RecordingError(fmt::format("{}: cannot write recording: {}", path, std::strerror(errno)));
+  std::error_code ec;
+  const auto scene_path = std::filesystem::absolute(scene.file, ec).lexically_normal().string();
+  line(kMagic);
+  line("build " + buildIdentity());
+  line(fmt::format("scene {} {:016x}", scene_path, scene.source_hash));
+  for (const Override& o : scene.overrides) line(fmt::format("set {}={}", o.path, o.value));
+  std::string controls = "controls";
+  for (const ControlDef& c : scene.pult.controls) controls += " " + c.name;
+  line(controls);
+  line("start");
+  std::fflush(file_);
+}
+
+RecordingWriter::~RecordingWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void RecordingWriter::line(const std::string& text) {
+  if (std::fputs(text.c_str(), file_) < 0 || std::fputc('\n', file_) == EOF) {
+    throw RecordingError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
+  }
+}
+
+void RecordingWriter::beforeStep(const Session& session) {
+  const std::vector<double>& values = session.state().pult.values;
+  if (wrote_pult_ && values.size() == last_pult_.size() &&
+      std::memcmp(values.data(), last_pult_.data(), values.size() * sizeof(double)) == 0) {
+    return;
+  }
+  std::string text = fmt::format("p {}", session.stepIndex());
+  for (double v : values) text += fmt::format(" {:.17g}", v);
+  line(text);
+  last_pult_ = values;
+  wrote_pult_ = true;
+}
+
+void RecordingWriter::afterStep(const Session& session) {
+  const std::uint64_t step = session.stepIndex();
+  line(fmt::format("h {} {:016x}", step, session.hash()));
+  if (step % static_cast<std::uint64_t>(steps_per_frame_) == 0) {
+    std::string text = fmt::format("b {}", step);
+    for (std::uint64_t h : bodyHashes(session.dynamics())) text += fmt::format(" {:016x}", h);
+    line(text);
+    std::fflush(file_);
+  }
+}
+
+void RecordingWriter::finish(const Session& session, const std::string& outcome) {
+  if (finished_) return;
+  finished_ = true;
+  line(fmt::format("end {} {}", session.stepIndex(), outcome));
+  if (std::fflush(file_) != 0) throw RecordingError(path_ + ": flush failed");
+}
+
+Recording readRecording(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RecordingError(path + ": cannot open recording");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  Recording r;
+  r.file = path;
+  std::size_t start = 0;
+  int number = 0;
+  auto fail = [&](const std::string& what) {
+    throw RecordingError(fmt::format("{}:{}: {}", path, number, what));
+  };
+  auto hex = [&](const std::string& w) {
+    std::uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v, 16);
+    if (ec != std::errc() || ptr != w.data() + w.size()) fail("expected a hex hash, got \"" + w + "\"");
+    return v;
+  };
+  auto integer = [&](const std::string& w) {
+    std::uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (ec != std::errc() || ptr != w.data() + w.size()) fail("expected a step number, got \"" + w + "\"");
+    return v;
+  };
+  while (start < text.size()) {
+    const auto end = text.find('\n', start);
+    if (end == std::string::npos) break;  // a line cut off by a kill: ignored
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    if (number == 1) {
+      if (line != kMagic) fail("not a simtrainer recording (expected \"" + std::string(kMagic) + "\")");
+      continue;
+    }
+    const auto w = words(line);
+    if (w.empty()) continue;
+    const std::string& tag = w[0];
+    if (tag == "build") {
+      r.build = line.substr(6);
+    } else if (tag == "scene") {
+      if (w.size() != 3) fail("expected: scene <path> <hash>");
+      r.scene_path = w[1];
+      r.scene_hash = hex(w[2]);
+    } else if (tag == "set") {
+      try {
+        r.overrides.push_back(parseOverride(line.substr(4)));
+      } catch (const SceneError& e) {
+        fail(e.message());
+      }
+    } else if (tag == "controls") {
+      r.controls.assign(w.begin() + 1, w.end());
+    } else if (tag == "start") {
+    } else if (tag == "p") {
+      if (w.size() != r.controls.size() + 2) fail(fmt::format("expected {} pult values", r.controls.size()));
+      std::vector<double> values;
+      for (std::size_t i = 2; i < w.size(); ++i) {
+        double v = 0.0;
+        auto [ptr, ec] = std::from_chars(w[i].data(), w[i].data() + w[i].size(), v);
+        if (ec != std::errc() || ptr != w[i].data() + w[i].size()) fail("expected a number, got \"" + w[i] + "\"");
+        values.push_back(v);
+      }
+      r.pult[integer(w[1])] = std::move(values);
+    } else if (tag == "h") {
+      if (w.size() != 3) fail("expected: h <step> <hash>");
+      if (integer(w[1]) != r.hashes.size() + 1) fail("steps out of order");
+      r.hashes.push_back(hex(w[2]));
+    } else if (tag == "b") {
+      std::vector<std::uint64_t> hashes;
+      for (std::size_t i = 2; i < w.size(); ++i) hashes.push_back(hex(w[i]));
+      r.body_hashes[integer(w[1])] = std::move(hashes);
+    } else if (tag == "end") {
+      if (w.size() != 3) fail("expected: end <steps> <outcome>");
+      r.complete = true;
+      r.outcome = w[2];
+    } else {
+      fail("unknown line \"" + tag + "\"");
+    }
+  }
+  if (number == 0) throw RecordingError(path + ": empty recording");
+  if (r.scene_path.empty()) throw RecordingError(path + ": no scene line");
+  return r;
+}
+
+ReplayResult replay(const Recording& recording, bool verify) {
+  Scene scene = loadScene(recording.scene_path, recording.overrides);
+  if (scene.source_hash != recording.scene_hash) {
+    throw RecordingError(fmt::format(
+        "{}: the scene {} has changed since it was recorded (hash {:016x}, recorded {:016x})",
+        recording.file, recording.scene_path, scene.source_hash, recording.scene_hash));
+  }
+  std::vector<std::string> names;
+  for (const ControlDef& c : scene.pult.controls) names.push_back(c.name);
+  if (names != recording.controls) {
+    throw RecordingError(recording.file + ": the scene's pult controls differ from the recording's");
+  }
+  Session session(std::move(scene));
+  ReplayResult result;
+  const std::uint64_t steps = recording.hashes.size();
+  for (std::uint64_t s = 0; s < steps; ++s) {
+    if (auto it = recording.pult.find(s); it != recording.pult.end()) {
+      for (std::size_t c = 0; c < it->second.size(); ++c) session.setControl(static_cast<int>(c), it->second[c]);
+    }
+    session.step();
+    ++result.steps;
+    if (verify && session.hash() != recording.hashes[s]) {
+      result.diverged = true;
+      result.diverged_step = s + 1;
+      // Name the first body that differs at this or the next frame end with body hashes.
+      auto frame = recording.body_hashes.lower_bound(s + 1);
+      while (session.stepIndex() < steps && frame != recording.body_hashes.end() &&
+             session.stepIndex() < frame->first) {
+        session.step();
+      }
+      if (frame != recording.body_hashes.end() && session.stepIndex() == frame->first) {
+        const auto now = bodyHashes(session.dynamics());
+        for (std::size_t b = 0; b < now.size() && b < frame->second.size(); ++b) {
+          if (now[b] != frame->second[b]) {
+            result.diverged_body = session.scene().model.bodies[b].name;
+            break;
+          }
+        }
+      }
+      break;
+    }
+  }
+  result.final_hash = session.hash();
+  result.final_state = session.dynamics();
+  return result;
+}
+
+std::string recordingToScenario(const Recording& recording, double time_step_s) {
+  std::string text = fmt::format("# Made from the recording {} ({} steps).\n", recording.file,
+                                 recording.hashes.size());
+  text += fmt::format("scene: {}\n", recording.scene_path);
+  if (!recording.overrides.empty()) {
+    text += "set:\n";
+    for (const Override& o : recording.overrides) text += fmt::format("  {}: {}\n", o.path, o.value);
+  }
+  text += fmt::format("duration: {:.17g}\n", static_cast<double>(recording.hashes.size()) * time_step_s);
+  text += "timeline:\n";
+  std::vector<double> last;
+  for (const auto& [step, values] : recording.pult) {
+    for (std::size_t c = 0; c < values.size(); ++c) {
+      if (!last.empty() && last[c] == values[c]) continue;
+      text += fmt::format("  - {{at: {:.17g}, control: {}, set: {:.17g}}}\n",
+                          static_cast<double>(step) * time_step_s, recording.controls[c], values[c]);
+    }
+    last = values;
+  }
+  return text;
+}
+
+}  // namespace sim::engine
