@@ -776,6 +776,7 @@ bool triangleSphere(const std::array<Vec3, 3>& t, const Vec3& normal, std::uint8
   const Vec3 q = closestOnTriangle(t, s.center, feature);
   const Vec3 up = facing(t, normal, s.center);
   const std::uint32_t id = pack(PointId{}, triangle);
+  if ((s.center - q).norm() - s.radius > margin) return false;
   if (feature != 0 && !featureActive(active, feature)) {
     const double height = up.dot(s.center - t[0]);
     if (height - s.radius > margin) return false;

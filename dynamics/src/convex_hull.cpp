@@ -329,7 +329,10 @@ std::shared_ptr<const ConvexHullData> makeConvexHull(const std::vector<Vec3>& po
   if (loops.empty()) {  // could not merge cleanly: keep the triangles
     for (const Triangle& t : tris) loops.push_back({t.v[0], t.v[1], t.v[2]});
   }
-  // A vertex on only two faces lies inside an edge between merged faces: drop it.
+  // A vertex on only two faces lies inside an edge between merged faces: drop it (but keep it
+  // for the plane offsets below, so it stays inside the hull's planes).
+  std::vector<int> corners;
+  for (const Triangle& t : tris) corners.insert(corners.end(), t.v.begin(), t.v.end());
   std::map<int, int> valence;
   for (const auto& loop : loops)
     for (int v : loop) ++valence[v];
@@ -371,7 +374,7 @@ std::shared_ptr<const ConvexHullData> makeConvexHull(const std::vector<Vec3>& po
   // Each plane through its farthest vertex: every point inside or on every face plane.
   for (ConvexHullData::Face& face : hull->faces) {
     face.offset = -std::numeric_limits<double>::infinity();
-    for (const Vec3& v : hull->vertices) face.offset = std::max(face.offset, face.normal.dot(v));
+    for (int v : corners) face.offset = std::max(face.offset, face.normal.dot(points[v]));
   }
   hull->aabb_min = hull->aabb_max = hull->vertices.front();
   for (const Vec3& v : hull->vertices) {

@@ -370,5 +370,253 @@ TEST(ConvexHull, GjkDistanceMatchesBruteForce) {
   EXPECT_GE(tested, 20);
 }
 
+// ---- quickhull --------------------------------------------------------------------------------
+
+// Euler's formula and the containment of every input point in every face plane. The plane
+// tolerance is 1e-9 of the cloud's size: quickhull counts points within 1e-11 of it as on the
+// hull, and planes are pushed out to the farthest vertex, so only rounding remains.
+void expectValidHull(const ConvexHullData& h, const std::vector<Vec3>& points) {
+  const int v = static_cast<int>(h.vertices.size()), e = static_cast<int>(h.edges.size()),
+            f = static_cast<int>(h.faces.size());
+  EXPECT_EQ(v - e + f, 2);
+  double size = 0.0;
+  for (const Vec3& p : points) size = std::max(size, p.cwiseAbs().maxCoeff());
+  double worst = -1e300;
+  for (const auto& face : h.faces) {
+    EXPECT_NEAR(face.normal.norm(), 1.0, 1e-12);
+    for (const Vec3& p : points) worst = std::max(worst, face.normal.dot(p) - face.offset);
+  }
+  EXPECT_LE(worst, 1e-9 * size);
+  // Every edge borders two different faces; every face has >= 3 corners.
+  for (const auto& ed : h.edges) EXPECT_NE(ed.face_left, ed.face_right);
+  for (const auto& face : h.faces) EXPECT_GE(face.count, 3);
+}
+
+TEST(Quickhull, CubeWithInteriorAndDuplicatePointsHasSixQuads) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-0.999, 0.999);
+  std::vector<Vec3> pts = boxCorners(Vec3(1, 1, 1));
+  for (int i = 0; i < 200; ++i) pts.emplace_back(u(rng), u(rng), u(rng));
+  for (int i = 0; i < 8; ++i) pts.push_back(pts[i]);                     // duplicate corners
+  pts.emplace_back(1.0, 0.3, -0.2);                                      // on a face
+  pts.emplace_back(1.0, 1.0, 0.5);                                       // on an edge
+  std::shuffle(pts.begin(), pts.end(), rng);
+  std::string error;
+  const auto h = makeConvexHull(pts, &error);
+  ASSERT_TRUE(h) << error;
+  EXPECT_EQ(h->vertices.size(), 8u);
+  EXPECT_EQ(h->faces.size(), 6u);
+  EXPECT_EQ(h->edges.size(), 12u);
+  for (const auto& f : h->faces) {
+    EXPECT_EQ(f.count, 4);
+    EXPECT_NEAR(f.offset, 1.0, 1e-15);
+    EXPECT_NEAR(f.normal.cwiseAbs().maxCoeff(), 1.0, 1e-15);  // axis-aligned
+  }
+  expectValidHull(*h, pts);
+}
+
+TEST(Quickhull, RandomCloudsContainAllPointsAndSatisfyEuler) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 30; ++trial) {
+    const int n = 4 + trial * 17;
+    std::vector<Vec3> pts = randomCloud(rng, n, 0.5 + trial * 0.1);
+    // Shift far from the origin for some clouds: tolerances are relative to the cloud.
+    if (trial % 3 == 0)
+      for (Vec3& p : pts) p += Vec3(100, -50, 20);
+    std::string error;
+    const auto h = makeConvexHull(pts, &error);
+    ASSERT_TRUE(h) << "trial " << trial << ": " << error;
+    SCOPED_TRACE(testing::Message() << "trial " << trial);
+    expectValidHull(*h, pts);
+  }
+  // Points on a sphere: every point is a vertex.
+  std::vector<Vec3> sphere_pts;
+  for (int i = 0; i < 300; ++i) {
+    const double z = 1.0 - 2.0 * (i + 0.5) / 300.0, phi = i * 2.399963229728653;
+    sphere_pts.emplace_back(std::sqrt(1 - z * z) * std::cos(phi), std::sqrt(1 - z * z) * std::sin(phi), z);
+  }
+  const auto h = makeConvexHull(sphere_pts);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->vertices.size(), 300u);
+  expectValidHull(*h, sphere_pts);
+}
+
+TEST(Quickhull, DegenerateInputIsRejectedWithAReason) {
+  std::string error;
+  EXPECT_FALSE(makeConvexHull({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0)}, &error));
+  EXPECT_NE(error.find("at least 4"), std::string::npos) << error;
+  EXPECT_FALSE(makeConvexHull({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(1, 1, 0), Vec3(0.5, 0.2, 0)}, &error));
+  EXPECT_NE(error.find("plane"), std::string::npos) << error;
+  EXPECT_FALSE(makeConvexHull({Vec3(0, 0, 0), Vec3(1, 1, 1), Vec3(2, 2, 2), Vec3(3, 3, 3)}, &error));
+  EXPECT_NE(error.find("line"), std::string::npos) << error;
+  EXPECT_FALSE(makeConvexHull({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, std::nan(""))}, &error));
+  EXPECT_NE(error.find("not finite"), std::string::npos) << error;
+}
+
+// ---- mass properties --------------------------------------------------------------------------
+
+// Box and cylinder against their textbook formulas (to rounding); a box hull against the box
+// (the tetrahedron decomposition is exact for polyhedra: 1e-12 relative); a 512-gon prism hull
+// against the cylinder (the polygon's area is short by (2 pi / N)^2 / 6 = 2.5e-5 relative).
+TEST(MassProperties, MatchAnalyticFormulas) {
+  const double rho = 7800.0;
+  const auto b = computeMassProperties(box(Vec3(0.1, 0.2, 0.3)), rho);
+  ASSERT_TRUE(b);
+  const double mb = rho * 0.2 * 0.4 * 0.6;
+  EXPECT_NEAR(b->mass_kg, mb, 1e-12 * mb);
+  EXPECT_NEAR(b->inertia_kgm2(0, 0), mb * (0.16 + 0.36) / 12, 1e-12 * mb);
+  EXPECT_NEAR(b->inertia_kgm2(1, 1), mb * (0.04 + 0.36) / 12, 1e-12 * mb);
+  EXPECT_NEAR(b->inertia_kgm2(2, 2), mb * (0.04 + 0.16) / 12, 1e-12 * mb);
+
+  const auto c = computeMassProperties(cylinder(0.1, 0.25), rho);
+  ASSERT_TRUE(c);
+  const double mc = rho * kPi * 0.01 * 0.5;
+  EXPECT_NEAR(c->mass_kg, mc, 1e-12 * mc);
+  EXPECT_NEAR(c->inertia_kgm2(2, 2), 0.5 * mc * 0.01, 1e-12 * mc);
+  EXPECT_NEAR(c->inertia_kgm2(0, 0), mc * (3 * 0.01 + 0.25) / 12, 1e-12 * mc);
+
+  // The box as a hull, placed off-centre and turned: centre and rotated inertia follow the pose.
+  ShapeDef hb = hull(boxCorners(Vec3(0.1, 0.2, 0.3)));
+  hb.pose.position = Vec3(1, 2, 3);
+  hb.pose.rotation = Quat(Eigen::AngleAxisd(0.4, Vec3(1, 2, 3).normalized()));
+  const auto h = computeMassProperties(hb, rho);
+  ASSERT_TRUE(h);
+  const Mat3 R = hb.pose.rotation.toRotationMatrix();
+  EXPECT_NEAR(h->mass_kg, mb, 1e-12 * mb);
+  EXPECT_NEAR((h->center_m - Vec3(1, 2, 3)).norm(), 0.0, 1e-12);
+  EXPECT_NEAR((h->inertia_kgm2 - R * b->inertia_kgm2 * R.transpose()).norm(), 0.0, 1e-12 * mb);
+
+  std::vector<Vec3> prism;
+  const int n = 512;
+  for (int i = 0; i < n; ++i)
+    for (double z : {-0.25, 0.25})
+      prism.emplace_back(0.1 * std::cos(2 * kPi * i / n), 0.1 * std::sin(2 * kPi * i / n), z);
+  ShapeDef hp;
+  hp.type = ShapeType::ConvexHull;
+  hp.hull = makeConvexHull(prism);
+  ASSERT_TRUE(hp.hull);
+  EXPECT_EQ(hp.hull->faces.size(), static_cast<std::size_t>(n + 2));  // caps merged into 512-gons
+  const auto p = computeMassProperties(hp, rho);
+  ASSERT_TRUE(p);
+  EXPECT_NEAR(p->mass_kg, mc, 3e-5 * mc);
+  EXPECT_NEAR(p->inertia_kgm2(2, 2), c->inertia_kgm2(2, 2), 1e-4 * c->inertia_kgm2(2, 2));
+  EXPECT_NEAR(p->inertia_kgm2(0, 0), c->inertia_kgm2(0, 0), 1e-4 * c->inertia_kgm2(0, 0));
+  EXPECT_NEAR(p->center_m.norm(), 0.0, 1e-12);
+
+  // Two half boxes combine into the whole box (parallel axes).
+  ShapeDef lower = box(Vec3(0.1, 0.2, 0.15)), upper = lower;
+  lower.pose.position = Vec3(0, 0, -0.15);
+  upper.pose.position = Vec3(0, 0, 0.15);
+  const MassProperties whole = combineMassProperties(
+      {*computeMassProperties(lower, rho), *computeMassProperties(upper, rho)});
+  EXPECT_NEAR(whole.mass_kg, mb, 1e-12 * mb);
+  EXPECT_NEAR((whole.inertia_kgm2 - b->inertia_kgm2).norm(), 0.0, 1e-12 * mb);
+  // Shapes without volume have no mass properties.
+  EXPECT_FALSE(computeMassProperties(plane(), rho));
+  EXPECT_FALSE(computeMassProperties(box(Vec3::Ones()), 0.0));
+}
+
+// ---- triangle mesh ----------------------------------------------------------------------------
+
+// A flat grid of n x n squares (two triangles each) of edge `cell`, centred at the origin.
+std::shared_ptr<const TriangleMeshData> grid(int n, double cell) {
+  std::vector<Vec3> v;
+  std::vector<std::array<int, 3>> t;
+  for (int j = 0; j <= n; ++j)
+    for (int i = 0; i <= n; ++i) v.emplace_back((i - 0.5 * n) * cell, (j - 0.5 * n) * cell, 0.0);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const int a = j * (n + 1) + i, b = a + 1, c = a + n + 2, d = a + n + 1;
+      t.push_back({a, b, c});
+      t.push_back({a, c, d});
+    }
+  std::string error;
+  auto mesh = makeTriangleMesh(v, t, &error);
+  EXPECT_TRUE(mesh) << error;
+  return mesh;
+}
+
+TEST(TriangleMesh, BuildValidatesAndMarksInternalEdges) {
+  std::string error;
+  EXPECT_FALSE(makeTriangleMesh({Vec3::Zero(), Vec3::UnitX(), Vec3::UnitY()}, {{0, 1, 3}}, &error));
+  EXPECT_NE(error.find("out of range"), std::string::npos) << error;
+  EXPECT_FALSE(makeTriangleMesh({Vec3::Zero()}, {}, &error));
+  const auto mesh = grid(4, 0.5);
+  ASSERT_TRUE(mesh);
+  // Interior edges of a flat grid are inactive; boundary edges active. A 4 x 4 grid has
+  // 16 boundary edges among its 32 triangles' 96 edge slots.
+  int active_edges = 0;
+  for (std::uint8_t a : mesh->active) active_edges += (a & 1) + (a >> 1 & 1) + (a >> 2 & 1);
+  EXPECT_EQ(active_edges, 16);
+  EXPECT_EQ(mesh->order.size(), 32u);
+}
+
+ShapeDef meshShape(std::shared_ptr<const TriangleMeshData> mesh) {
+  ShapeDef s;
+  s.type = ShapeType::TriangleMesh;
+  s.mesh = std::move(mesh);
+  return s;
+}
+
+// A sphere on a flat grid right over an internal vertex and over an internal edge: every
+// manifold has the face normal and the plane distance (no bump from the joins), and each
+// manifold's feature ids differ.
+TEST(TriangleMesh, SphereOverInternalEdgesSeesAPlane) {
+  const ShapeDef mesh = meshShape(grid(4, 0.5));  // outlives the placed shape's raw pointer
+  const auto ground = place(mesh, Vec3::Zero());
+  for (const Vec3& at : {Vec3(0.0, 0.0, 0.098), Vec3(0.25, 0.0, 0.098), Vec3(0.1, 0.1, 0.098)}) {
+    const auto ball = place(sphere(0.1), at);
+    std::vector<detail::Manifold> ms;
+    detail::collideAll(ball, ground, kMargin, ms);
+    ASSERT_FALSE(ms.empty());
+    std::set<std::uint32_t> ids;
+    for (const auto& m : ms) {
+      EXPECT_NEAR((m.normal + Vec3::UnitZ()).norm(), 0.0, 1e-12);
+      for (int i = 0; i < m.count; ++i) {
+        EXPECT_NEAR(m.points[i].separation, -0.002, 1e-12);
+        ids.insert(m.points[i].feature);
+      }
+    }
+    std::size_t points = 0;
+    for (const auto& m : ms) points += static_cast<std::size_t>(m.count);
+    EXPECT_EQ(ids.size(), points);
+  }
+  // Beyond the mesh's boundary edge the edge is active: the normal tilts toward the sphere.
+  const auto off = place(sphere(0.1), Vec3(1.05, 0.1, 0.05));
+  std::vector<detail::Manifold> ms;
+  detail::collideAll(off, ground, kMargin, ms);
+  ASSERT_FALSE(ms.empty());
+  // From the sphere (outside x = 1, above) toward the edge: along (-1, 0, -1) / sqrt(2).
+  ASSERT_EQ(ms.size(), 1u);
+  EXPECT_NEAR((ms[0].normal - Vec3(-1, 0, -1).normalized()).norm(), 0.0, 1e-12);
+  EXPECT_NEAR(ms[0].points[0].separation, 0.05 * std::sqrt(2.0) - 0.1, 1e-12);
+}
+
+// A box-shaped hull on a two-triangle ground equals the hull on a plane: the same normal and
+// four points at the same depth (the diagonal is an inactive, flat edge).
+TEST(TriangleMesh, HullBoxOnTwoTrianglesMatchesPlane) {
+  const auto mesh = makeTriangleMesh({Vec3(-2, -2, 0), Vec3(2, -2, 0), Vec3(2, 2, 0), Vec3(-2, 2, 0)},
+                                     {{0, 1, 2}, {0, 2, 3}});
+  ASSERT_TRUE(mesh);
+  const ShapeDef mesh_def = meshShape(mesh);
+  const auto ground = place(mesh_def, Vec3::Zero());
+  const auto flat = place(plane(), Vec3::Zero());
+  const ShapeDef hb = hull(boxCorners(Vec3(0.1, 0.1, 0.1)));
+  const auto body = place(hb, Vec3(0.02, -0.01, 0.099), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitZ())));
+  detail::Manifold on_plane;
+  ASSERT_TRUE(detail::collide(body, flat, kMargin, on_plane));
+  ASSERT_EQ(on_plane.count, 4);
+  std::vector<detail::Manifold> ms;
+  detail::collideAll(body, ground, kMargin, ms);
+  ASSERT_EQ(ms.size(), 2u);  // the box straddles the diagonal: one manifold per triangle
+  int points = 0;
+  for (const auto& m : ms) {
+    EXPECT_NEAR((m.normal + Vec3::UnitZ()).norm(), 0.0, 1e-12);
+    for (int i = 0; i < m.count; ++i) EXPECT_NEAR(m.points[i].separation, -0.001, 1e-12);
+    points += m.count;
+  }
+  EXPECT_GE(points, 4);
+}
+
 }  // namespace
 }  // namespace sim::dynamics
