@@ -618,6 +618,37 @@ TEST(TriangleMesh, HullBoxOnTwoTrianglesMatchesPlane) {
   EXPECT_GE(points, 4);
 }
 
+// GJK/EPA pairs with a face: a capsule lying on a box hull's top face gives its two segment
+// ends; a cylinder standing on a two-triangle mesh gives rim points with the face normal.
+TEST(ConvexHull, CapsuleOnHullAndCylinderOnMesh) {
+  const ShapeDef hb = hull(boxCorners(Vec3(0.5, 0.5, 0.1)));
+  ShapeDef cap;
+  cap.type = ShapeType::Capsule;
+  cap.radius_m = 0.05;
+  cap.half_length_m = 0.2;
+  const auto table = place(hb, Vec3::Zero());
+  const auto lying = place(cap, Vec3(0.1, 0.0, 0.148), Quat(Eigen::AngleAxisd(kPi / 2, Vec3::UnitY())));
+  detail::Manifold m;
+  ASSERT_TRUE(detail::collide(lying, table, kMargin, m));
+  ASSERT_EQ(m.count, 2);
+  EXPECT_NEAR((m.normal + Vec3::UnitZ()).norm(), 0.0, 1e-12);
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(m.points[i].separation, -0.002, 1e-9);
+  EXPECT_NEAR(std::abs(m.points[0].on_a.x() - m.points[1].on_a.x()), 0.4, 1e-9);
+
+  const auto mesh = makeTriangleMesh({Vec3(-2, -2, 0), Vec3(2, -2, 0), Vec3(2, 2, 0), Vec3(-2, 2, 0)},
+                                     {{0, 1, 2}, {0, 2, 3}});
+  const ShapeDef mesh_def = meshShape(mesh);
+  const auto ground = place(mesh_def, Vec3::Zero());
+  const ShapeDef can = cylinder(0.1, 0.2);
+  const auto standing = place(can, Vec3(0.5, -0.3, 0.199));  // wholly over one triangle
+  std::vector<detail::Manifold> ms;
+  detail::collideAll(standing, ground, kMargin, ms);
+  ASSERT_EQ(ms.size(), 1u);
+  EXPECT_EQ(ms[0].count, 4);
+  EXPECT_NEAR((ms[0].normal + Vec3::UnitZ()).norm(), 0.0, 1e-12);
+  for (int i = 0; i < ms[0].count; ++i) EXPECT_NEAR(ms[0].points[i].separation, -0.001, 1e-9);
+}
+
 // validate() names the bad field of the new shapes.
 TEST(ShapeValidation, NewShapeFieldsAreChecked) {
   Model m;
