@@ -1,4 +1,5 @@
 #include "collision.h"
+#include "collision_util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,106 +9,7 @@ namespace sim::dynamics::detail {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Feature ids: the top bits say which generator made the point.
-constexpr std::uint32_t kFaceContact = 0u << 28, kEdgeContact = 1u << 28;
-
-void flip(Manifold& m) {
-  m.normal = -m.normal;
-  for (int i = 0; i < m.count; ++i) {
-    std::swap(m.points[i].on_a, m.points[i].on_b);
-  }
-}
-
-void addPoint(Manifold& m, const Vec3& on_a, const Vec3& on_b, std::uint32_t feature) {
-  m.points[m.count++] = {on_a, on_b, m.normal.dot(on_b - on_a), feature};
-}
-
-/// Keeps four of `n` candidate points: the deepest, the one farthest from it, then the two that
-/// span the largest area with them (the support polygon a resting body needs).
-int reduceToFour(ManifoldPoint* p, int n, const Vec3& normal) {
-  if (n <= 4) return n;
-  auto swapTo = [&](int slot, int from) { std::swap(p[slot], p[from]); };
-  int best = 0;
-  for (int i = 1; i < n; ++i)
-    if (p[i].separation < p[best].separation) best = i;
-  swapTo(0, best);
-  best = 1;
-  for (int i = 2; i < n; ++i)
-    if ((p[i].on_b - p[0].on_b).squaredNorm() > (p[best].on_b - p[0].on_b).squaredNorm()) best = i;
-  swapTo(1, best);
-  auto area = [&](const Vec3& a, const Vec3& b, const Vec3& c) {
-    return (b - a).cross(c - a).dot(normal);
-  };
-  best = 2;
-  for (int i = 3; i < n; ++i)
-    if (std::abs(area(p[0].on_b, p[1].on_b, p[i].on_b)) >
-        std::abs(area(p[0].on_b, p[1].on_b, p[best].on_b)))
-      best = i;
-  swapTo(2, best);
-  const double side = area(p[0].on_b, p[1].on_b, p[2].on_b) >= 0.0 ? 1.0 : -1.0;
-  best = 3;
-  double best_gain = -kInf;
-  for (int i = 3; i < n; ++i) {
-    // Area gained outside the triangle: the point on the far side of one of its edges.
-    const double g = std::max({-side * area(p[0].on_b, p[1].on_b, p[i].on_b),
-                               -side * area(p[1].on_b, p[2].on_b, p[i].on_b),
-                               -side * area(p[2].on_b, p[0].on_b, p[i].on_b)});
-    if (g > best_gain) {
-      best_gain = g;
-      best = i;
-    }
-  }
-  swapTo(3, best);
-  return 4;
-}
-
-/// Closest points of segments p1 + s d1 and p2 + t d2 (s, t in [0, 1]).
-void closestSegmentPoints(const Vec3& p1, const Vec3& d1, const Vec3& p2, const Vec3& d2,
-                          Vec3& c1, Vec3& c2) {
-  const Vec3 r = p1 - p2;
-  const double a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
-  double s = 0.0, t = 0.0;
-  if (a <= 1e-300 && e <= 1e-300) {
-    s = t = 0.0;
-  } else if (a <= 1e-300) {
-    t = std::clamp(f / e, 0.0, 1.0);
-  } else {
-    const double c = d1.dot(r);
-    if (e <= 1e-300) {
-      s = std::clamp(-c / a, 0.0, 1.0);
-    } else {
-      const double b = d1.dot(d2);
-      const double denom = a * e - b * b;
-      s = denom > 1e-12 * a * e ? std::clamp((b * f - c * e) / denom, 0.0, 1.0) : 0.0;
-      t = (b * s + f) / e;
-      if (t < 0.0) {
-        t = 0.0;
-        s = std::clamp(-c / a, 0.0, 1.0);
-      } else if (t > 1.0) {
-        t = 1.0;
-        s = std::clamp((b - c) / a, 0.0, 1.0);
-      }
-    }
-  }
-  c1 = p1 + s * d1;
-  c2 = p2 + t * d2;
-}
-
 // ---- sphere-like pairs: a core point or segment with a radius ------------------------------
-
-/// Two cores at closest points c_a, c_b with radii: one point along the line between them.
-bool roundedPair(const Vec3& c_a, double r_a, const Vec3& c_b, double r_b, double margin,
-                 const Vec3& fallback_normal, std::uint32_t feature, Manifold& m) {
-  const Vec3 d = c_b - c_a;
-  const double dist = d.norm();
-  if (dist - r_a - r_b > margin) return false;
-  m.normal = dist > 1e-12 ? Vec3(d / dist) : fallback_normal;
-  m.count = 0;
-  addPoint(m, c_a + r_a * m.normal, c_b - r_b * m.normal, feature);
-  return true;
-}
 
 Vec3 capsuleEnd(const WorldShape& c, double sign) {
   return c.center + sign * c.half_length * c.axes.col(2);
@@ -152,26 +54,6 @@ bool capsuleCapsule(const WorldShape& a, const WorldShape& b, double margin, Man
 }
 
 // ---- planes --------------------------------------------------------------------------------
-
-// A plane shape: its local +z is the outward normal, its centre a point on it.
-bool pointsOnPlane(const Vec3* pts, const double* radii, int n, const WorldShape& plane,
-                   double margin, Manifold& m) {
-  const Vec3 up = plane.axes.col(2);
-  // Normal from the other shape (a) to the plane (b): into the plane.
-  m.normal = -up;
-  m.count = 0;
-  ManifoldPoint cand[8];
-  int c = 0;
-  for (int i = 0; i < n; ++i) {
-    const double h = up.dot(pts[i] - plane.center) - radii[i];
-    if (h > margin) continue;
-    const Vec3 on_a = pts[i] - radii[i] * up;
-    cand[c++] = {on_a, on_a - h * up, h, static_cast<std::uint32_t>(i)};
-  }
-  c = reduceToFour(cand, c, m.normal);
-  for (int i = 0; i < c; ++i) m.points[m.count++] = cand[i];
-  return m.count > 0;
-}
 
 bool spherePlane(const WorldShape& s, const WorldShape& p, double margin, Manifold& m) {
   return pointsOnPlane(&s.center, &s.radius, 1, p, margin, m);
@@ -466,6 +348,27 @@ WorldShape placeShape(const ShapeDef& def, int body, const Vec3& x, const Quat& 
       extent = (s.half_length * s.axes.col(2)).cwiseAbs() + Vec3::Constant(s.radius);
       break;
     case ShapeType::Plane: extent = Vec3::Constant(kInf); break;
+    case ShapeType::Cylinder:
+      // Per world axis: the axis' reach plus the cap disc's (radius times the sine to the axis).
+      for (int k = 0; k < 3; ++k) {
+        const double along = s.axes(k, 2);
+        extent[k] = s.half_length * std::abs(along) + s.radius * std::sqrt(std::max(0.0, 1.0 - along * along));
+      }
+      break;
+    case ShapeType::ConvexHull:
+    case ShapeType::TriangleMesh: {
+      // The local bounds, turned: their centre may sit off the shape's origin.
+      s.hull = def.hull.get();
+      s.mesh = def.mesh.get();
+      Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
+      if (s.hull) { lo = s.hull->aabb_min; hi = s.hull->aabb_max; }
+      if (s.mesh) { lo = s.mesh->aabb_min; hi = s.mesh->aabb_max; }
+      const Vec3 mid = s.center + s.axes * (0.5 * (lo + hi));
+      extent = s.axes.cwiseAbs() * (0.5 * (hi - lo));
+      s.aabb_min = mid - extent - Vec3::Constant(margin);
+      s.aabb_max = mid + extent + Vec3::Constant(margin);
+      return s;
+    }
   }
   s.aabb_min = s.center - extent - Vec3::Constant(margin);
   s.aabb_max = s.center + extent + Vec3::Constant(margin);
@@ -473,10 +376,18 @@ WorldShape placeShape(const ShapeDef& def, int body, const Vec3& x, const Quat& 
 }
 
 bool pairSupported(ShapeType a, ShapeType b) {
-  return !(a == ShapeType::Plane && b == ShapeType::Plane);
+  // Planes and meshes are static and unbounded or large: never against each other.
+  auto world = [](ShapeType t) { return t == ShapeType::Plane || t == ShapeType::TriangleMesh; };
+  return !(world(a) && world(b));
 }
 
 bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& out) {
+  // Hull against box or hull keeps the given order, as box-box does (the first shape's faces are
+  // preferred as reference), so a box-shaped hull gives box-box's manifold either way round.
+  const auto polyhedron = [](ShapeType t) { return t == ShapeType::Box || t == ShapeType::ConvexHull; };
+  if (polyhedron(a.type) && polyhedron(b.type) &&
+      (a.type == ShapeType::ConvexHull || b.type == ShapeType::ConvexHull))
+    return collidePolyhedra(a, b, margin, out);
   // Dispatch on the ordered pair of types (lower enum first), flipping the result back.
   if (static_cast<int>(a.type) > static_cast<int>(b.type)) {
     if (!collide(b, a, margin, out)) return false;
@@ -484,6 +395,9 @@ bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& 
     return true;
   }
   out.count = 0;
+  if (a.type == ShapeType::TriangleMesh || b.type == ShapeType::TriangleMesh) return false;
+  if (b.type == ShapeType::Cylinder || b.type == ShapeType::ConvexHull)
+    return collideConvexPair(a, b, margin, out);
   switch (a.type) {
     case ShapeType::Sphere:
       switch (b.type) {
@@ -491,6 +405,7 @@ bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& 
         case ShapeType::Box: return sphereBox(a, b, margin, out);
         case ShapeType::Capsule: return sphereCapsule(a, b, margin, out);
         case ShapeType::Plane: return spherePlane(a, b, margin, out);
+        default: break;
       }
       break;
     case ShapeType::Box:
@@ -508,10 +423,27 @@ bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& 
       if (b.type == ShapeType::Capsule) return capsuleCapsule(a, b, margin, out);
       if (b.type == ShapeType::Plane) return capsulePlane(a, b, margin, out);
       break;
-    case ShapeType::Plane:
+    default:
       break;
   }
   return false;
+}
+
+void collideAll(const WorldShape& a, const WorldShape& b, double margin,
+                std::vector<Manifold>& out) {
+  out.clear();
+  if (!pairSupported(a.type, b.type)) return;
+  if (b.type == ShapeType::TriangleMesh) {
+    collideMesh(b, a, margin, out);
+    for (Manifold& m : out) flip(m);
+    return;
+  }
+  if (a.type == ShapeType::TriangleMesh) {
+    collideMesh(a, b, margin, out);
+    return;
+  }
+  Manifold m;
+  if (collide(a, b, margin, m) && m.count > 0) out.push_back(m);
 }
 
 void BroadPhase::findPairs(const std::vector<WorldShape>& shapes,
@@ -521,7 +453,10 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes,
   if (static_cast<int>(order_.size() + planes_.size()) != n) {
     order_.clear();
     planes_.clear();
-    for (int i = 0; i < n; ++i) (shapes[i].type == ShapeType::Plane ? planes_ : order_).push_back(i);
+    for (int i = 0; i < n; ++i) {
+      const bool unbounded = shapes[i].type == ShapeType::Plane || shapes[i].type == ShapeType::TriangleMesh;
+      (unbounded ? planes_ : order_).push_back(i);
+    }
   }
   auto before = [&shapes](int x, int y) {
     const double ax = shapes[x].aabb_min.x(), bx = shapes[y].aabb_min.x();
@@ -550,6 +485,15 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes,
   }
   for (int p : planes_) {
     const WorldShape& plane = shapes[p];
+    if (plane.type == ShapeType::TriangleMesh) {
+      for (int i : order_) {
+        const WorldShape& s = shapes[i];
+        if ((s.aabb_min.array() <= plane.aabb_max.array()).all() &&
+            (s.aabb_max.array() >= plane.aabb_min.array()).all())
+          pairs.emplace_back(std::min(p, i), std::max(p, i));
+      }
+      continue;
+    }
     const Vec3 up = plane.axes.col(2);
     for (int i : order_) {
       const WorldShape& s = shapes[i];

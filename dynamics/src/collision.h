@@ -7,6 +7,7 @@
 #pragma once
 
 #include <dynamics/model.h>
+#include <dynamics/shapes.h>
 
 #include <array>
 #include <cstdint>
@@ -23,6 +24,8 @@ struct WorldShape {
   Vec3 half_extents = Vec3::Zero();
   double radius = 0.0;
   double half_length = 0.0;
+  const ConvexHullData* hull = nullptr;    ///< ConvexHull (owned by the model's ShapeDef).
+  const TriangleMeshData* mesh = nullptr;  ///< TriangleMesh (likewise).
   Vec3 aabb_min = Vec3::Zero(), aabb_max = Vec3::Zero();  ///< Grown by the contact margin.
 };
 
@@ -44,13 +47,33 @@ struct Manifold {
 WorldShape placeShape(const ShapeDef& def, int body, const Vec3& x, const Quat& q, double margin);
 
 /// Contact manifold of shapes a and b if they are closer than `margin`. Returns false when they
-/// are farther apart or the pair of types is not supported (plane against plane).
+/// are farther apart or the pair of types is not supported (plane against plane), and for
+/// triangle meshes, which need collideAll().
 bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& out);
+
+/// Every manifold of shapes a and b (cleared first): collide()'s one for convex pairs, one per
+/// touched triangle (in triangle order) when one shape is a triangle mesh. The feature ids of a
+/// mesh's manifolds carry the triangle index, so they are unique within the pair.
+void collideAll(const WorldShape& a, const WorldShape& b, double margin,
+                std::vector<Manifold>& out);
+
+/// The pairs with a cylinder or a convex hull (collision_convex.cpp); a.type <= b.type, neither
+/// a mesh.
+bool collideConvexPair(const WorldShape& a, const WorldShape& b, double margin, Manifold& out);
+
+/// Two polyhedra (boxes or hulls, at least one hull) by separating axes, in the given order.
+bool collidePolyhedra(const WorldShape& a, const WorldShape& b, double margin, Manifold& out);
+
+/// A triangle mesh against a convex shape: one manifold per touched triangle, normals from the
+/// mesh toward `other` (collision_convex.cpp). Appends to `out`.
+void collideMesh(const WorldShape& mesh, const WorldShape& other, double margin,
+                 std::vector<Manifold>& out);
 
 /// Whether collide() handles this pair of shape types.
 bool pairSupported(ShapeType a, ShapeType b);
 
-/// Sort-and-sweep broad phase over AABBs. Planes are unbounded and tested against every shape.
+/// Sort-and-sweep broad phase over AABBs. Planes are unbounded and tested against every shape;
+/// triangle meshes (static and usually large) likewise, against every AABB overlapping theirs.
 /// The sort order persists between calls (insertion sort on nearly sorted data), ties broken by
 /// index, and the output is sorted by (a, b) with a < b: deterministic.
 class BroadPhase {
@@ -59,7 +82,7 @@ class BroadPhase {
 
  private:
   std::vector<int> order_;  // non-plane shapes sorted by aabb_min.x
-  std::vector<int> planes_;
+  std::vector<int> planes_;  // planes and meshes
 };
 
 }  // namespace sim::dynamics::detail

@@ -85,7 +85,6 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     world_shapes_[i] = placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
   }
   broad_.findPairs(world_shapes_, pairs_);
-  Manifold m;
   for (const auto& [i, j] : pairs_) {
     const int oa = shape_owner_[i], ob = shape_owner_[j];
     if (oa == ob) continue;
@@ -109,97 +108,99 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     if (std::binary_search(no_collide_.begin(), no_collide_.end(),
                            std::pair{std::min(oa, ob), std::max(oa, ob)}))
       continue;
-    if (!collide(world_shapes_[i], world_shapes_[j], cfg.margin_m, m) || m.count == 0) continue;
-
-    const MaterialDef& ma = model.materials[da.material];
-    const MaterialDef& mb = model.materials[db.material];
-    const double mu = std::sqrt(ma.friction * mb.friction);
-    const double e = std::max(ma.restitution, mb.restitution);
-    const Vec3 n = m.normal;
-    // Tangent basis: along a belt when one side is a conveyor, else a fixed choice.
-    Vec3 t1 = perpendicular(n);
-    Vec3 belt_dir[2] = {Vec3::Zero(), Vec3::Zero()};
-    const ShapeDef* sides[2] = {&da, &db};
-    const int owners[2] = {oa, ob};
-    for (int side = 0; side < 2; ++side) {
-      const ShapeDef& sd = *sides[side];
-      if (sd.belt_motor < 0) continue;
-      belt_dir[side] = orientations[owners[side]] * (sd.pose.rotation * sd.belt_direction);
-      const Vec3 in_plane = belt_dir[side] - belt_dir[side].dot(n) * n;
-      if (in_plane.norm() > 1e-6) t1 = in_plane.normalized();
-    }
-    const Vec3 t2 = n.cross(t1);
-
-    ContactManifold cm;
-    cm.shape_a = i;
-    cm.shape_b = j;
-    cm.first = static_cast<int>(points_.size());
-    cm.count = m.count;
-    cm.friction = mu;
-    cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
-    const int manifold_index = static_cast<int>(manifolds_.size());
-    for (int k = 0; k < m.count; ++k) {
-      const ManifoldPoint& mp = m.points[k];
-      ContactPoint p;
-      p.a = oa;
-      p.b = ob;
-      p.manifold = manifold_index;
-      p.feature = mp.feature;
-      const Vec3 mid = 0.5 * (mp.on_a + mp.on_b);
-      p.point = mid;
-      p.r_a = mid - positions[oa];
-      p.r_b = mid - positions[ob];
-      p.local_a = orientations[oa].conjugate() * (mp.on_a - positions[oa]);
-      p.local_b = orientations[ob].conjugate() * (mp.on_b - positions[ob]);
-      p.separation = mp.separation;
-      p.friction = mu;
-      setupRow(p.normal, a, b, n, p.r_a, p.r_b);
-      const Vec3 tangents[2] = {t1, t2};
-      for (int t = 0; t < 2; ++t) {
-        double extra = 0.0;
-        for (int side = 0; side < 2; ++side) {
-          const ShapeDef& sd = *sides[side];
-          if (sd.belt_motor < 0) continue;
-          // Material speed of side b's surface adds to Cdot, side a's subtracts.
-          const double coef = (side == 1 ? 1.0 : -1.0) * sd.belt_m_per_rad * tangents[t].dot(belt_dir[side]);
-          p.rotor[side] = sd.belt_motor;
-          p.rotor_coef[t][side] = coef;
-          const MotorDef& md = model.motors[sd.belt_motor];
-          extra += coef * coef / md.rotorInertia();
-        }
-        setupRow(p.tangent[t], a, b, tangents[t], p.r_a, p.r_b, extra);
+    // One manifold for convex pairs; one per touched triangle against a mesh.
+    collideAll(world_shapes_[i], world_shapes_[j], cfg.margin_m, found_);
+    for (const Manifold& m : found_) {
+      const MaterialDef& ma = model.materials[da.material];
+      const MaterialDef& mb = model.materials[db.material];
+      const double mu = std::sqrt(ma.friction * mb.friction);
+      const double e = std::max(ma.restitution, mb.restitution);
+      const Vec3 n = m.normal;
+      // Tangent basis: along a belt when one side is a conveyor, else a fixed choice.
+      Vec3 t1 = perpendicular(n);
+      Vec3 belt_dir[2] = {Vec3::Zero(), Vec3::Zero()};
+      const ShapeDef* sides[2] = {&da, &db};
+      const int owners[2] = {oa, ob};
+      for (int side = 0; side < 2; ++side) {
+        const ShapeDef& sd = *sides[side];
+        if (sd.belt_motor < 0) continue;
+        belt_dir[side] = orientations[owners[side]] * (sd.pose.rotation * sd.belt_direction);
+        const Vec3 in_plane = belt_dir[side] - belt_dir[side].dot(n) * n;
+        if (in_plane.norm() > 1e-6) t1 = in_plane.normalized();
       }
-      // Allowed normal speed: close the gap, no more; bounce on fast impacts that close it now.
-      const double vn = rowVelocity(p.normal, a, b);
-      p.target = mp.separation > 0.0 ? -mp.separation / h : 0.0;
-      if (e > 0.0 && vn < -cfg.restitution_threshold_mps && mp.separation + vn * h < 0.0)
-        p.target = std::max(p.target, -e * vn);
-      // Warm start from the same feature of the same pair last substep.
-      if (model.solver.warm_start) {
-        const auto it = findContact(s.contacts, i, j, mp.feature);
-        if (it != s.contacts.end() && it->shape_a == static_cast<std::uint32_t>(i) &&
-            it->shape_b == static_cast<std::uint32_t>(j) && it->feature == mp.feature) {
-          p.normal.impulse = it->normal_impulse;
-          p.tangent[0].impulse = it->friction_impulse.dot(t1);
-          p.tangent[1].impulse = it->friction_impulse.dot(t2);
-          if (k == 0) cm.torsion.impulse = it->torsion_impulse;
+      const Vec3 t2 = n.cross(t1);
+
+      ContactManifold cm;
+      cm.shape_a = i;
+      cm.shape_b = j;
+      cm.first = static_cast<int>(points_.size());
+      cm.count = m.count;
+      cm.friction = mu;
+      cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
+      const int manifold_index = static_cast<int>(manifolds_.size());
+      for (int k = 0; k < m.count; ++k) {
+        const ManifoldPoint& mp = m.points[k];
+        ContactPoint p;
+        p.a = oa;
+        p.b = ob;
+        p.manifold = manifold_index;
+        p.feature = mp.feature;
+        const Vec3 mid = 0.5 * (mp.on_a + mp.on_b);
+        p.point = mid;
+        p.r_a = mid - positions[oa];
+        p.r_b = mid - positions[ob];
+        p.local_a = orientations[oa].conjugate() * (mp.on_a - positions[oa]);
+        p.local_b = orientations[ob].conjugate() * (mp.on_b - positions[ob]);
+        p.separation = mp.separation;
+        p.friction = mu;
+        setupRow(p.normal, a, b, n, p.r_a, p.r_b);
+        const Vec3 tangents[2] = {t1, t2};
+        for (int t = 0; t < 2; ++t) {
+          double extra = 0.0;
+          for (int side = 0; side < 2; ++side) {
+            const ShapeDef& sd = *sides[side];
+            if (sd.belt_motor < 0) continue;
+            // Material speed of side b's surface adds to Cdot, side a's subtracts.
+            const double coef = (side == 1 ? 1.0 : -1.0) * sd.belt_m_per_rad * tangents[t].dot(belt_dir[side]);
+            p.rotor[side] = sd.belt_motor;
+            p.rotor_coef[t][side] = coef;
+            const MotorDef& md = model.motors[sd.belt_motor];
+            extra += coef * coef / md.rotorInertia();
+          }
+          setupRow(p.tangent[t], a, b, tangents[t], p.r_a, p.r_b, extra);
         }
+        // Allowed normal speed: close the gap, no more; bounce on fast impacts that close it now.
+        const double vn = rowVelocity(p.normal, a, b);
+        p.target = mp.separation > 0.0 ? -mp.separation / h : 0.0;
+        if (e > 0.0 && vn < -cfg.restitution_threshold_mps && mp.separation + vn * h < 0.0)
+          p.target = std::max(p.target, -e * vn);
+        // Warm start from the same feature of the same pair last substep.
+        if (model.solver.warm_start) {
+          const auto it = findContact(s.contacts, i, j, mp.feature);
+          if (it != s.contacts.end() && it->shape_a == static_cast<std::uint32_t>(i) &&
+              it->shape_b == static_cast<std::uint32_t>(j) && it->feature == mp.feature) {
+            p.normal.impulse = it->normal_impulse;
+            p.tangent[0].impulse = it->friction_impulse.dot(t1);
+            p.tangent[1].impulse = it->friction_impulse.dot(t2);
+            if (k == 0) cm.torsion.impulse = it->torsion_impulse;
+          }
+        }
+        points_.push_back(p);
       }
-      points_.push_back(p);
+      if (cm.torsion_radius > 0.0) {
+        // Cdot = n.(w_b - w_a): a purely angular row.
+        cm.torsion.dir = Vec3::Zero();
+        cm.torsion.ang_a = n;
+        cm.torsion.ang_b = n;
+        cm.torsion.dw_a = a.inv_inertia * n;
+        cm.torsion.dw_b = b.inv_inertia * n;
+        const double k = n.dot(cm.torsion.dw_a) + n.dot(cm.torsion.dw_b);
+        cm.torsion.mass = k > 0.0 ? 1.0 / k : 0.0;
+      } else {
+        cm.torsion.impulse = 0.0;
+      }
+      manifolds_.push_back(cm);
     }
-    if (cm.torsion_radius > 0.0) {
-      // Cdot = n.(w_b - w_a): a purely angular row.
-      cm.torsion.dir = Vec3::Zero();
-      cm.torsion.ang_a = n;
-      cm.torsion.ang_b = n;
-      cm.torsion.dw_a = a.inv_inertia * n;
-      cm.torsion.dw_b = b.inv_inertia * n;
-      const double k = n.dot(cm.torsion.dw_a) + n.dot(cm.torsion.dw_b);
-      cm.torsion.mass = k > 0.0 ? 1.0 / k : 0.0;
-    } else {
-      cm.torsion.impulse = 0.0;
-    }
-    manifolds_.push_back(cm);
   }
 }
 

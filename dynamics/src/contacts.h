@@ -84,6 +84,7 @@ class ContactSolver {
   std::vector<std::pair<int, int>> no_collide_;  // sorted body pairs joined without collision
   std::vector<WorldShape> world_shapes_;
   std::vector<std::pair<int, int>> pairs_;
+  std::vector<Manifold> found_;  // manifolds of the current pair (scratch)
   BroadPhase broad_;
   std::vector<ContactPoint> points_;
   std::vector<ContactManifold> manifolds_;

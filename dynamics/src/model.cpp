@@ -99,6 +99,19 @@ std::vector<ModelError> validate(const Model& model) {
         case ShapeType::Plane:
           if (!b.is_static) fail(sat + ".type", "a plane may only belong to a static body");
           break;
+        case ShapeType::Cylinder:
+          if (!(sh.radius_m > 0.0) || !std::isfinite(sh.radius_m))
+            fail(sat + ".radius", "must be > 0 m");
+          if (!(sh.half_length_m > 0.0) || !std::isfinite(sh.half_length_m))
+            fail(sat + ".half_length", "must be > 0 m");
+          break;
+        case ShapeType::ConvexHull:
+          if (!sh.hull) fail(sat + ".points", "a hull shape needs its hull (makeConvexHull)");
+          break;
+        case ShapeType::TriangleMesh:
+          if (!sh.mesh) fail(sat + ".triangles", "a mesh shape needs its mesh (makeTriangleMesh)");
+          if (!b.is_static) fail(sat + ".type", "a triangle mesh may only belong to a static body");
+          break;
       }
       if (sh.material < 0 || sh.material >= static_cast<int>(model.materials.size()))
         fail(sat + ".material", "refers to a material that does not exist");

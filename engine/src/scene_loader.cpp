@@ -5,6 +5,7 @@
 // path of the key ("bodies[link].mass"). The same paths, recorded with their lines, locate the
 // problems dynamics::validate() reports by field name.
 #include <dynamics/model.h>
+#include <dynamics/shapes.h>
 #include <engine/scene.h>
 
 #include "scheme_loader.h"
@@ -14,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -170,6 +172,47 @@ Vec3 readBoxSize(const Context& ctx, const MapReader& m, const std::string& key)
   return size;
 }
 
+// A list of [x, y, z] points under `key` (at least one).
+std::vector<Vec3> readPoints(const Context& ctx, const MapReader& m, const std::string& key) {
+  const YAML::Node list = m.value(key);
+  if (!list.IsSequence() || list.size() == 0) {
+    ctx.fail(list, m.join(key), "expected a list of [x, y, z] points, got " + describe(list));
+  }
+  std::vector<Vec3> points;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    points.push_back(ctx.vec3(list[i], fmt::format("{}[{}]", m.join(key), i)));
+  }
+  return points;
+}
+
+// A mesh's `triangles`: [i, j, k] vertex indices, each checked against the vertex count.
+std::vector<std::array<int, 3>> readTriangles(const Context& ctx, const MapReader& m,
+                                              std::size_t vertex_count) {
+  const YAML::Node list = m.value("triangles");
+  if (!list.IsSequence() || list.size() == 0) {
+    ctx.fail(list, m.join("triangles"), "expected a list of [i, j, k] index triples, got " + describe(list));
+  }
+  std::vector<std::array<int, 3>> triangles;
+  for (std::size_t t = 0; t < list.size(); ++t) {
+    const std::string at = fmt::format("{}[{}]", m.join("triangles"), t);
+    if (!list[t].IsSequence() || list[t].size() != 3) {
+      ctx.fail(list[t], at, "expected 3 vertex indices [i, j, k], got " + describe(list[t]));
+    }
+    std::array<int, 3> tri{};
+    for (std::size_t k = 0; k < 3; ++k) {
+      const std::string key = fmt::format("{}[{}]", at, k);
+      tri[k] = ctx.integer(list[t][k], key);
+      if (tri[k] < 0 || static_cast<std::size_t>(tri[k]) >= vertex_count) {
+        ctx.fail(list[t][k], key,
+                 fmt::format("vertex index {} out of range (the mesh has {} vertices, 0 to {})",
+                             tri[k], vertex_count, vertex_count - 1));
+      }
+    }
+    triangles.push_back(tri);
+  }
+  return triangles;
+}
+
 // One collision shape of a body (body index `body`, static or not). Keys that do not apply to
 // the shape's type are errors; a belt's motor is resolved later (Context::belts).
 dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::string& path,
@@ -177,50 +220,82 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
                              bool is_static) {
   MapReader m(ctx, node, path,
               {"type", "position", "orientation", "rpy", "size", "radius", "half_length",
-               "material", "group", "mask", "belt"});
+               "points", "vertices", "triangles", "material", "group", "mask", "belt"});
   dynamics::ShapeDef shape;
   const std::string type = m.string("type");
+  using dynamics::ShapeType;
   if (type == "sphere") {
-    shape.type = dynamics::ShapeType::Sphere;
+    shape.type = ShapeType::Sphere;
   } else if (type == "box") {
-    shape.type = dynamics::ShapeType::Box;
+    shape.type = ShapeType::Box;
   } else if (type == "capsule") {
-    shape.type = dynamics::ShapeType::Capsule;
-  } else if (type == "plane") {
-    shape.type = dynamics::ShapeType::Plane;
+    shape.type = ShapeType::Capsule;
+  } else if (type == "cylinder") {
+    shape.type = ShapeType::Cylinder;
+  } else if (type == "hull") {
+    shape.type = ShapeType::ConvexHull;
+  } else if (type == "plane" || type == "mesh") {
+    shape.type = type == "plane" ? ShapeType::Plane : ShapeType::TriangleMesh;
     if (!is_static) {
       ctx.fail(m.value("type"), m.join("type"),
-               "a plane may only belong to a static body (static: true)");
+               fmt::format("a {} may only belong to a static body (static: true)", type));
     }
   } else {
     ctx.fail(m.value("type"), m.join("type"),
-             fmt::format("expected sphere, box, capsule or plane, got \"{}\"", type));
+             fmt::format("expected sphere, box, capsule, cylinder, hull, mesh or plane, got \"{}\"",
+                         type));
   }
 
   // Dimensions: exactly the ones of the type.
   const std::string unused = fmt::format("not used by a {} shape", type);
-  if (shape.type == dynamics::ShapeType::Box) {
+  // The point-list keys belong to hulls and meshes only.
+  const char* hint = shape.type == ShapeType::Box                ? " (give size)"
+                     : shape.type == ShapeType::ConvexHull       ? " (give points)"
+                     : shape.type == ShapeType::TriangleMesh     ? " (give vertices and triangles)"
+                     : shape.type == ShapeType::Plane            ? " (a plane is the half-space below its local x-y plane)"
+                                                                 : " (give radius)";
+  if (shape.type != ShapeType::ConvexHull) m.forbid("points", unused + hint);
+  if (shape.type != ShapeType::TriangleMesh) {
+    m.forbid("vertices", unused + hint);
+    m.forbid("triangles", unused + hint);
+  }
+  if (shape.type == ShapeType::Box) {
     m.forbid("radius", unused + " (give size)");
     m.forbid("half_length", unused + " (give size)");
     if (!m.has("size")) ctx.fail(node, m.join("size"), "missing (required for a box)");
     shape.half_extents_m = 0.5 * readBoxSize(ctx, m, "size");
     ctx.lines[m.join("half_extents")] = m.keyLine("size");  // validate() says "half_extents"
-  } else if (shape.type == dynamics::ShapeType::Plane) {
-    for (const char* key : {"size", "radius", "half_length"}) {
-      m.forbid(key, unused + " (a plane is the half-space below its local x-y plane)");
+  } else if (shape.type == ShapeType::Plane) {
+    for (const char* key : {"size", "radius", "half_length"}) m.forbid(key, unused + hint);
+  } else if (shape.type == ShapeType::ConvexHull) {
+    for (const char* key : {"size", "radius", "half_length"}) m.forbid(key, unused + hint);
+    if (!m.has("points")) ctx.fail(node, m.join("points"), "missing (required for a hull)");
+    std::string error;
+    shape.hull = dynamics::makeConvexHull(readPoints(ctx, m, "points"), &error);
+    if (!shape.hull) ctx.fail(m.value("points"), m.join("points"), error);
+  } else if (shape.type == ShapeType::TriangleMesh) {
+    for (const char* key : {"size", "radius", "half_length"}) m.forbid(key, unused + hint);
+    for (const char* key : {"vertices", "triangles"}) {
+      if (!m.has(key)) ctx.fail(node, m.join(key), "missing (required for a mesh)");
     }
+    const std::vector<Vec3> vertices = readPoints(ctx, m, "vertices");
+    std::string error;
+    shape.mesh = dynamics::makeTriangleMesh(vertices, readTriangles(ctx, m, vertices.size()), &error);
+    if (!shape.mesh) ctx.fail(m.value("triangles"), m.join("triangles"), error);
   } else {
     m.forbid("size", unused + " (give radius)");
     if (!m.has("radius")) ctx.fail(node, m.join("radius"), "missing (required for a " + type + ")");
     shape.radius_m = ctx.positive(m.value("radius"), m.join("radius"));
-    if (shape.type == dynamics::ShapeType::Capsule) {
+    if (shape.type == ShapeType::Capsule || shape.type == ShapeType::Cylinder) {
       if (!m.has("half_length")) {
-        ctx.fail(node, m.join("half_length"), "missing (required for a capsule)");
+        ctx.fail(node, m.join("half_length"), "missing (required for a " + type + ")");
       }
       shape.half_length_m = m.number("half_length");
-      if (!(shape.half_length_m >= 0.0)) {
+      const bool cylinder = shape.type == ShapeType::Cylinder;
+      if (cylinder ? !(shape.half_length_m > 0.0) : !(shape.half_length_m >= 0.0)) {
         ctx.fail(m.value("half_length"), m.join("half_length"),
-                 fmt::format("expected a number >= 0, got {}", shape.half_length_m));
+                 fmt::format("expected a number {} 0, got {}", cylinder ? ">" : ">=",
+                             shape.half_length_m));
       }
     } else {
       m.forbid("half_length", unused + " (give radius)");

@@ -1,6 +1,7 @@
 // Pins engine/src/scene_loader.cpp: the scene format of docs/scenes.md, its error messages
 // (file, line, key) and --set overrides.
 #include <dynamics/model.h>
+#include <dynamics/shapes.h>
 #include <engine/scene.h>
 
 #include <gtest/gtest.h>
@@ -481,11 +482,68 @@ TEST(SceneLoader, BadSetOnShapesIsAnError) {
                   {parseOverride("bodies.ground.shapes.0.material=1")});
 }
 
+// Cylinders, hulls and meshes: their keys, the built geometry, and errors naming line and key.
+const std::string kNewShapes = R"(bodies:
+  - name: ground
+    static: true
+    shapes:
+      - type: mesh
+        vertices: [[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]]
+        triangles: [[0, 1, 2], [0, 2, 3]]
+  - name: can
+    mass: 1.0
+    box: [0.1, 0.1, 0.2]
+    position: [0, 0, 1]
+    shapes:
+      - type: cylinder
+        radius: 0.05
+        half_length: 0.1
+      - type: hull
+        points: [[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1], [0.02, 0.02, 0.02]]
+)";
+
+TEST(SceneLoader, CylinderHullAndMeshShapes) {
+  const Scene scene = loadSceneFromString(kNewShapes, "test.yaml");
+  const auto& ground = scene.model.bodies[0].shapes[0];
+  ASSERT_EQ(ground.type, dynamics::ShapeType::TriangleMesh);
+  ASSERT_TRUE(ground.mesh);
+  EXPECT_EQ(ground.mesh->triangles.size(), 2u);
+  const auto& can = scene.model.bodies[1].shapes;
+  EXPECT_EQ(can[0].type, dynamics::ShapeType::Cylinder);
+  EXPECT_DOUBLE_EQ(can[0].radius_m, 0.05);
+  EXPECT_DOUBLE_EQ(can[0].half_length_m, 0.1);
+  ASSERT_EQ(can[1].type, dynamics::ShapeType::ConvexHull);
+  ASSERT_TRUE(can[1].hull);
+  EXPECT_EQ(can[1].hull->vertices.size(), 4u);  // the interior point is dropped
+  EXPECT_EQ(can[1].hull->faces.size(), 4u);
+
+  expectErrorText(replace(kNewShapes, "[0, 2, 3]]", "[0, 2, 4]]"),
+                  "test.yaml:7: bodies[ground].shapes[0].triangles[1][2]: vertex index 4 out of "
+                  "range (the mesh has 4 vertices, 0 to 3)");
+  expectErrorText(replace(kNewShapes, "[0, 2, 3]]", "[0, 2]]"),
+                  "test.yaml:7: bodies[ground].shapes[0].triangles[1]: expected 3 vertex indices "
+                  "[i, j, k], got a list of 2");
+  expectErrorText(replace(kNewShapes, "[0, 0, 0.1], [0.02, 0.02, 0.02]", "[0.1, 0.1, 0], [0.02, 0.02, 0]"),
+                  "test.yaml:17: bodies[can].shapes[1].points: degenerate point cloud: all points "
+                  "lie in one plane (a hull needs 4 points that span a volume)");
+  expectErrorText(replace(kNewShapes, "        half_length: 0.1\n", ""),
+                  "test.yaml:13: bodies[can].shapes[0].half_length: missing (required for a "
+                  "cylinder)");
+  expectErrorText(replace(kNewShapes, "half_length: 0.1", "half_length: 0"),
+                  "test.yaml:15: bodies[can].shapes[0].half_length: expected a number > 0, got 0");
+  expectErrorText(replace(kNewShapes, "        radius: 0.05\n", "        radius: 0.05\n        points: [[0, 0, 0]]\n"),
+                  "test.yaml:15: bodies[can].shapes[0].points: not used by a cylinder shape (give "
+                  "radius)");
+  expectErrorText(replace(kNewShapes, "    static: true\n", "    mass: 1.0\n    box: [1, 1, 1]\n"),
+                  "test.yaml:6: bodies[ground].shapes[0].type: a mesh may only belong to a static "
+                  "body (static: true)");
+}
+
 TEST(SceneLoader, BadShapeIsAnError) {
   // Bad type.
   expectErrorText(replace(kShapes, "      - type: sphere", "      - type: cone"),
-                  "test.yaml:26: bodies[box].shapes[1].type: expected sphere, box, capsule or "
-                  "plane, got \"cone\"");
+                  "test.yaml:26: bodies[box].shapes[1].type: expected sphere, box, capsule, "
+                  "cylinder, hull, mesh or plane, got \"cone\"");
   expectSceneError(replace(kShapes, "        size: [0.4, 0.2, 0.1]\n", "        size: 1\n"), 25,
                    "bodies[box].shapes[0].size", "3 numbers");
   expectSceneError(replace(kShapes, "      - type: box\n        size:", "      - size:"), 24,
@@ -520,12 +578,12 @@ TEST(SceneLoader, BadShapeIsAnError) {
   // Unknown key inside a shape.
   expectErrorText(replace(kShapes, "        position: [0.2, 0, 0]", "        colour: red"),
                   "test.yaml:28: bodies[box].shapes[1].colour: unknown key (expected one of: "
-                  "type, position, orientation, rpy, size, radius, half_length, material, group, "
-                  "mask, belt)");
+                  "type, position, orientation, rpy, size, radius, half_length, points, vertices, "
+                  "triangles, material, group, mask, belt)");
   expectErrorText(replace(kShapes, "        position: [0.2, 0, 0]", "        name: ball"),
                   "test.yaml:28: bodies[box].shapes[1].name: unknown key (expected one of: "
-                  "type, position, orientation, rpy, size, radius, half_length, material, group, "
-                  "mask, belt)");
+                  "type, position, orientation, rpy, size, radius, half_length, points, vertices, "
+                  "triangles, material, group, mask, belt)");
   // Pose as for bodies.
   expectErrorText(replace(kShapes, "        position: [0.2, 0, 0]",
                           "        orientation: [1, 0, 0, 0]\n        rpy: [0, 0, 0]"),

@@ -6,6 +6,7 @@
 #include <dynamics/math.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,18 +16,28 @@ namespace sim::dynamics {
 /// Index of the world in BodyIndex fields: a joint with body_a == kWorld is anchored to the ground.
 inline constexpr int kWorld = -1;
 
+struct ConvexHullData;    // dynamics/shapes.h
+struct TriangleMeshData;  // dynamics/shapes.h
+
 /// Collision shape kinds. A plane is the half-space below the x-y plane of its pose (its normal
-/// is the pose's local +z); planes belong to static bodies (ground, walls).
-enum class ShapeType { Sphere, Box, Capsule, Plane };
+/// is the pose's local +z); planes and triangle meshes belong to static bodies (ground, walls).
+/// New kinds are appended: the numbering orders the narrow phase's pair dispatch.
+enum class ShapeType { Sphere, Box, Capsule, Plane, Cylinder, ConvexHull, TriangleMesh };
 
 /// One collision shape attached to a body at a local pose; several shapes on one body form a
-/// compound. Shapes carry no mass: the body's mass and inertia are given explicitly.
+/// compound. Shapes carry no mass: the body's mass and inertia are given explicitly
+/// (computeMassProperties() in dynamics/shapes.h derives them from a density).
 struct ShapeDef {
   ShapeType type = ShapeType::Box;
   Frame pose;                                ///< Relative to the body's centre-of-mass frame.
   Vec3 half_extents_m = Vec3::Constant(0.5); ///< Box.
-  double radius_m = 0.5;                     ///< Sphere and capsule.
-  double half_length_m = 0.5;                ///< Capsule: half the segment length along local z.
+  double radius_m = 0.5;                     ///< Sphere, capsule and cylinder.
+  /// Capsule: half the segment length; cylinder: half the height. Both along local z.
+  double half_length_m = 0.5;
+  /// ConvexHull: built once by makeConvexHull() and shared (immutable) by copies of the model.
+  std::shared_ptr<const ConvexHullData> hull;
+  /// TriangleMesh: built once by makeTriangleMesh() and shared (immutable); static bodies only.
+  std::shared_ptr<const TriangleMeshData> mesh;
   int material = 0;                          ///< Index into Model::materials (0: the default).
   /// Collision filtering: shapes s and t collide when (s.group & t.mask) && (t.group & s.mask).
   std::uint32_t group = 1;
