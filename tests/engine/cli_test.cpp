@@ -1,5 +1,6 @@
 // Pins engine/app/main.cpp by running the built simtrainer program: its subcommands, exit codes
-// (0 ok, 1 run failed, 2 usage or load error) and one-line error messages are its interface.
+// (0 ok, 1 run or expectation failed, 2 usage or load error, 3 replay divergence) and one-line
+// error messages are its interface.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -54,7 +55,7 @@ Outcome run(const std::string& args) {
 TEST(Cli, HelpListsSubcommands) {
   const Outcome o = run("--help");
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  for (const char* sub : {"run", "validate", "devices"}) {
+  for (const char* sub : {"run", "play", "test", "replay", "validate", "devices"}) {
     EXPECT_NE(o.out.find(sub), std::string::npos) << sub << "\n" << o.out;
   }
 }
@@ -154,3 +155,85 @@ TEST(Cli, NumericalFaultIsExit1AndFlushesTrace) {
 }
 
 }  // namespace
+
+// --- scenarios, recordings (issue: engine loop and scenarios) ---
+
+std::filesystem::path scratch(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("simtrainer_cli_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(CliScenarios, PlayPassesAndFailsWithExitCodes) {
+  const std::string grasp = kSourceDir + "/scenes/scenarios/grasp_lift.scenario.yaml";
+  Outcome o = run("play --headless '" + grasp + "'");
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("PASSED"), std::string::npos) << o.out;
+  const auto dir = scratch("play");
+  const auto failing = dir / "f.scenario.yaml";
+  std::ofstream(failing) << "scene: " << kSourceDir << "/scenes/grasp.yaml\nduration: 0.5\n"
+                         << "expect:\n  - {name: box flies, signal: body.box.z, min: 1, by: 0.5}\n";
+  o = run("play --headless '" + failing.string() + "'");
+  EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
+  EXPECT_NE(o.out.find("FAIL box flies: body.box.z never >= 1 by 0.5 s"), std::string::npos) << o.out;
+  o = run("test '" + dir.string() + "' --junit '" + (dir / "j.xml").string() + "'");
+  EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
+  EXPECT_NE(readFile(dir / "j.xml").find("<failure message=\"expectation failed: box flies"),
+            std::string::npos);
+  std::ofstream(dir / "g.scenario.yaml") << "scene: missing.yaml\nduration: 1\n";
+  o = run("test '" + dir.string() + "'");
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliScenarios, ReplayVerifiesAndReportsDivergence) {
+  const auto dir = scratch("replay");
+  const auto rec = dir / "g.rec";
+  Outcome o = run("play --headless '" + kSourceDir + "/scenes/scenarios/grasp_lift.scenario.yaml' --record '" +
+                  rec.string() + "'");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run("replay --verify '" + rec.string() + "'");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("every step identical"), std::string::npos) << o.out;
+  std::string text = readFile(rec);
+  const auto at = text.find("\nh 300 ");
+  ASSERT_NE(at, std::string::npos);
+  text[at + 7] = text[at + 7] == 'f' ? 'e' : 'f';
+  std::ofstream(rec, std::ios::binary) << text;
+  o = run("replay --verify '" + rec.string() + "'");
+  EXPECT_EQ(o.exit_code, 3) << o.out << o.err;
+  EXPECT_NE(o.err.find("replay diverges at step 300"), std::string::npos) << o.err;
+  o = run("replay --verify '" + (dir / "none.rec").string() + "'");
+  EXPECT_EQ(o.exit_code, 2);
+  std::filesystem::remove_all(dir);
+}
+
+// A recording run killed with SIGKILL leaves a file that replays up to where it stopped.
+TEST(CliScenarios, KilledRecordingRunLeavesAReadableFile) {
+  const auto dir = scratch("kill");
+  const auto rec = dir / "stack.rec";
+  const std::string command = "'" + kExe + "' run --headless --duration 100000 '" + kSourceDir +
+                              "/scenes/box_stack.yaml' --record '" + rec.string() +
+                              "' >/dev/null 2>&1 & pid=$!; sleep 1; kill -9 $pid; wait $pid";
+  std::system(command.c_str());
+  const std::string text = readFile(rec);
+  EXPECT_EQ(text.find("\nend "), std::string::npos) << "the run should have been killed";
+  EXPECT_GT(countLines(text), 20);
+  const Outcome o = run("replay --verify '" + rec.string() + "'");
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.err.find("no end line"), std::string::npos) << o.err;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliScenarios, InterruptFlushesAndExitsOne) {
+  const auto dir = scratch("int");
+  const auto rec = dir / "stack.rec";
+  const std::string command = "'" + kExe + "' run --headless --duration 100000 '" + kSourceDir +
+                              "/scenes/box_stack.yaml' --record '" + rec.string() +
+                              "' >/dev/null 2>&1 & pid=$!; sleep 1; kill -INT $pid; wait $pid; exit $?";
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);
+  EXPECT_NE(readFile(rec).find(" interrupted\n"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
