@@ -51,6 +51,7 @@ std::vector<sim::engine::Override> parseOverrides(const std::vector<std::string>
 struct RunArgs {
   std::string scene;
   bool headless = false;
+  bool realtime = false;
   double duration_s = 10.0;
   std::string trace;
   int trace_every = 1;
@@ -68,6 +69,7 @@ int runCommand(const RunArgs& args) {
   options.trace_path = args.trace;
   options.trace_every = args.trace_every;
   options.record_path = args.record;
+  options.realtime = args.realtime;
   options.interrupt = &g_interrupt;
   const auto result = sim::engine::runHeadless(scene, options);
   std::fputs(sim::engine::formatSummary(scene, result).c_str(), stdout);
@@ -254,6 +256,8 @@ int main(int argc, char** argv) {
   auto* runCmd = app.add_subcommand("run", "Run a scene (headless for now) and print a summary");
   runCmd->add_option("SCENE", run.scene, "Scene file (YAML)")->required();
   runCmd->add_flag("--headless", run.headless, "Run without a window");
+  runCmd->add_flag("--realtime", run.realtime,
+                   "Pace frames to the wall clock (default headless: as fast as possible)");
   runCmd->add_option("--duration", run.duration_s, "Simulated time to run, seconds (default 10)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {

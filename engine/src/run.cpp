@@ -35,35 +35,53 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
 
   RunResult result;
   const std::uint64_t steps = stepCount(options.duration_s, scene.model.solver.time_step_s);
-  const auto start = std::chrono::steady_clock::now();
+  const auto steps_per_frame = static_cast<std::uint64_t>(scene.stepsPerFrame());
+  FramePacer pacer(static_cast<double>(steps_per_frame) * scene.model.solver.time_step_s, options.realtime);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   try {
-    for (std::uint64_t i = 0; i < steps; ++i) {
+    bool stop = false;
+    while (result.steps < steps && !stop) {
       if (options.interrupt && options.interrupt->load()) {
         result.interrupted = true;
         break;
       }
-      if (recording) recording->beforeStep(session);
-      const dynamics::StepReport report = session.step();
-      if (recording) recording->afterStep(session);
-      ++result.steps;
-      result.record(report);
-      // Record every Nth step, and the faulted state so it can be inspected.
-      const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
-      if (trace &&
-          (result.steps % static_cast<std::uint64_t>(options.trace_every) == 0 || faulted)) {
-        trace->write(session.dynamics());
+      // One frame: a whole number of fixed steps.
+      const auto frame_start = Clock::now();
+      double physics_s = 0.0;
+      for (std::uint64_t k = 0; k < steps_per_frame && result.steps < steps; ++k) {
+        if (recording) recording->beforeStep(session);
+        const auto t0 = Clock::now();
+        const dynamics::StepReport report = session.step();
+        physics_s += std::chrono::duration<double>(Clock::now() - t0).count();
+        if (recording) recording->afterStep(session);
+        ++result.steps;
+        result.record(report);
+        // Record every Nth step, and the faulted state so it can be inspected.
+        const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
+        if (trace &&
+            (result.steps % static_cast<std::uint64_t>(options.trace_every) == 0 || faulted)) {
+          trace->write(session.dynamics());
+        }
+        if (faulted) {
+          result.fault = report.fault;
+          stop = true;
+          break;
+        }
       }
-      if (faulted) {
-        result.fault = report.fault;
-        break;
-      }
+      ++result.frames;
+      result.physics_time.add(physics_s);
+      result.scheme_time.add(session.takeSchemeSeconds());
+      result.frame_time.add(std::chrono::duration<double>(Clock::now() - frame_start).count());
+      pacer.endFrame();
     }
+    result.overruns = pacer.overruns();
   } catch (...) {
     if (trace) trace->flush();
     if (recording) recording->finish(session, "fault");
     throw;
   }
-  const auto stop = std::chrono::steady_clock::now();
+  const auto stop = Clock::now();
   if (recording) {
     recording->finish(session, result.fault ? "fault" : (result.interrupted ? "interrupted" : "ok"));
   }
@@ -107,6 +125,17 @@ std::string formatSummary(const Scene& scene, const RunResult& result) {
                  "max position error {:.3g}\n",
                  result.max_velocity_iterations, model.solver.velocity_iterations,
                  result.steps_at_iteration_cap, result.max_position_error);
+  if (result.frames > 0) {
+    auto ms = [](const TimingStats& t) {
+      return fmt::format("mean {:.3f}  p99 {:.3f}  max {:.3f} ms", 1e3 * t.mean(), 1e3 * t.p99(),
+                         1e3 * t.max());
+    };
+    fmt::format_to(out, "frames {} at {:g} Hz, overruns {}\n", result.frames, scene.frame_rate_hz,
+                   result.overruns);
+    fmt::format_to(out, "frame time  physics {}\n", ms(result.physics_time));
+    fmt::format_to(out, "            scheme  {}\n", ms(result.scheme_time));
+    fmt::format_to(out, "            total   {}\n", ms(result.frame_time));
+  }
   if (result.trace_rows > 0) fmt::format_to(out, "trace: {} rows\n", result.trace_rows);
   if (result.fault) fmt::format_to(out, "FAULT: {}\n", result.fault->describe());
   return text;

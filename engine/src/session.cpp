@@ -1,5 +1,6 @@
 #include <engine/session.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -38,7 +39,11 @@ void Session::evaluateScheme() {
 }
 
 dynamics::StepReport Session::step() {
-  if (!scene_.scheme.empty()) evaluateScheme();
+  if (!scene_.scheme.empty()) {
+    const auto start = std::chrono::steady_clock::now();
+    evaluateScheme();
+    scheme_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   return simulator_.step(state_.dynamics);
 }
 

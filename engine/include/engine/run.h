@@ -5,6 +5,7 @@
 
 #include <dynamics/simulator.h>
 #include <dynamics/state.h>
+#include <engine/frame_clock.h>
 #include <engine/scene.h>
 
 #include <atomic>
@@ -19,6 +20,8 @@ struct RunOptions {
   std::string trace_path;    ///< CSV trace file; empty for none.
   int trace_every = 1;       ///< Record every Nth step (after the initial row).
   std::string record_path;   ///< Session recording (engine/recording.h); empty for none.
+  /// Pace frames (scene.frame_rate_hz) to the wall clock; false runs as fast as possible.
+  bool realtime = false;
   /// When set and true, the run stops after the current step (Ctrl-C); files are still flushed.
   const std::atomic<bool>* interrupt = nullptr;
 };
@@ -32,6 +35,11 @@ struct RunResult {
   double max_position_error = 0.0;           ///< Largest joint error left after position passes.
   std::optional<dynamics::Fault> fault;      ///< Set when a numerical fault stopped the run.
   bool interrupted = false;                  ///< Stopped by RunOptions::interrupt.
+  std::uint64_t frames = 0;
+  std::uint64_t overruns = 0;  ///< Real-time frames that took longer than their slot.
+  TimingStats physics_time;    ///< Per frame: the steps (dynamics and scheme), s.
+  TimingStats scheme_time;     ///< Per frame: the scheme alone, s.
+  TimingStats frame_time;      ///< Per frame: all work, including traces and recording, s.
   std::size_t trace_rows = 0;
   dynamics::State final_state;
 

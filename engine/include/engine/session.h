@@ -49,6 +49,13 @@ class Session {
   /// A signal's current value; `sensor_values` are those of the list it was resolved against.
   double signal(const SignalRef& ref, const std::vector<double>& sensor_values) const;
 
+  /// Wall time spent evaluating the scheme since the last call (s); for frame statistics.
+  double takeSchemeSeconds() {
+    const double s = scheme_seconds_;
+    scheme_seconds_ = 0.0;
+    return s;
+  }
+
   /// 64-bit hash of the whole session state (dynamics, pult, scheme memory).
   std::uint64_t hash() const;
   void restore(const SessionState& state) { state_ = state; }
@@ -60,6 +67,7 @@ class Session {
   dynamics::Simulator simulator_;
   SessionState state_;
   std::vector<double> scheme_sensors_;  // scratch, sized once
+  double scheme_seconds_ = 0.0;
 };
 
 }  // namespace sim::engine
