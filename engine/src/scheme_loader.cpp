@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <string_view>
@@ -59,15 +58,7 @@ struct PendingBlock {
   std::vector<PendingInput> inputs;
 };
 
-std::optional<double> literal(const std::string& text) {
-  double value = 0.0;
-  const char* begin = text.data();
-  const char* end = begin + text.size();
-  if (begin != end && *begin == '+') ++begin;
-  auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc() || ptr != end || begin == end || !std::isfinite(value)) return {};
-  return value;
-}
+std::optional<double> literal(const std::string& text) { return detail::parseNumber(text); }
 
 std::vector<std::string> splitDots(const std::string& text) {
   std::vector<std::string> parts;

@@ -12,30 +12,17 @@
 
 #include <gtest/gtest.h>
 
+#include "contact_test_util.h"
+
 namespace sim::dynamics {
 namespace {
+
+using testing::maxPenetration;
+using testing::run;
 
 constexpr double kPi = std::numbers::pi;
 constexpr double kG = 9.81;
 
-double maxPenetration(const State& s) {
-  double p = 0.0;
-  for (const ContactState& c : s.contacts) p = std::max(p, -c.separation_m);
-  return p;
-}
-
-/// Steps `seconds`, failing the test on a fault; returns the largest penetration seen.
-double run(Simulator& sim, State& s, double seconds) {
-  const int steps = static_cast<int>(std::lround(seconds / sim.model().solver.time_step_s));
-  double worst = 0.0;
-  for (int i = 0; i < steps; ++i) {
-    const StepReport r = sim.step(s);
-    EXPECT_EQ(r.fault.kind, Fault::Kind::None) << r.fault.describe();
-    if (r.fault.kind != Fault::Kind::None) break;
-    worst = std::max(worst, maxPenetration(s));
-  }
-  return worst;
-}
 
 /// A dynamic body with one shape; mass and inertia from the shape at `density` (kg/m^3).
 int addBody(Model& m, const std::string& name, const ShapeDef& shape, double density,

@@ -1,0 +1,34 @@
+// Helpers shared by the contact test suites.
+#pragma once
+
+#include <dynamics/simulator.h>
+#include <dynamics/state.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace sim::dynamics::testing {
+
+/// Deepest penetration among the state's contacts (m, >= 0).
+inline double maxPenetration(const State& s) {
+  double p = 0.0;
+  for (const ContactState& c : s.contacts) p = std::max(p, -c.separation_m);
+  return p;
+}
+
+/// Steps `seconds`; fails the test on a fault. Returns the largest penetration seen.
+inline double run(Simulator& sim, State& s, double seconds) {
+  const int steps = static_cast<int>(std::lround(seconds / sim.model().solver.time_step_s));
+  double worst = 0.0;
+  for (int i = 0; i < steps; ++i) {
+    const StepReport r = sim.step(s);
+    EXPECT_EQ(r.fault.kind, Fault::Kind::None) << r.fault.describe();
+    if (r.fault.kind != Fault::Kind::None) break;
+    worst = std::max(worst, maxPenetration(s));
+  }
+  return worst;
+}
+
+}  // namespace sim::dynamics::testing
