@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <numbers>
 #include <set>
 #include <system_error>
@@ -133,7 +134,9 @@ class Reader {
  public:
   Reader(const std::string& path, const MeshImportOptions& options) {
     checkBeforeReading(path, options);
-    const fs::path root = fs::weakly_canonical(fs::absolute(path)).parent_path();
+    std::error_code ec;
+    const fs::path root = fs::weakly_canonical(fs::absolute(path, ec), ec).parent_path();
+    if (ec) throw MeshImportError(path, "cannot resolve its directory: " + ec.message());
     auto* io = new GuardedIOSystem(root, options.max_file_bytes);
     importer_.SetIOHandler(io);  // the importer owns and deletes it
     // Drop points and lines after triangulation: we want surfaces only.
@@ -535,12 +538,25 @@ template <typename T, typename Read, typename Serialize, typename Deserialize>
 T readGuarded(const std::string& path, const MeshImportOptions& options, Read read,
               Serialize serializeResult, Deserialize deserializeResult) {
   checkBeforeReading(path, options);  // cheap refusals without a child process
-  if (!options.isolate) return read(path, options);
+  if (!options.isolate) {
+    try {
+      return read(path, options);
+    } catch (const MeshImportError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw MeshImportError(path, std::string("reading failed: ") + e.what());
+    }
+  }
   const auto work = [&]() -> std::string {
     try {
       return "K" + serializeResult(read(path, options));
     } catch (const MeshImportError& e) {
       return "E" + e.message();
+    } catch (const std::bad_alloc&) {
+      return "Eout of memory while reading (limit " +
+             std::to_string(options.max_memory_bytes >> 20) + " MiB)";
+    } catch (const std::exception& e) {
+      return std::string("Ereading failed: ") + e.what();
     }
   };
   std::string bytes;

@@ -256,7 +256,7 @@ TEST(MeshImport, HelpersAgreeWithTheMeshes) {
 TEST(MeshImport, ListsNodeNames) {
   const auto names = meshNodeNames((kModels / "mf4.glb").string());
   ASSERT_FALSE(names.empty());
-  EXPECT_EQ(names.front(), "mf4");
+  EXPECT_EQ(names.front(), "mf4_model");
   EXPECT_NE(std::find(names.begin(), names.end(), "jaw_right"), names.end());
 }
 

@@ -22,6 +22,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace sim::assetgen {
 namespace {
@@ -73,8 +74,9 @@ aiMesh* makeMesh(const Mesh& mesh, unsigned materialIndex, bool yUp) {
   return out;
 }
 
-// A flat scene: root node `model.name`, one child per link translated to the link's origin,
-// holding that link's meshes (one material each).
+// A flat scene: root node "<model>_model", one child per link translated to the link's origin.
+// A link's only mesh hangs on the link node; several meshes get one child node each, named after
+// the mesh (glTF would otherwise merge them into one mesh of several primitives and lose names).
 std::unique_ptr<aiScene> makeScene(const Model& model, bool yUp) {
   auto scene = std::make_unique<aiScene>();
   unsigned meshCount = 0;
@@ -83,26 +85,42 @@ std::unique_ptr<aiScene> makeScene(const Model& model, bool yUp) {
   scene->mMeshes = new aiMesh*[meshCount];
   scene->mNumMaterials = meshCount;
   scene->mMaterials = new aiMaterial*[meshCount];
-  scene->mRootNode = new aiNode(model.name);
-  aiNode* root = scene->mRootNode;
-  root->mNumChildren = static_cast<unsigned>(model.links.size());
-  root->mChildren = new aiNode*[root->mNumChildren];
+  scene->mRootNode = new aiNode(model.name + "_model");
   unsigned next = 0;
-  for (unsigned i = 0; i < root->mNumChildren; ++i) {
-    const Link& link = model.links[i];
-    auto* node = new aiNode(link.name);
-    node->mParent = root;
-    const Vec3 t = toFile(link.origin, yUp);
-    aiMatrix4x4::Translation(toAi(t), node->mTransformation);
-    node->mNumMeshes = static_cast<unsigned>(link.meshes.size());
-    node->mMeshes = new unsigned[node->mNumMeshes];
-    for (unsigned k = 0; k < node->mNumMeshes; ++k, ++next) {
-      scene->mMaterials[next] = makeMaterial(link.meshes[k]);
-      scene->mMeshes[next] = makeMesh(link.meshes[k], next, yUp);
-      node->mMeshes[k] = next;
+  // Adds a mesh and its material to the scene; returns its index.
+  const auto addMesh = [&](const Mesh& mesh) {
+    scene->mMaterials[next] = makeMaterial(mesh);
+    scene->mMeshes[next] = makeMesh(mesh, next, yUp);
+    return next++;
+  };
+  const auto attach = [](aiNode* parent, std::vector<aiNode*> children) {
+    parent->mNumChildren = static_cast<unsigned>(children.size());
+    parent->mChildren = new aiNode*[children.size()];
+    for (std::size_t i = 0; i < children.size(); ++i) {
+      children[i]->mParent = parent;
+      parent->mChildren[i] = children[i];
     }
-    root->mChildren[i] = node;
+  };
+  std::vector<aiNode*> linkNodes;
+  for (const Link& link : model.links) {
+    auto* node = new aiNode(link.name);
+    aiMatrix4x4::Translation(toAi(toFile(link.origin, yUp)), node->mTransformation);
+    if (link.meshes.size() == 1) {
+      node->mNumMeshes = 1;
+      node->mMeshes = new unsigned[1]{addMesh(link.meshes[0])};
+    } else {
+      std::vector<aiNode*> meshNodes;
+      for (const Mesh& mesh : link.meshes) {
+        auto* child = new aiNode(mesh.name);
+        child->mNumMeshes = 1;
+        child->mMeshes = new unsigned[1]{addMesh(mesh)};
+        meshNodes.push_back(child);
+      }
+      attach(node, meshNodes);
+    }
+    linkNodes.push_back(node);
   }
+  attach(scene->mRootNode, linkNodes);
   return scene;
 }
 
@@ -144,14 +162,15 @@ void writeFormats(const fs::path& dir) {
 void printRow(const Link& link) {
   const MassProperties p = massProperties(link.meshes, link.mass);
   const Eigen::Matrix3d& i = p.inertia;
-  std::printf("| `%s` | %s | %.1f | [%.3f, %.3f, %.3f] | [%.4g, %.4g, %.4g] | [%.3g, %.3g, %.3g] |\n",
-              link.name.c_str(), link.joint.c_str(), p.mass, p.com.x(), p.com.y(), p.com.z(),
-              i(0, 0), i(1, 1), i(2, 2), i(0, 1), i(0, 2), i(1, 2));
+  std::printf("| `%s` | %.1f | [%.3f, %.3f, %.3f] | [%.4g, %.4g, %.4g] | [%.3g, %.3g, %.3g] |\n",
+              link.name.c_str(), p.mass, p.com.x(), p.com.y(), p.com.z(), i(0, 0), i(1, 1),
+              i(2, 2), i(0, 1), i(0, 2), i(1, 2));
 }
 
 void printTable() {
-  std::printf("| link | joint | mass kg | centre of mass m (link frame) | "
-              "Ixx, Iyy, Izz kg m² | Ixy, Ixz, Iyz kg m² |\n|---|---|---|---|---|---|\n");
+  // Off-diagonal entries are those of the inertia tensor (minus the products of inertia).
+  std::printf("| link | mass kg | centre of mass m (link frame) | "
+              "Ixx, Iyy, Izz kg m² | Ixy, Ixz, Iyz kg m² |\n|---|---|---|---|---|\n");
   double total = 0.0;
   for (const Model& model : {mf4Robot(), container()}) {
     for (const Link& link : model.links) {

@@ -21,7 +21,7 @@ struct Link {
   std::vector<Mesh> meshes;
 };
 
-/// A model file: a root node named `name` with one child node per link (a flat tree, so that
+/// A model file: a root node "<name>_model" with one child node per link (a flat tree, so that
 /// each link's subtree holds only its own meshes).
 struct Model {
   std::string name;

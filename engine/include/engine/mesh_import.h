@@ -9,10 +9,12 @@
 //      before Assimp reads a byte. Files that the model pulls in (a .gltf's .bin buffers, an
 //      .obj's .mtl) count against the same budget and must lie in the model's directory or
 //      below it.
-//   3. In a child process (MeshImportOptions::isolate; memory and time limits), Assimp reads it with post-processing: ValidateDataStructure, Triangulate,
+//   3. Assimp reads it with post-processing: ValidateDataStructure, Triangulate,
 //      JoinIdenticalVertices, GenSmoothNormals (only where the file has no normals), SortByPType
 //      with points and lines removed. A scene flagged incomplete or without any triangle is
-//      rejected.
+//      rejected. By default this and the steps below run in a forked child process with memory
+//      and time limits (MeshImportOptions::isolate), whose result is copied back: Assimp 5.2.5
+//      can be made to allocate without bound by a one-letter change in a .dae file.
 //   4. The numbers are taken as stored in the file, whatever axes or units it declares (FBX's
 //      UpAxis and UnitScaleFactor and COLLADA's <up_axis> are ignored; a .3ds comes back z-up as
 //      3ds Max stores it): `scale` and `up` are the conversions, stated by the caller. The one
@@ -27,9 +29,14 @@
 //   assets/x.stl: unsupported model format ".stl" (accepted: .gltf .glb .obj .3ds .fbx .dae)
 //   assets/big.glb: file is 70000000 bytes, more than the limit of 67108864
 //   assets/broken.glb: Assimp could not read it: GLTF: ... (Assimp's own message)
-//   assets/bomb.dae: the reader failed, most likely out of memory (limit 2048 MiB)
-// Nothing else escapes: Assimp's errors, running out of memory and crashes inside Assimp are
-// caught and converted (the last two only with `isolate`, the default).
+//   assets/bomb.dae: Assimp could not read it: std::bad_alloc      (hit the memory limit)
+//   assets/hang.fbx: the reader took longer than 60.000000 s and was stopped
+// Nothing else escapes: Assimp's errors, running out of memory, hangs and crashes inside Assimp
+// are caught and converted (the last three only with `isolate`, the default).
+//
+// Threads: the isolated read forks the calling process. The child runs only the read (Assimp and
+// the C++ heap, which glibc keeps usable after fork) and leaves with _exit(): no locks or exit
+// handlers of the caller's other threads are used there.
 #pragma once
 
 #include <array>
