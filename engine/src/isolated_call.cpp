@@ -24,17 +24,25 @@ std::uint64_t addressSpaceBytes() {
   return pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
+// Lets this process grow by at most `bytes` of address space (0: no limit). Not under
+// AddressSanitizer, which reserves terabytes of address space as it goes.
+void limitAddressSpace(std::uint64_t bytes) {
+#if defined(__SANITIZE_ADDRESS__)
+  (void)bytes;
+  (void)&addressSpaceBytes;
+#else
+  if (bytes == 0) return;
+  const rlim_t cap = addressSpaceBytes() + bytes;
+  const rlimit limit{cap, cap};
+  setrlimit(RLIMIT_AS, &limit);
+#endif
+}
+
 // In the child: limit memory, run the work, write the bytes, leave without running exit handlers
 // (they belong to the parent).
 [[noreturn]] void childMain(int fd, const std::function<std::string()>& work,
                             const IsolationLimits& limits) {
-#if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer reserves terabytes of address space
-  if (limits.memory_bytes > 0) {
-    const rlim_t cap = addressSpaceBytes() + limits.memory_bytes;
-    const rlimit limit{cap, cap};
-    setrlimit(RLIMIT_AS, &limit);
-  }
-#endif
+  limitAddressSpace(limits.memory_bytes);
   std::string out;
   try {
     out = work();
