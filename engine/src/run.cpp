@@ -1,7 +1,7 @@
-#include <engine/recording.h>
 #include <engine/run.h>
 #include <engine/session.h>
-#include <engine/trace.h>
+
+#include "session_outputs.h"
 
 #include <fmt/format.h>
 
@@ -23,16 +23,7 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   if (options.trace_every < 1) throw std::invalid_argument("trace_every must be at least 1");
   Session session(scene);
 
-  // The trace starts with the initial state.
-  std::unique_ptr<TraceWriter> trace;
-  if (!options.trace_path.empty()) {
-    trace = std::make_unique<TraceWriter>(options.trace_path, scene.model);
-    trace->write(session.dynamics());
-  }
-
-  std::unique_ptr<RecordingWriter> recording;
-  if (!options.record_path.empty()) recording = std::make_unique<RecordingWriter>(options.record_path, scene);
-
+  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path);
   RunResult result;
   const std::uint64_t steps = stepCount(options.duration_s, scene.model.solver.time_step_s);
   const auto steps_per_frame = static_cast<std::uint64_t>(scene.stepsPerFrame());
@@ -40,8 +31,8 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   try {
-    bool stop = false;
-    while (result.steps < steps && !stop) {
+    bool healthy = true;
+    while (result.steps < steps && healthy) {
       if (options.interrupt && options.interrupt->load()) {
         result.interrupted = true;
         break;
@@ -49,25 +40,10 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
       // One frame: a whole number of fixed steps.
       const auto frame_start = Clock::now();
       double physics_s = 0.0;
-      for (std::uint64_t k = 0; k < steps_per_frame && result.steps < steps; ++k) {
-        if (recording) recording->beforeStep(session);
+      for (std::uint64_t k = 0; k < steps_per_frame && result.steps < steps && healthy; ++k) {
         const auto t0 = Clock::now();
-        const dynamics::StepReport report = session.step();
+        healthy = outputs.step(session, result);
         physics_s += std::chrono::duration<double>(Clock::now() - t0).count();
-        if (recording) recording->afterStep(session);
-        ++result.steps;
-        result.record(report);
-        // Record every Nth step, and the faulted state so it can be inspected.
-        const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
-        if (trace &&
-            (result.steps % static_cast<std::uint64_t>(options.trace_every) == 0 || faulted)) {
-          trace->write(session.dynamics());
-        }
-        if (faulted) {
-          result.fault = report.fault;
-          stop = true;
-          break;
-        }
       }
       ++result.frames;
       result.physics_time.add(physics_s);
@@ -77,20 +53,11 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
     }
     result.overruns = pacer.overruns();
   } catch (...) {
-    if (trace) trace->flush();
-    if (recording) recording->finish(session, "fault");
+    outputs.finish(session, result);
     throw;
   }
-  const auto stop = Clock::now();
-  if (recording) {
-    recording->finish(session, result.fault ? "fault" : (result.interrupted ? "interrupted" : "ok"));
-  }
-
-  if (trace) {
-    trace->flush();
-    result.trace_rows = trace->rows();
-  }
-  result.wall_time_s = std::chrono::duration<double>(stop - start).count();
+  result.wall_time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  outputs.finish(session, result);
   result.sim_time_s = session.time();
   result.final_state = session.dynamics();
   return result;

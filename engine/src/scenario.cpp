@@ -3,6 +3,7 @@
 #include <engine/session.h>
 #include <engine/trace.h>
 
+#include "session_outputs.h"
 #include "yaml_reader.h"
 
 #include <fmt/format.h>
@@ -317,14 +318,7 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   result.name = scenario.name;
   result.loaded = true;
   Session session(scenario.scene);
-  std::unique_ptr<TraceWriter> trace;
-  if (!options.trace_path.empty()) {
-    trace = std::make_unique<TraceWriter>(options.trace_path, scenario.scene.model);
-  }
-  std::unique_ptr<RecordingWriter> recording;
-  if (!options.record_path.empty()) {
-    recording = std::make_unique<RecordingWriter>(options.record_path, scenario.scene);
-  }
+  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path);
   std::vector<Check> checks(scenario.expectations.size());
   std::vector<double> sensors;
   std::vector<char> driven(scenario.scene.pult.controls.size(), 0);
@@ -341,7 +335,6 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   };
   applyTimeline();
   sampleAll();
-  if (trace) trace->write(session.dynamics());
   const std::uint64_t steps = stepCount(scenario.duration_s, scenario.scene.model.solver.time_step_s);
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < steps; ++i) {
@@ -350,31 +343,13 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
       break;
     }
     applyTimeline();
-    if (recording) recording->beforeStep(session);
-    const dynamics::StepReport report = session.step();
-    if (recording) recording->afterStep(session);
-    ++result.run.steps;
-    result.run.record(report);
-    const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
-    if (trace && (result.run.steps % static_cast<std::uint64_t>(std::max(1, options.trace_every)) == 0 || faulted)) {
-      trace->write(session.dynamics());
-    }
-    if (faulted) {
-      result.run.fault = report.fault;
-      break;
-    }
+    if (!outputs.step(session, result.run)) break;
     sampleAll();
   }
   result.run.wall_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.run.sim_time_s = session.time();
-  if (trace) {
-    trace->flush();
-    result.run.trace_rows = trace->rows();
-  }
-  if (recording) {
-    recording->finish(session, result.run.fault ? "fault" : (result.run.interrupted ? "interrupted" : "ok"));
-  }
+  outputs.finish(session, result.run);
   for (std::size_t i = 0; i < checks.size(); ++i) {
     finish(scenario.expectations[i], checks[i], session.time());
     result.expectations.push_back(

@@ -17,8 +17,8 @@
 namespace sim::dynamics {
 namespace {
 
-using testing::maxPenetration;
-using testing::run;
+using contact_testing::maxPenetration;
+using contact_testing::run;
 
 constexpr double kPi = std::numbers::pi;
 constexpr double kG = 9.81;

@@ -1,6 +1,7 @@
 // Helpers shared by the contact test suites.
 #pragma once
 
+#include <dynamics/model.h>
 #include <dynamics/simulator.h>
 #include <dynamics/state.h>
 
@@ -9,7 +10,16 @@
 #include <algorithm>
 #include <cmath>
 
-namespace sim::dynamics::testing {
+namespace sim::dynamics::contact_testing {
+
+/// A cylinder shape (local z axis) centred on its body.
+inline ShapeDef cylinder(double radius, double half_length) {
+  ShapeDef s;
+  s.type = ShapeType::Cylinder;
+  s.radius_m = radius;
+  s.half_length_m = half_length;
+  return s;
+}
 
 /// Deepest penetration among the state's contacts (m, >= 0).
 inline double maxPenetration(const State& s) {
@@ -31,4 +41,4 @@ inline double run(Simulator& sim, State& s, double seconds) {
   return worst;
 }
 
-}  // namespace sim::dynamics::testing
+}  // namespace sim::dynamics::contact_testing

@@ -17,8 +17,10 @@
 namespace sim::dynamics {
 namespace {
 
-using testing::maxPenetration;
-using testing::run;
+using contact_testing::cylinder;
+
+using contact_testing::maxPenetration;
+using contact_testing::run;
 
 constexpr double kPi = std::numbers::pi;
 constexpr double kG = 9.81;
@@ -40,14 +42,6 @@ int addBody(Model& m, const std::string& name, const ShapeDef& shape, double den
   b.shapes.push_back(centred);
   m.bodies.push_back(b);
   return static_cast<int>(m.bodies.size()) - 1;
-}
-
-ShapeDef cylinder(double r, double h) {
-  ShapeDef s;
-  s.type = ShapeType::Cylinder;
-  s.radius_m = r;
-  s.half_length_m = h;
-  return s;
 }
 
 ShapeDef hullOf(const std::vector<Vec3>& pts) {

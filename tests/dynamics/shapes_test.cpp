@@ -12,22 +12,18 @@
 
 #include <gtest/gtest.h>
 
+#include "contact_test_util.h"
+
 #include "collision.h"
 #include "gjk.h"
 
 namespace sim::dynamics {
 namespace {
 
+using contact_testing::cylinder;
+
 constexpr double kPi = std::numbers::pi;
 constexpr double kMargin = 0.01;
-
-ShapeDef cylinder(double radius, double half_length) {
-  ShapeDef s;
-  s.type = ShapeType::Cylinder;
-  s.radius_m = radius;
-  s.half_length_m = half_length;
-  return s;
-}
 
 ShapeDef sphere(double radius) {
   ShapeDef s;
