@@ -6,6 +6,7 @@
 // problems dynamics::validate() reports by field name.
 #include <dynamics/model.h>
 #include <dynamics/shapes.h>
+#include <engine/mesh_import.h>
 #include <engine/scene.h>
 
 #include "scheme_loader.h"
@@ -19,12 +20,15 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 namespace sim::engine {
@@ -92,6 +96,91 @@ std::array<double, 3> equivalentBox(double mass, const Mat3& inertia) {
   return {edge(iyy, izz, ixx), edge(ixx, izz, iyy), edge(ixx, iyy, izz)};
 }
 
+// Where an included file's coordinates sit in the scene: p_scene = rotation · p_file + translation.
+struct Placement {
+  Quat rotation = Quat::Identity();
+  Vec3 translation = Vec3::Zero();
+  Vec3 point(const Vec3& p) const { return rotation * p + translation; }
+  Placement then(const Placement& inner) const {
+    return {(rotation * inner.rotation).normalized(), rotation * inner.translation + translation};
+  }
+};
+
+// Model files read while loading one scene: each (path, node, scale, up) is imported once, in an
+// isolated child process (mesh_import.h), and shared by every body and shape that uses it.
+class ModelFiles {
+ public:
+  std::shared_ptr<const ImportedModel> get(const std::string& path,
+                                           const MeshImportOptions& options) {
+    const auto key = std::make_tuple(path, options.node, options.scale, options.up == UpAxis::Y);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    auto model = std::make_shared<const ImportedModel>(importMesh(path, options));
+    cache_.emplace(key, model);
+    return model;
+  }
+
+ private:
+  std::map<std::tuple<std::string, std::string, double, bool>, std::shared_ptr<const ImportedModel>>
+      cache_;
+};
+
+// Everything one load shares across the scene file and its includes.
+struct LoadState {
+  ModelFiles models;
+  std::vector<std::string> collision_files;  // model files that shaped collision (hashed)
+  std::map<std::string, std::string> defined;  // "body chassis" -> "file:line" of its definition
+};
+
+// Names are unique across the scene and its includes; `kind` is "body", "joint", ...
+void claimName(Context& ctx, LoadState& state, const MapReader& item, const char* kind,
+               const std::string& name) {
+  const std::string key = std::string(kind) + " " + name;
+  const std::string here = fmt::format("{}:{}", ctx.file, item.keyLine("name"));
+  auto [it, fresh] = state.defined.emplace(key, here);
+  if (!fresh) {
+    ctx.failAt(item.keyLine("name"), item.join("name"),
+               fmt::format("duplicate name \"{}\": a {} of that name is defined at {}", name, kind,
+                           it->second));
+  }
+}
+
+// A model file named in a scene: relative paths are relative to the scene file's directory.
+std::string resolveModelPath(const Context& ctx, const std::string& file) {
+  const std::filesystem::path path(file);
+  if (path.is_absolute()) return file;
+  return (std::filesystem::path(ctx.file).parent_path() / path).lexically_normal().string();
+}
+
+// The keys `file`, `node`, `scale` and `up` of a visual or a shape read from a model file.
+MeshImportOptions readModelOptions(const Context& ctx, const MapReader& m) {
+  MeshImportOptions options;
+  if (m.has("node")) options.node = m.string("node");
+  if (m.has("scale")) options.scale = ctx.positive(m.value("scale"), m.join("scale"));
+  if (m.has("up")) {
+    const std::string up = m.string("up");
+    if (up != "z" && up != "y") {
+      ctx.fail(m.value("up"), m.join("up"), fmt::format("expected z or y, got \"{}\"", up));
+    }
+    options.up = up == "y" ? UpAxis::Y : UpAxis::Z;
+  }
+  return options;
+}
+
+// Imports the model file named by m's `file`; a failure is an error at `file` (or at `node` when
+// the file has no such node) that says what was wrong.
+std::shared_ptr<const ImportedModel> importModel(const Context& ctx, const MapReader& m,
+                                                 LoadState& state,
+                                                 const MeshImportOptions& options) {
+  const std::string path = resolveModelPath(ctx, m.string("file"));
+  try {
+    return state.models.get(path, options);
+  } catch (const MeshImportError& e) {
+    const bool node_missing = m.has("node") && e.message().rfind("no node named", 0) == 0;
+    const std::string key = node_missing ? "node" : "file";
+    ctx.failAt(m.keyLine(key), m.join(key), fmt::format("{}: {}", path, e.message()));
+  }
+}
+
 void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& s) {
   MapReader m(ctx, node, "solver",
               {"time_step", "substeps", "velocity_iterations", "position_iterations",
@@ -125,10 +214,12 @@ void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings
 }
 
 // A material; "default" replaces material 0, any other name is appended.
-void readMaterial(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+void readMaterial(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
+                  LoadState& state) {
   MapReader m(ctx, node, path, {"name", "friction", "restitution", "torsion_radius"});
   dynamics::MaterialDef material;
   material.name = m.string("name");
+  claimName(ctx, state, m, "material", material.name);
   material.friction = m.number("friction", material.friction);
   material.restitution = m.number("restitution", material.restitution);
   material.torsion_radius_m = m.number("torsion_radius", material.torsion_radius_m);
@@ -217,10 +308,11 @@ std::vector<std::array<int, 3>> readTriangles(const Context& ctx, const MapReade
 // the shape's type are errors; a belt's motor is resolved later (Context::belts).
 dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::string& path,
                              const Scene& scene, std::size_t body, std::size_t shape_index,
-                             bool is_static) {
+                             bool is_static, LoadState& state) {
   MapReader m(ctx, node, path,
               {"type", "position", "orientation", "rpy", "size", "radius", "half_length",
-               "points", "vertices", "triangles", "material", "group", "mask", "belt"});
+               "points", "vertices", "triangles", "file", "node", "scale", "up", "material",
+               "group", "mask", "belt"});
   dynamics::ShapeDef shape;
   const std::string type = m.string("type");
   using dynamics::ShapeType;
@@ -259,6 +351,33 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
     m.forbid("vertices", unused + hint);
     m.forbid("triangles", unused + hint);
   }
+  // A hull or mesh may come from a model file instead of inline points.
+  const bool from_file = m.has("file");
+  if (shape.type != ShapeType::ConvexHull && shape.type != ShapeType::TriangleMesh) {
+    for (const char* key : {"file", "node", "scale", "up"}) {
+      m.forbid(key, fmt::format("not used by a {} shape (only hulls and meshes come from files)", type));
+    }
+  } else if (from_file) {
+    for (const char* key : {"points", "vertices", "triangles"}) {
+      m.forbid(key, "give either file or the inline points, not both");
+    }
+  } else {
+    for (const char* key : {"node", "scale", "up"}) m.forbid(key, "used only with file");
+  }
+  std::vector<Vec3> file_vertices;
+  std::vector<std::array<int, 3>> file_triangles;
+  if (from_file) {
+    const auto model = importModel(ctx, m, state, readModelOptions(ctx, m));
+    state.collision_files.push_back(model->path);
+    for (const ImportedMesh& mesh : model->meshes) {
+      const int offset = static_cast<int>(file_vertices.size());
+      for (const Vec3d& v : mesh.vertices) file_vertices.emplace_back(v[0], v[1], v[2]);
+      for (const auto& t : mesh.triangles) {
+        file_triangles.push_back({offset + static_cast<int>(t[0]), offset + static_cast<int>(t[1]),
+                                  offset + static_cast<int>(t[2])});
+      }
+    }
+  }
   if (shape.type == ShapeType::Box) {
     m.forbid("radius", unused + " (give size)");
     m.forbid("half_length", unused + " (give size)");
@@ -269,19 +388,29 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
     for (const char* key : {"size", "radius", "half_length"}) m.forbid(key, unused + hint);
   } else if (shape.type == ShapeType::ConvexHull) {
     for (const char* key : {"size", "radius", "half_length"}) m.forbid(key, unused + hint);
-    if (!m.has("points")) ctx.fail(node, m.join("points"), "missing (required for a hull)");
+    if (!from_file && !m.has("points")) {
+      ctx.fail(node, m.join("points"), "missing (required for a hull: points or file)");
+    }
     std::string error;
-    shape.hull = dynamics::makeConvexHull(readPoints(ctx, m, "points"), &error);
-    if (!shape.hull) ctx.fail(m.value("points"), m.join("points"), error);
+    const std::string key = from_file ? "file" : "points";
+    shape.hull = dynamics::makeConvexHull(from_file ? file_vertices : readPoints(ctx, m, "points"),
+                                          &error);
+    if (!shape.hull) ctx.fail(m.value(key), m.join(key), error);
   } else if (shape.type == ShapeType::TriangleMesh) {
     for (const char* key : {"size", "radius", "half_length"}) m.forbid(key, unused + hint);
-    for (const char* key : {"vertices", "triangles"}) {
-      if (!m.has(key)) ctx.fail(node, m.join(key), "missing (required for a mesh)");
-    }
-    const std::vector<Vec3> vertices = readPoints(ctx, m, "vertices");
     std::string error;
-    shape.mesh = dynamics::makeTriangleMesh(vertices, readTriangles(ctx, m, vertices.size()), &error);
-    if (!shape.mesh) ctx.fail(m.value("triangles"), m.join("triangles"), error);
+    if (from_file) {
+      shape.mesh = dynamics::makeTriangleMesh(file_vertices, file_triangles, &error);
+      if (!shape.mesh) ctx.fail(m.value("file"), m.join("file"), error);
+    } else {
+      for (const char* key : {"vertices", "triangles"}) {
+        if (!m.has(key)) ctx.fail(node, m.join(key), "missing (required for a mesh: vertices and triangles, or file)");
+      }
+      const std::vector<Vec3> vertices = readPoints(ctx, m, "vertices");
+      shape.mesh =
+          dynamics::makeTriangleMesh(vertices, readTriangles(ctx, m, vertices.size()), &error);
+      if (!shape.mesh) ctx.fail(m.value("triangles"), m.join("triangles"), error);
+    }
   } else {
     m.forbid("size", unused + " (give radius)");
     if (!m.has("radius")) ctx.fail(node, m.join("radius"), "missing (required for a " + type + ")");
@@ -324,52 +453,56 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
   return shape;
 }
 
-void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+// One `visual:` item: a model file (or a node of it) placed in the body's reference frame.
+VisualDef readVisual(Context& ctx, const YAML::Node& node, const std::string& path,
+                     LoadState& state) {
+  MapReader m(ctx, node, path, {"file", "node", "scale", "up", "position", "orientation", "rpy"});
+  VisualDef visual;
+  const MeshImportOptions options = readModelOptions(ctx, m);
+  visual.model = importModel(ctx, m, state, options);
+  visual.file = visual.model->path;
+  visual.node = options.node;
+  visual.scale = options.scale;
+  visual.up = options.up;
+  visual.pose.position = m.vec3("position", Vec3::Zero());
+  visual.pose.rotation = readOrientation(ctx, m);
+  return visual;
+}
+
+// Mass properties of the body's shapes at uniform density (overlaps count twice), about the
+// computed centre of mass, in the reference frame; empty when no shape has a volume.
+std::optional<dynamics::MassProperties> shapesMass(const std::vector<dynamics::ShapeDef>& shapes,
+                                                   double density) {
+  std::vector<dynamics::MassProperties> parts;
+  for (const dynamics::ShapeDef& shape : shapes) {
+    if (auto part = dynamics::computeMassProperties(shape, density)) parts.push_back(*part);
+  }
+  if (parts.empty()) return {};
+  return dynamics::combineMassProperties(parts);
+}
+
+void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
+              const Placement& place, LoadState& state) {
   MapReader m(ctx, node, path,
-              {"name", "mass", "inertia", "box", "position", "orientation", "rpy", "static",
-               "linear_velocity", "angular_velocity", "shapes", "collide"});
+              {"name", "mass", "density", "inertia", "center_of_mass", "box", "position",
+               "orientation", "rpy", "static", "linear_velocity", "angular_velocity", "shapes",
+               "collide", "visual"});
   dynamics::BodyDef body;
   body.name = m.string("name");
+  claimName(ctx, state, m, "body", body.name);
   body.is_static = m.boolean("static", false);
-  body.mass_kg = body.is_static ? m.number("mass", 1.0) : m.number("mass");
 
   // Geometry: an optional box, used for the inertia when none is given and for drawing.
   std::optional<Vec3> box;
   if (m.has("box")) box = readBoxSize(ctx, m, "box");
 
-  // Inertia: principal values [Ixx, Iyy, Izz], a full 3x3 matrix, or computed from the box.
-  if (m.has("inertia")) {
-    const YAML::Node in = m.value("inertia");
-    const std::string key = m.join("inertia");
-    if (in.IsSequence() && in.size() == 3 && in[0].IsSequence()) {
-      for (std::size_t r = 0; r < 3; ++r) {
-        auto row = ctx.numbers(in[r], fmt::format("{}[{}]", key, r), 3, "a row of 3 numbers");
-        for (std::size_t c = 0; c < 3; ++c) {
-          body.inertia_kgm2(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = row[c];
-        }
-      }
-    } else {
-      auto d = ctx.numbers(in, key, 3, "[Ixx, Iyy, Izz] or a 3x3 matrix");
-      body.inertia_kgm2 = Vec3(d[0], d[1], d[2]).asDiagonal();
-    }
-  } else if (box) {
-    body.inertia_kgm2 = boxInertia(body.mass_kg, *box);
-  } else if (!body.is_static) {
-    ctx.fail(node, m.join("inertia"), "missing (required: inertia or box)");
-  }
-
-  // Pose: position, and orientation as a quaternion [w, x, y, z] or roll-pitch-yaw (rad).
-  body.position_m = m.vec3("position", Vec3::Zero());
-  body.orientation = readOrientation(ctx, m);
-  body.linear_velocity_mps = m.vec3("linear_velocity", Vec3::Zero());
-  body.angular_velocity_radps = m.vec3("angular_velocity", Vec3::Zero());
-
   // Collision: the listed shapes, or with `collide: true` one box shape of the `box` size. A
   // `box` alone only gives inertia and looks (a body without shapes never touches anything).
+  // Shapes are placed in the reference frame; they move with it to the centre of mass below.
   const std::size_t body_index = scene.model.bodies.size();
   for (const auto& [shape_node, shape_path] : listItems(ctx, m, "shapes", /*named=*/false)) {
     body.shapes.push_back(readShape(ctx, shape_node, shape_path, scene, body_index,
-                                    body.shapes.size(), body.is_static));
+                                    body.shapes.size(), body.is_static, state));
   }
   if (m.boolean("collide", false)) {
     if (m.has("shapes")) {
@@ -383,14 +516,94 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
     body.shapes.push_back(shape);
   }
 
+  // Mass, centre of mass (in the reference frame) and inertia (about it, body axes): given
+  // (mass with inertia or box, optional center_of_mass), or computed from the shapes' volumes
+  // (density; or mass alone, spread uniformly over the shapes).
+  Vec3 center = Vec3::Zero();
+  const bool given_inertia = m.has("inertia") || box.has_value();
+  if (m.has("density")) {
+    for (const char* key : {"mass", "inertia", "center_of_mass", "box"}) {
+      m.forbid(key, "give either density (mass, centre and inertia from the shapes) or " +
+                        std::string(key));
+    }
+    const double density = ctx.positive(m.value("density"), m.join("density"));
+    const auto props = shapesMass(body.shapes, density);
+    if (!props) {
+      ctx.failAt(m.keyLine("density"), m.join("density"),
+                 "needs shapes with a volume (sphere, box, capsule, cylinder or hull)");
+    }
+    body.mass_kg = props->mass_kg;
+    body.inertia_kgm2 = props->inertia_kgm2;
+    center = props->center_m;
+    ctx.lines[m.join("mass")] = ctx.lines[m.join("inertia")] = m.keyLine("density");
+  } else {
+    body.mass_kg = body.is_static ? m.number("mass", 1.0) : m.number("mass");
+    if (m.has("inertia")) {
+      const YAML::Node in = m.value("inertia");
+      const std::string key = m.join("inertia");
+      if (in.IsSequence() && in.size() == 3 && in[0].IsSequence()) {
+        for (std::size_t r = 0; r < 3; ++r) {
+          auto row = ctx.numbers(in[r], fmt::format("{}[{}]", key, r), 3, "a row of 3 numbers");
+          for (std::size_t c = 0; c < 3; ++c) {
+            body.inertia_kgm2(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = row[c];
+          }
+        }
+      } else {
+        auto d = ctx.numbers(in, key, 3, "[Ixx, Iyy, Izz] or a 3x3 matrix");
+        body.inertia_kgm2 = Vec3(d[0], d[1], d[2]).asDiagonal();
+      }
+    } else if (box) {
+      body.inertia_kgm2 = boxInertia(body.mass_kg, *box);
+    }
+    if (given_inertia) {
+      center = m.vec3("center_of_mass", Vec3::Zero());
+    } else if (!body.is_static) {
+      m.forbid("center_of_mass",
+               "center_of_mass needs inertia or box (without them both come from the shapes)");
+      const auto unit = shapesMass(body.shapes, 1.0);
+      if (!unit) {
+        ctx.fail(node, m.join("inertia"),
+                 "missing (required: inertia, box, density, or shapes with a volume to compute "
+                 "it from)");
+      }
+      // Uniform density that gives the stated mass (checked positive by validate()).
+      body.inertia_kgm2 = unit->inertia_kgm2 * (body.mass_kg / unit->mass_kg);
+      center = unit->center_m;
+      ctx.lines[m.join("inertia")] = m.keyLine("mass");
+    }
+  }
+
+  // Pose of the reference frame: position, and orientation as a quaternion [w, x, y, z] or
+  // roll-pitch-yaw (rad), in the file's coordinates, placed by an include. The body frame of the
+  // dynamics is the centre-of-mass frame: same axes, origin moved by `center`.
+  const Vec3 reference = place.point(m.vec3("position", Vec3::Zero()));
+  body.orientation = (place.rotation * readOrientation(ctx, m)).normalized();
+  body.position_m = reference + body.orientation * center;
+  body.linear_velocity_mps = place.rotation * m.vec3("linear_velocity", Vec3::Zero());
+  body.angular_velocity_radps = place.rotation * m.vec3("angular_velocity", Vec3::Zero());
+  for (dynamics::ShapeDef& shape : body.shapes) shape.pose.position -= center;
+
   BodyLook look;
+  look.reference.position = -center;
   if (box) {
     look.box_size_m = {box->x(), box->y(), box->z()};
   } else if (body.mass_kg > 0.0 && !body.is_static) {
     look.box_size_m = equivalentBox(body.mass_kg, body.inertia_kgm2);
   }
+  if (m.has("visual")) {
+    const YAML::Node visuals = m.value("visual");
+    if (visuals.IsSequence()) {
+      for (std::size_t i = 0; i < visuals.size(); ++i) {
+        look.visuals.push_back(
+            readVisual(ctx, visuals[i], fmt::format("{}[{}]", m.join("visual"), i), state));
+      }
+    } else {
+      look.visuals.push_back(readVisual(ctx, visuals, m.join("visual"), state));
+    }
+    for (VisualDef& visual : look.visuals) visual.pose.position -= center;
+  }
   scene.model.bodies.push_back(std::move(body));
-  scene.looks.push_back(look);
+  scene.looks.push_back(std::move(look));
 }
 
 // A frame at `anchor` (world) whose x-axis is `axis` (world), expressed relative to a body pose
@@ -408,12 +621,14 @@ dynamics::Frame localFrame(const dynamics::BodyDef* body, const Vec3& anchor, co
   return frame;
 }
 
-void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
+               const Placement& place, LoadState& state) {
   MapReader m(ctx, node, path,
               {"name", "type", "parent", "child", "anchor", "axis", "limits", "friction",
                "collide_connected"});
   dynamics::JointDef joint;
   joint.name = m.string("name");
+  claimName(ctx, state, m, "joint", joint.name);
   const std::string type = m.string("type");
   if (type == "fixed") {
     joint.type = dynamics::JointType::Fixed;
@@ -437,11 +652,16 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   const dynamics::BodyDef* parent =
       joint.body_a == dynamics::kWorld ? nullptr : &bodies[static_cast<std::size_t>(joint.body_a)];
 
-  // Anchor and axis are given in the world at the start; both local frames coincide there.
-  const Vec3 anchor = m.vec3("anchor", child.position_m);
+  // Anchor and axis are given in the world (the file's coordinates) at the start; both local
+  // frames coincide there. The default anchor is the child's reference point (its `position`).
+  const Vec3 child_reference =
+      child.position_m + child.orientation * scene.looks[static_cast<std::size_t>(joint.body_b)]
+                                                 .reference.position;
+  const Vec3 anchor =
+      m.has("anchor") ? place.point(m.vec3("anchor", Vec3::Zero())) : child_reference;
   const Vec3 axis = m.vec3("axis", Vec3::UnitX());
   if (!(axis.norm() > 1e-9)) ctx.fail(m.value("axis"), m.join("axis"), "axis has zero length");
-  const Quat axes = Quat::FromTwoVectors(Vec3::UnitX(), axis.normalized());
+  const Quat axes = Quat::FromTwoVectors(Vec3::UnitX(), place.rotation * axis.normalized());
   joint.frame_a = localFrame(parent, anchor, axes);
   joint.frame_b = localFrame(&child, anchor, axes);
 
@@ -462,11 +682,13 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   scene.model.joints.push_back(std::move(joint));
 }
 
-void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
+               LoadState& state) {
   MapReader m(ctx, node, path,
               {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u"});
   dynamics::MotorDef motor;
   motor.name = m.string("name");
+  claimName(ctx, state, m, "motor", motor.name);
   motor.joint = findByName(ctx, m, "joint", scene.model.joints, "joint");
   motor.stall_torque_Nm = m.number("Mp");
   m.exactlyOne("w_xx", "w_xx_rpm");
@@ -488,10 +710,12 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   scene.model.motors.push_back(std::move(motor));
 }
 
-void readRepeater(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene) {
+void readRepeater(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
+                  LoadState& state) {
   MapReader m(ctx, node, path, {"name", "motor", "joint", "k"});
   dynamics::RepeaterDef repeater;
   repeater.name = m.string("name");
+  claimName(ctx, state, m, "repeater", repeater.name);
   repeater.motor = findByName(ctx, m, "motor", scene.model.motors, "motor");
   repeater.joint = findByName(ctx, m, "joint", scene.model.joints, "joint");
   repeater.ratio = m.number("k");
@@ -576,49 +800,193 @@ void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
   }
 }
 
-// The line of a validate() field: the longest recorded prefix of the path.
-int lineOfField(const Context& ctx, std::string field) {
-  while (!field.empty()) {
-    if (auto it = ctx.lines.find(field); it != ctx.lines.end()) return it->second;
-    const auto cut = field.find_last_of(".[");
-    if (cut == std::string::npos) break;
-    field.resize(cut);
+// One camera; returns its `default` flag.
+bool readCamera(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
+                const Placement& place, LoadState& state) {
+  MapReader m(ctx, node, path,
+              {"name", "type", "body", "position", "target", "direction", "fov", "default"});
+  CameraDef camera;
+  camera.name = m.string("name");
+  claimName(ctx, state, m, "camera", camera.name);
+  const std::string type = m.string("type");
+  using Kind = CameraDef::Kind;
+  if (type == "orbit") {
+    camera.kind = Kind::Orbit;
+  } else if (type == "follow") {
+    camera.kind = Kind::Follow;
+  } else if (type == "fixed") {
+    camera.kind = Kind::Fixed;
+  } else if (type == "onboard") {
+    camera.kind = Kind::Onboard;
+  } else {
+    ctx.fail(m.value("type"), m.join("type"),
+             fmt::format("expected orbit, follow, fixed or onboard, got \"{}\"", type));
   }
-  return 0;
+  const bool on_body = camera.kind == Kind::Follow || camera.kind == Kind::Onboard;
+  if (on_body && !m.has("body")) ctx.fail(node, m.join("body"), "missing (required for a " + type + " camera)");
+  if (camera.kind == Kind::Fixed) m.forbid("body", "a fixed camera is not on a body");
+  if (m.has("body")) camera.body = findByName(ctx, m, "body", scene.model.bodies, "body");
+  if (camera.kind != Kind::Onboard) m.forbid("direction", "used only by an onboard camera");
+  if (on_body) m.forbid("target", "a " + type + " camera looks at or from its body");
+  if (camera.kind == Kind::Follow) camera.position_m = Vec3(-3.0, 0.0, 1.5);
+  if (camera.kind == Kind::Onboard) camera.position_m = Vec3::Zero();
+  camera.position_m = m.vec3("position", camera.position_m);
+  camera.target_m = m.vec3("target", camera.target_m);
+  if (camera.kind == Kind::Fixed || camera.kind == Kind::Orbit) {
+    camera.position_m = place.point(camera.position_m);  // world points, placed by an include
+    camera.target_m = place.point(camera.target_m);
+  }
+  if (camera.kind == Kind::Onboard) {
+    const Vec3 direction = m.vec3("direction", Vec3::UnitX());
+    if (!(direction.norm() > 1e-9)) {
+      ctx.fail(m.value("direction"), m.join("direction"), "direction has zero length");
+    }
+    camera.direction = direction.normalized();
+  }
+  if (camera.kind == Kind::Fixed || camera.kind == Kind::Orbit) {
+    if (!((camera.position_m - camera.target_m).norm() > 1e-9)) {
+      ctx.fail(node, m.join("target"), "the camera's position and target coincide");
+    }
+  }
+  camera.fov_deg = m.number("fov", camera.fov_deg);
+  if (!(camera.fov_deg > 0.0 && camera.fov_deg < 180.0)) {
+    ctx.fail(m.value("fov"), m.join("fov"),
+             fmt::format("expected a field of view in (0, 180) degrees, got {}", camera.fov_deg));
+  }
+  const bool is_default = m.boolean("default", false);
+  scene.cameras.push_back(std::move(camera));
+  return is_default;
 }
 
-Scene convert(Context& ctx, const YAML::Node& root) {
-  Scene scene;
-  scene.file = ctx.file;
-  scene.name = std::filesystem::path(ctx.file).stem().string();
-  if (root.IsNull() || !root.IsDefined()) ctx.failAt(0, "", "the scene file is empty");
-  MapReader top(ctx, root, "",
-                {"name", "description", "solver", "gravity", "contact", "materials", "bodies",
-                 "joints", "motors", "repeaters", "inputs", "pult", "scheme", "frame_rate"});
-  if (top.has("name")) scene.name = top.string("name");
+// One file of the scene: the scene itself or an include, with its own parsed tree and context.
+struct SceneFile {
+  Context ctx;
+  YAML::Node root;
+  Placement placement;  // where its coordinates sit in the scene
+  std::string text;     // its bytes (hashed)
+  bool top = false;
+};
+
+// Sections an included file may hold: the mechanism and its cameras. Solver, contact, gravity,
+// frame rate, pult, scheme and inputs belong to the scene that includes it.
+constexpr std::initializer_list<const char*> kIncludeKeys = {
+    "name", "description", "include", "materials", "bodies", "joints", "motors", "repeaters",
+    "cameras"};
+constexpr std::initializer_list<const char*> kSceneKeys = {
+    "name", "description", "include", "solver", "gravity", "contact", "materials", "bodies",
+    "joints", "motors", "repeaters", "inputs", "pult", "scheme", "frame_rate", "cameras"};
+
+YAML::Node parseYaml(const std::string& text, const std::string& file) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg);
+  }
+}
+
+// Parses `text` (the file `file`) and, depth first, every file it includes; files are appended
+// to `files` in conversion order (includes before the file that includes them). `chain` holds
+// the files being included, to name a cycle.
+void parseWithIncludes(const std::string& text, const std::string& file, const Placement& place,
+                       bool top, std::vector<std::string>& chain, std::deque<SceneFile>& files) {
+  SceneFile scene_file;
+  scene_file.ctx.file = file;
+  scene_file.root = parseYaml(text, file);
+  scene_file.placement = place;
+  scene_file.text = text;
+  scene_file.top = top;
+  Context& ctx = scene_file.ctx;
+  const YAML::Node& root = scene_file.root;
+  if (root.IsMap() && root["include"]) {
+    const YAML::Node list = root["include"];
+    if (!list.IsSequence()) ctx.fail(list, "include", "expected a list, got " + describe(list));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string item_path = fmt::format("include[{}]", i);
+      const MapReader m(ctx, list[i], item_path, {"file", "position", "orientation", "rpy"});
+      const std::string name = m.string("file");
+      std::filesystem::path path(name);
+      if (!path.is_absolute()) path = std::filesystem::path(file).parent_path() / path;
+      const std::string resolved = path.lexically_normal().string();
+      std::error_code error;
+      const std::string identity = std::filesystem::weakly_canonical(path, error).string();
+      if (std::find(chain.begin(), chain.end(), identity) != chain.end()) {
+        std::string cycle;
+        for (auto it = std::find(chain.begin(), chain.end(), identity); it != chain.end(); ++it) {
+          cycle += *it + " -> ";
+        }
+        ctx.failAt(m.keyLine("file"), m.join("file"), "include cycle: " + cycle + identity);
+      }
+      std::ifstream in(path, std::ios::binary);
+      if (!in) ctx.failAt(m.keyLine("file"), m.join("file"), "cannot open " + resolved);
+      std::stringstream content;
+      content << in.rdbuf();
+      Placement inner;
+      inner.translation = m.vec3("position", Vec3::Zero());
+      inner.rotation = readOrientation(ctx, m);
+      chain.push_back(identity);
+      parseWithIncludes(content.str(), resolved, place.then(inner), false, chain, files);
+      chain.pop_back();
+    }
+  }
+  files.push_back(std::move(scene_file));
+}
+
+// Converts one file's sections into the scene (its includes have been converted already).
+void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
+  Context& ctx = file.ctx;
+  const YAML::Node& root = file.root;
+  if (root.IsNull() || !root.IsDefined()) {
+    ctx.failAt(0, "", file.top ? "the scene file is empty" : "the included file is empty");
+  }
+  MapReader top(ctx, root, "", file.top ? kSceneKeys : kIncludeKeys);
   if (top.has("description") && !top.value("description").IsScalar()) {
     ctx.fail(top.value("description"), "description", "expected text");
   }
-  if (top.has("solver")) readSolver(ctx, top.value("solver"), scene.model.solver);
-  scene.model.gravity_mps2 = top.vec3("gravity", scene.model.gravity_mps2);
-  if (top.has("contact")) readContact(ctx, top.value("contact"), scene.model.contact);
+  if (file.top) {
+    if (top.has("name")) scene.name = top.string("name");
+    if (top.has("solver")) readSolver(ctx, top.value("solver"), scene.model.solver);
+    scene.model.gravity_mps2 = top.vec3("gravity", scene.model.gravity_mps2);
+    if (top.has("contact")) readContact(ctx, top.value("contact"), scene.model.contact);
+  }
 
   // Order matters: shapes name materials, joints name bodies, motors name joints, belts,
   // repeaters and inputs name motors.
+  const Placement& place = file.placement;
   for (const auto& [node, path] : listItems(ctx, top, "materials")) {
-    readMaterial(ctx, node, path, scene);
+    readMaterial(ctx, node, path, scene, state);
   }
-  for (const auto& [node, path] : listItems(ctx, top, "bodies")) readBody(ctx, node, path, scene);
-  for (const auto& [node, path] : listItems(ctx, top, "joints")) readJoint(ctx, node, path, scene);
-  for (const auto& [node, path] : listItems(ctx, top, "motors")) readMotor(ctx, node, path, scene);
+  for (const auto& [node, path] : listItems(ctx, top, "bodies")) {
+    readBody(ctx, node, path, scene, place, state);
+  }
+  for (const auto& [node, path] : listItems(ctx, top, "joints")) {
+    readJoint(ctx, node, path, scene, place, state);
+  }
+  for (const auto& [node, path] : listItems(ctx, top, "motors")) {
+    readMotor(ctx, node, path, scene, state);
+  }
   for (const PendingBelt& pending : ctx.belts) {
     const MapReader belt(ctx, pending.node, pending.path, {"motor", "direction", "m_per_rad"});
     scene.model.bodies[pending.body].shapes[pending.shape].belt_motor =
         findByName(ctx, belt, "motor", scene.model.motors, "motor");
   }
   for (const auto& [node, path] : listItems(ctx, top, "repeaters")) {
-    readRepeater(ctx, node, path, scene);
+    readRepeater(ctx, node, path, scene, state);
   }
+  for (const auto& [node, path] : listItems(ctx, top, "cameras")) {
+    if (readCamera(ctx, node, path, scene, place, state)) {
+      const std::string key = path + ".default";
+      const std::string here = fmt::format("{}:{}", ctx.file, ctx.lines[key]);
+      auto [first, fresh] = state.defined.emplace("default camera", here);
+      if (!fresh) {
+        ctx.failAt(ctx.lines[key], key,
+                   fmt::format("only one camera can be the default (another is at {})",
+                               first->second));
+      }
+      scene.default_camera = static_cast<int>(scene.cameras.size()) - 1;
+    }
+  }
+  if (!file.top) return;
+
   for (const auto& [node, path] : listItems(ctx, top, "inputs")) readInput(ctx, node, path, scene);
   if (top.has("frame_rate")) {
     scene.frame_rate_hz = top.positive("frame_rate");
@@ -636,7 +1004,26 @@ Scene convert(Context& ctx, const YAML::Node& root) {
       }
     }
   }
-  return scene;
+  if (scene.default_camera < 0 && !scene.cameras.empty()) scene.default_camera = 0;
+}
+
+// The file and line of a validate() field: the longest recorded prefix of the path in any file.
+std::pair<std::string, int> locateField(const std::deque<SceneFile>& files, std::string field) {
+  while (!field.empty()) {
+    for (const SceneFile& file : files) {
+      if (auto it = file.ctx.lines.find(field); it != file.ctx.lines.end()) {
+        return {file.ctx.file, it->second};
+      }
+    }
+    const auto cut = field.find_last_of(".[");
+    if (cut == std::string::npos) break;
+    field.resize(cut);
+  }
+  return {files.back().ctx.file, 0};
+}
+
+void hashBytes(std::uint64_t& h, std::string_view bytes) {
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;  // FNV-1a
 }
 
 }  // namespace
@@ -661,30 +1048,61 @@ Override parseOverride(const std::string& text) {
 
 Scene loadSceneFromString(const std::string& yaml, const std::string& file,
                           const std::vector<Override>& overrides) {
-  Context ctx;
-  ctx.file = file;
-  ctx.has_overrides = !overrides.empty();
+  // Parse the scene and its includes.
+  std::deque<SceneFile> files;
+  std::vector<std::string> chain;
+  std::error_code ignored;
+  chain.push_back(std::filesystem::weakly_canonical(file, ignored).string());
+  parseWithIncludes(yaml, file, Placement{}, /*top=*/true, chain, files);
+  for (SceneFile& f : files) f.ctx.has_overrides = !overrides.empty();
 
-  // Parse.
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg);
+  // Overrides edit the trees, so they reach every parameter the converter reads. A path goes to
+  // the scene file, or else to the first included file where it exists.
+  for (const Override& override : overrides) {
+    try {
+      applyOverride(files.back().ctx, files.back().root, override);
+    } catch (const SceneError& in_scene) {
+      bool applied = false;
+      for (std::size_t i = 0; i + 1 < files.size() && !applied; ++i) {
+        try {
+          applyOverride(files[i].ctx, files[i].root, override);
+          applied = true;
+        } catch (const SceneError&) {
+        }
+      }
+      if (!applied) throw in_scene;
+    }
   }
 
-  // Overrides edit the tree, so they reach every parameter the converter reads.
-  for (const Override& override : overrides) applyOverride(ctx, root, override);
-
-  // Convert, then let the dynamics library judge the model as a whole.
-  Scene scene = convert(ctx, root);
+  // Convert, includes first, then let the dynamics library judge the model as a whole.
+  Scene scene;
+  scene.file = file;
+  scene.name = std::filesystem::path(file).stem().string();
+  LoadState state;
+  for (SceneFile& f : files) convertFile(f, scene, state);
   scene.overrides = overrides;
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a
-  for (unsigned char c : yaml) h = (h ^ c) * 1099511628211ull;
+  std::uint64_t h = 14695981039346656037ull;
+  scene.files.push_back(file);
+  hashBytes(h, files.back().text);
+  for (std::size_t i = 0; i + 1 < files.size(); ++i) {
+    scene.files.push_back(files[i].ctx.file);
+    hashBytes(h, files[i].text);
+  }
+  std::sort(state.collision_files.begin(), state.collision_files.end());
+  state.collision_files.erase(std::unique(state.collision_files.begin(), state.collision_files.end()),
+                              state.collision_files.end());
+  for (const std::string& model_file : state.collision_files) {
+    scene.files.push_back(model_file);
+    std::ifstream in(model_file, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    hashBytes(h, bytes.str());
+  }
   scene.source_hash = h;
   std::vector<SceneError> errors;
   for (const dynamics::ModelError& error : dynamics::validate(scene.model)) {
-    errors.emplace_back(file, lineOfField(ctx, error.field), error.field, error.message);
+    auto [where, line] = locateField(files, error.field);
+    errors.emplace_back(where, line, error.field, error.message);
   }
   if (!errors.empty()) throw SceneInvalid(std::move(errors));
   return scene;

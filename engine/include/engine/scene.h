@@ -5,10 +5,12 @@
 #pragma once
 
 #include <dynamics/model.h>
+#include <engine/mesh_import.h>
 #include <engine/scheme.h>
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -61,18 +63,59 @@ struct ConstantInput {
   double voltage = 0.0;  ///< Normalised u in [-1, 1].
 };
 
+/// A 3D model drawn on a body (`visual:` in the scene): one file, or one node's subtree of it.
+struct VisualDef {
+  std::string file;       ///< Path as resolved (relative to the scene file's directory).
+  std::string node;       ///< Node filter; empty for the whole file.
+  double scale = 1.0;     ///< File units to metres.
+  UpAxis up = UpAxis::Z;  ///< The file's up axis.
+  /// Where the model's frame (the node's frame with a filter) sits relative to the body's
+  /// centre-of-mass frame (dynamics::BodyDef pose).
+  dynamics::Frame pose;
+  /// The imported meshes, vertices in the model's (node's) frame; shared by copies of the scene.
+  std::shared_ptr<const ImportedModel> model;
+};
+
 /// What the loader knows beyond the dynamics model: how bodies look.
 struct BodyLook {
   std::array<double, 3> box_size_m{0.1, 0.1, 0.1};  ///< From `box:`, else from the inertia.
+  /// The body's reference frame (its `position`/orientation in the file, where shapes, visuals
+  /// and cameras are placed) relative to its centre-of-mass frame: the identity unless the
+  /// centre of mass was given (`center_of_mass`) or computed from the shapes.
+  dynamics::Frame reference;
+  std::vector<VisualDef> visuals;
+};
+
+/// A view point the renderer offers (`cameras:`); the first one, or the one marked default, is
+/// the initial view.
+struct CameraDef {
+  enum class Kind {
+    Orbit,    ///< Mouse-driven around `target` (world), starting at `position` (world).
+    Follow,   ///< Behind a body: eye at the body's position + `position` turned by its heading.
+    Fixed,    ///< A site camera at `position` looking at `target` (both world).
+    Onboard,  ///< Fixed to a body at `position` (body reference frame), looking along `direction`.
+  };
+  std::string name;
+  Kind kind = Kind::Orbit;
+  int body = -1;  ///< Follow and onboard: the body (index into Model::bodies); orbit: optional.
+  dynamics::Vec3 position_m = dynamics::Vec3(-4.0, -4.0, 3.0);
+  dynamics::Vec3 target_m = dynamics::Vec3::Zero();
+  dynamics::Vec3 direction = dynamics::Vec3::UnitX();  ///< Onboard: unit, body reference axes.
+  double fov_deg = 60.0;  ///< Vertical field of view.
 };
 
 struct Scene {
   std::string file;  ///< Where it was loaded from (for messages).
-  std::uint64_t source_hash = 0;     ///< FNV-1a of the file's bytes (recordings check it).
+  std::uint64_t source_hash = 0;     ///< FNV-1a of the files' bytes (recordings check it).
   std::vector<Override> overrides;   ///< The --set overrides it was loaded with.
   std::string name;  ///< `name:` of the scene, or the file's stem.
   dynamics::Model model;
   std::vector<BodyLook> looks;  ///< Parallel to model.bodies.
+  std::vector<CameraDef> cameras;
+  int default_camera = -1;  ///< Index into cameras, -1 when there are none.
+  /// Every file the scene was read from: the scene file first, then its includes (depth first),
+  /// then model files used for collision shapes. source_hash covers all of their bytes.
+  std::vector<std::string> files;
   std::vector<ConstantInput> inputs;
   PultDef pult;
   SchemeDef scheme;
