@@ -876,6 +876,31 @@ constexpr std::initializer_list<const char*> kSceneKeys = {
     "name", "description", "include", "solver", "gravity", "contact", "materials", "bodies",
     "joints", "motors", "repeaters", "inputs", "pult", "scheme", "frame_rate", "cameras"};
 
+// Scene files are text a person writes: anything larger is a mistake (or /dev/zero).
+constexpr std::uintmax_t kMaxSceneFileBytes = 16u << 20;
+
+// Reads a scene or included file; returns an empty optional with `why` set when it cannot.
+std::optional<std::string> readSceneText(const std::filesystem::path& path, std::string& why) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    why = std::filesystem::exists(path, error) ? "not a regular file" : "no such file";
+    return {};
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size > kMaxSceneFileBytes) {
+    why = fmt::format("file is {} bytes, more than the limit of {}", size, kMaxSceneFileBytes);
+    return {};
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in || in.bad()) {
+    why = "cannot read it";
+    return {};
+  }
+  return text.str();
+}
+
 YAML::Node parseYaml(const std::string& text, const std::string& file) {
   try {
     return YAML::Load(text);
@@ -916,15 +941,16 @@ void parseWithIncludes(const std::string& text, const std::string& file, const P
         }
         ctx.failAt(m.keyLine("file"), m.join("file"), "include cycle: " + cycle + identity);
       }
-      std::ifstream in(path, std::ios::binary);
-      if (!in) ctx.failAt(m.keyLine("file"), m.join("file"), "cannot open " + resolved);
-      std::stringstream content;
-      content << in.rdbuf();
+      std::string why;
+      const std::optional<std::string> content = readSceneText(path, why);
+      if (!content) {
+        ctx.failAt(m.keyLine("file"), m.join("file"), fmt::format("cannot open {}: {}", resolved, why));
+      }
       Placement inner;
       inner.translation = m.vec3("position", Vec3::Zero());
       inner.rotation = readOrientation(ctx, m);
       chain.push_back(identity);
-      parseWithIncludes(content.str(), resolved, place.then(inner), false, chain, files);
+      parseWithIncludes(*content, resolved, place.then(inner), false, chain, files);
       chain.pop_back();
     }
   }
@@ -1109,12 +1135,10 @@ Scene loadSceneFromString(const std::string& yaml, const std::string& file,
 }
 
 Scene loadScene(const std::string& path, const std::vector<Override>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SceneError(path, 0, "", "cannot open scene file");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw SceneError(path, 0, "", "cannot read scene file");
-  return loadSceneFromString(text.str(), path, overrides);
+  std::string why;
+  const std::optional<std::string> text = readSceneText(path, why);
+  if (!text) throw SceneError(path, 0, "", "cannot open scene file: " + why);
+  return loadSceneFromString(*text, path, overrides);
 }
 
 }  // namespace sim::engine

@@ -333,7 +333,11 @@ TEST_F(SceneFiles, IncludeErrorsNameTheFileAndLine) {
   // A missing file is an error at the include.
   const std::string missing = write("missing.yaml", "\ninclude:\n  - file: nowhere.yaml\n");
   EXPECT_EQ(errorOf(missing),
-            missing + ":3: include[0].file: cannot open " + (dir_ / "nowhere.yaml").string());
+            missing + ":3: include[0].file: cannot open " + (dir_ / "nowhere.yaml").string() +
+                ": no such file");
+  // Not a file a person wrote: a directory, a device.
+  const std::string device = write("device.yaml", "include:\n  - file: /dev/zero\n");
+  EXPECT_EQ(errorOf(device), device + ":2: include[0].file: cannot open /dev/zero: not a regular file");
 
   // A cycle names its files.
   write("a.yaml", "include:\n  - file: b.yaml\n");
