@@ -1,6 +1,8 @@
 #include <render/body_graph.h>
 
 #include <osg/Geode>
+#include <osg/Geometry>
+#include <osg/Material>
 #include <osg/Quat>
 #include <osg/Shape>
 #include <osg/ShapeDrawable>
@@ -10,26 +12,75 @@
 
 namespace sim::render {
 
+namespace {
+
+// A static mesh part: geometry built once (vertex buffer objects), placed by a fixed transform.
+osg::ref_ptr<osg::Node> meshNode(const MeshPart& part) {
+  osg::ref_ptr<osg::Vec3Array> vertices = new osg::Vec3Array;
+  osg::ref_ptr<osg::Vec3Array> normals = new osg::Vec3Array;
+  vertices->reserve(part.vertices_m.size());
+  for (const auto& v : part.vertices_m) vertices->push_back(osg::Vec3(v[0], v[1], v[2]));
+  for (const auto& n : part.normals) normals->push_back(osg::Vec3(n[0], n[1], n[2]));
+  osg::ref_ptr<osg::Geometry> geometry = new osg::Geometry;
+  geometry->setName(part.name);
+  geometry->setUseVertexBufferObjects(true);
+  geometry->setVertexArray(vertices.get());
+  if (normals->size() == vertices->size()) {
+    geometry->setNormalArray(normals.get(), osg::Array::BIND_PER_VERTEX);
+  }
+  osg::ref_ptr<osg::Vec4Array> colors = new osg::Vec4Array;
+  const osg::Vec4 color(part.color_rgba[0], part.color_rgba[1], part.color_rgba[2],
+                        part.color_rgba[3]);
+  colors->push_back(color);
+  geometry->setColorArray(colors.get(), osg::Array::BIND_OVERALL);
+  geometry->addPrimitiveSet(new osg::DrawElementsUInt(GL_TRIANGLES, part.indices.begin(),
+                                                      part.indices.end()));
+  // Lit with the material's colour (the fixed pipeline ignores vertex colours under lighting).
+  osg::ref_ptr<osg::Material> material = new osg::Material;
+  material->setDiffuse(osg::Material::FRONT_AND_BACK, color);
+  material->setAmbient(osg::Material::FRONT_AND_BACK, color * 0.6f);
+  material->setSpecular(osg::Material::FRONT_AND_BACK, osg::Vec4(0.15f, 0.15f, 0.15f, 1.0f));
+  material->setShininess(osg::Material::FRONT_AND_BACK, 24.0f);
+  geometry->getOrCreateStateSet()->setAttributeAndModes(material.get());
+  if (part.color_rgba[3] < 1.0f) {
+    geometry->getOrCreateStateSet()->setMode(GL_BLEND, osg::StateAttribute::ON);
+    geometry->getOrCreateStateSet()->setRenderingHint(osg::StateSet::TRANSPARENT_BIN);
+  }
+  osg::ref_ptr<osg::Geode> geode = new osg::Geode;
+  geode->setName(part.name);
+  geode->addDrawable(geometry.get());
+  osg::ref_ptr<osg::MatrixTransform> placed = new osg::MatrixTransform(poseMatrix(part.pose));
+  placed->setName(part.name);
+  placed->addChild(geode.get());
+  return placed;
+}
+
+}  // namespace
+
 BodyGraph::BodyGraph(std::span<const BodyVisual> bodies) : root_(new osg::Group) {
   root_->setName("bodies");
   transforms_.reserve(bodies.size());
   for (const BodyVisual& body : bodies) {
-    // A box at the body origin (its centre of mass), sized in body axes.
-    auto* box = new osg::Box(osg::Vec3(0.0f, 0.0f, 0.0f), static_cast<float>(body.box_size_m[0]),
-                             static_cast<float>(body.box_size_m[1]),
-                             static_cast<float>(body.box_size_m[2]));
-    auto* drawable = new osg::ShapeDrawable(box);
-    drawable->setColor(
-        osg::Vec4(body.color_rgba[0], body.color_rgba[1], body.color_rgba[2], body.color_rgba[3]));
-    auto* geode = new osg::Geode;
-    geode->setName(body.name + ".shape");
-    geode->addDrawable(drawable);
-
     // The transform changes every frame, so it is marked DYNAMIC (STYLE §6).
     osg::ref_ptr<osg::MatrixTransform> transform = new osg::MatrixTransform;
     transform->setName(body.name);
     transform->setDataVariance(osg::Object::DYNAMIC);
-    transform->addChild(geode);
+    const bool has_box = body.box_size_m[0] > 0.0 && body.box_size_m[1] > 0.0 &&
+                         body.box_size_m[2] > 0.0;
+    if (body.meshes.empty() && has_box) {
+      // A box at the body origin (its centre of mass), sized in body axes.
+      auto* box = new osg::Box(osg::Vec3(0.0f, 0.0f, 0.0f), static_cast<float>(body.box_size_m[0]),
+                               static_cast<float>(body.box_size_m[1]),
+                               static_cast<float>(body.box_size_m[2]));
+      auto* drawable = new osg::ShapeDrawable(box);
+      drawable->setColor(osg::Vec4(body.color_rgba[0], body.color_rgba[1], body.color_rgba[2],
+                                   body.color_rgba[3]));
+      auto* geode = new osg::Geode;
+      geode->setName(body.name + ".shape");
+      geode->addDrawable(drawable);
+      transform->addChild(geode);
+    }
+    for (const MeshPart& part : body.meshes) transform->addChild(meshNode(part));
     root_->addChild(transform.get());
     transforms_.push_back(transform);
   }

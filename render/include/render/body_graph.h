@@ -1,6 +1,6 @@
-// The scene graph of a mechanism's bodies: one osg::MatrixTransform per body holding a box
-// drawable. The render subsystem reads only plain snapshots (BodyVisual, BodyPose) and never
-// touches solver structures (STYLE §1). No window yet: the viewer arrives with the render issue.
+// The scene graph of a mechanism's bodies: one osg::MatrixTransform per body holding its mesh
+// parts (or a box). The render subsystem reads only plain snapshots (BodyVisual, BodyPose) and
+// never touches solver structures (STYLE §1). The window and cameras are in render/view.h.
 #pragma once
 
 #include <osg/Group>
@@ -9,23 +9,37 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace sim::render {
 
-/// How one body looks: a box centred on the body's centre of mass, in body axes.
+/// Where one body is: centre-of-mass position and orientation in the world. Also a part's
+/// pose relative to its body.
+struct BodyPose {
+  std::array<double, 3> position_m{0.0, 0.0, 0.0};
+  std::array<double, 4> orientation_wxyz{1.0, 0.0, 0.0, 0.0};  ///< Unit quaternion.
+};
+
+/// One triangle mesh of a body's look, in its own frame placed by `pose` in the body frame.
+struct MeshPart {
+  std::string name;
+  std::vector<std::array<float, 3>> vertices_m;
+  std::vector<std::array<float, 3>> normals;  ///< Unit, parallel to vertices_m.
+  std::vector<std::uint32_t> indices;         ///< Three per triangle, counter-clockwise outside.
+  std::array<float, 4> color_rgba{0.7f, 0.7f, 0.75f, 1.0f};
+  BodyPose pose;
+};
+
+/// How one body looks: its mesh parts (model files or its collision shapes), or, without any,
+/// a box centred on the body's centre of mass, in body axes.
 struct BodyVisual {
   std::string name;
   std::array<double, 3> box_size_m{0.1, 0.1, 0.1};  ///< Edge lengths along body x, y, z (m).
   std::array<float, 4> color_rgba{0.7f, 0.7f, 0.75f, 1.0f};
-};
-
-/// Where one body is: centre-of-mass position and orientation in the world.
-struct BodyPose {
-  std::array<double, 3> position_m{0.0, 0.0, 0.0};
-  std::array<double, 4> orientation_wxyz{1.0, 0.0, 0.0, 0.0};  ///< Unit quaternion.
+  std::vector<MeshPart> meshes;
 };
 
 /// Root group with one DYNAMIC MatrixTransform per body, in the order of the visuals given.

@@ -1,0 +1,105 @@
+// A 3D view of the bodies through OpenSceneGraph: a window when there is a display, or an
+// offscreen pixel buffer (GLX pbuffer; under Xvfb with Mesa in CI). Lit by a sun, over a ground
+// grid, under a sky colour. Reads only plain snapshots (BodyVisual, BodyPose).
+#pragma once
+
+#include <render/body_graph.h>
+
+#include <osg/ref_ptr>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace osgViewer {
+class Viewer;
+}
+
+namespace sim::render {
+
+/// No window or pixel buffer could be made (no display, no GLX), or an image could not be saved.
+class RenderError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Where the view looks from (world, m; z up).
+struct ViewCamera {
+  std::array<double, 3> eye_m{-4.0, -4.0, 3.0};
+  std::array<double, 3> target_m{0.0, 0.0, 0.0};
+  std::array<double, 3> up{0.0, 0.0, 1.0};
+  double fov_deg = 60.0;  ///< Vertical field of view.
+};
+
+struct ViewOptions {
+  int width = 1280;  ///< Pixels.
+  int height = 720;
+  bool offscreen = false;  ///< A pixel buffer instead of a window (screenshots, tests).
+  bool ground_grid = true;  ///< 1 m grid lines on z = 0.
+  std::string title = "simtrainer";
+};
+
+/// 8-bit RGB pixels, top row first.
+struct RgbImage {
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> rgb;  ///< width × height × 3.
+  const std::uint8_t* pixel(int x, int y) const {
+    return rgb.data() + (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) +
+                         static_cast<std::size_t>(x)) * 3;
+  }
+};
+
+/// Writes a PNG; throws RenderError naming the file when it cannot.
+void writePng(const RgbImage& image, const std::string& path);
+
+class SceneView {
+ public:
+  /// Opens the window or pixel buffer; throws RenderError when it cannot (e.g. no DISPLAY).
+  SceneView(std::span<const BodyVisual> bodies, const ViewOptions& options);
+  ~SceneView();
+  SceneView(const SceneView&) = delete;
+  SceneView& operator=(const SceneView&) = delete;
+
+  void setCamera(const ViewCamera& camera);
+  const ViewCamera& camera() const { return camera_; }
+
+  /// Moves the bodies and draws one frame.
+  void frame(std::span<const BodyPose> poses);
+  /// The user closed the window (always false offscreen).
+  bool closed() const;
+
+  /// Draws one frame and returns its pixels.
+  RgbImage capture(std::span<const BodyPose> poses);
+  /// Draws only the bodies with `shown[i]` true, in flat white on black without the ground:
+  /// which pixels those bodies cover.
+  RgbImage captureMask(std::span<const BodyPose> poses, const std::vector<bool>& shown);
+
+  /// Pixel coordinates (x right, y down from the top row) of a world point in the last frame's
+  /// camera.
+  std::array<double, 2> project(const std::array<double, 3>& world_m) const;
+
+  const BodyGraph& bodies() const { return bodies_; }
+  int width() const { return width_; }
+  int height() const { return height_; }
+
+ private:
+  struct Capture;
+  void applyCamera();
+  RgbImage drawAndRead(std::span<const BodyPose> poses);
+
+  BodyGraph bodies_;
+  int width_;
+  int height_;
+  ViewCamera camera_;
+  std::unique_ptr<osgViewer::Viewer> viewer_;
+  osg::ref_ptr<osg::Group> root_;
+  osg::ref_ptr<osg::Node> ground_;
+  osg::ref_ptr<Capture> capture_;
+};
+
+}  // namespace sim::render

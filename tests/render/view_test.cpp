@@ -1,0 +1,184 @@
+// The 3D view in a real OpenSceneGraph pixel buffer (run under Xvfb by CTest): pictures are not
+// blank, each body's pixels are where the camera projects its vertices, and moving a body moves
+// them. Scenes come from scene files with model-file visuals (Assimp) and shape-drawn bodies.
+#include <dynamics/simulator.h>
+#include <engine/scene.h>
+#include <engine/snapshot.h>
+#include <render/view.h>
+
+#include <osg/Image>
+#include <osgDB/ReadFile>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+namespace sim {
+namespace {
+
+namespace fs = std::filesystem;
+using dynamics::Quat;
+using dynamics::Vec3;
+
+const std::string kScene = R"(
+bodies:
+  - {name: ground, static: true, shapes: [{type: plane}]}
+  - name: container
+    mass: 10
+    box: [0.4, 0.3, 0.3]
+    center_of_mass: [0, 0, 0.15]
+    visual: {file: )" + (fs::path(SIMTRAINER_SOURCE_DIR) / "assets/site/container.glb").string() +
+                            R"(, up: y}
+  - name: crate
+    mass: 2
+    position: [-0.2, 0.9, 0.2]
+    shapes: [{type: box, size: [0.4, 0.4, 0.4]}, {type: cylinder, radius: 0.1, half_length: 0.2, position: [0, 0, 0.3]}]
+)";
+
+struct Box2 {
+  double x0 = 1e9, y0 = 1e9, x1 = -1e9, y1 = -1e9;
+  void add(double x, double y) {
+    x0 = std::min(x0, x);
+    y0 = std::min(y0, y);
+    x1 = std::max(x1, x);
+    y1 = std::max(y1, y);
+  }
+};
+
+// Bounding box of the white pixels, and their count.
+Box2 maskBounds(const render::RgbImage& mask, int* count) {
+  Box2 box;
+  *count = 0;
+  for (int y = 0; y < mask.height; ++y) {
+    for (int x = 0; x < mask.width; ++x) {
+      if (mask.pixel(x, y)[0] > 128) {
+        box.add(x, y);
+        ++*count;
+      }
+    }
+  }
+  return box;
+}
+
+// Bounding box of a body's vertices as the camera projects them (pixel centres).
+Box2 projectedBounds(const render::SceneView& view, const render::BodyVisual& visual,
+                     const render::BodyPose& pose) {
+  const auto quat = [](const std::array<double, 4>& q) { return Quat(q[0], q[1], q[2], q[3]); };
+  const auto vec = [](const std::array<double, 3>& p) { return Vec3(p[0], p[1], p[2]); };
+  Box2 box;
+  for (const render::MeshPart& part : visual.meshes) {
+    for (const auto& v : part.vertices_m) {
+      const Vec3 in_body = quat(part.pose.orientation_wxyz) * Vec3(v[0], v[1], v[2]) +
+                           vec(part.pose.position_m);
+      const Vec3 world = quat(pose.orientation_wxyz) * in_body + vec(pose.position_m);
+      const auto pixel = view.project({world.x(), world.y(), world.z()});
+      box.add(pixel[0] - 0.5, pixel[1] - 0.5);
+    }
+  }
+  return box;
+}
+
+class View : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scene_ = engine::loadSceneFromString(kScene, "view_test.yaml");
+    visuals_ = engine::bodyVisuals(scene_);
+    dynamics::Simulator sim(scene_.model);
+    poses_ = engine::bodyPoses(sim.initialState());
+    render::ViewOptions options;
+    options.width = 320;
+    options.height = 240;
+    options.offscreen = true;
+    view_ = std::make_unique<render::SceneView>(visuals_, options);
+    render::ViewCamera camera;
+    camera.eye_m = {2.2, -2.0, 1.4};
+    camera.target_m = {0.0, 0.3, 0.2};
+    view_->setCamera(camera);
+  }
+  std::vector<bool> only(const std::string& name) const {
+    std::vector<bool> shown(visuals_.size(), false);
+    for (std::size_t i = 0; i < visuals_.size(); ++i) shown[i] = visuals_[i].name == name;
+    return shown;
+  }
+
+  engine::Scene scene_;
+  std::vector<render::BodyVisual> visuals_;
+  std::vector<render::BodyPose> poses_;
+  std::unique_ptr<render::SceneView> view_;
+};
+
+TEST_F(View, BodiesComeFromModelFilesAndShapes) {
+  ASSERT_EQ(visuals_.size(), 3u);
+  EXPECT_EQ(visuals_[0].meshes.size(), 1u);  // the plane: a large square of ground
+  ASSERT_EQ(visuals_[1].meshes.size(), 2u);  // container.glb: body and handle meshes
+  EXPECT_EQ(visuals_[2].meshes.size(), 2u);  // box and cylinder shapes
+}
+
+TEST_F(View, PictureIsNotBlank) {
+  const render::RgbImage image = view_->capture(poses_);
+  ASSERT_EQ(image.width, 320);
+  ASSERT_EQ(image.height, 240);
+  std::set<std::uint32_t> colours;
+  for (std::size_t i = 0; i + 2 < image.rgb.size(); i += 3) {
+    colours.insert(image.rgb[i] << 16 | image.rgb[i + 1] << 8 | image.rgb[i + 2]);
+  }
+  // Sky, grid, and lit faces of two bodies in several shades.
+  EXPECT_GT(colours.size(), 20u);
+}
+
+// Each body's mask (its pixels alone) has the bounding box of its projected vertices, within a
+// pixel of rasterisation (pixel centres inside the triangles are drawn).
+TEST_F(View, BodyPixelsAreWhereItsVerticesProject) {
+  for (const char* name : {"container", "crate"}) {
+    const std::vector<bool> shown = only(name);
+    const std::size_t index = static_cast<std::size_t>(std::find(shown.begin(), shown.end(), true) - shown.begin());
+    int count = 0;
+    const Box2 mask = maskBounds(view_->captureMask(poses_, shown), &count);
+    const Box2 projected = projectedBounds(*view_, visuals_[index], poses_[index]);
+    SCOPED_TRACE(name);
+    EXPECT_GT(count, 300);
+    EXPECT_NEAR(mask.x0, projected.x0, 1.0);
+    EXPECT_NEAR(mask.x1, projected.x1, 1.0);
+    EXPECT_NEAR(mask.y0, projected.y0, 1.0);
+    EXPECT_NEAR(mask.y1, projected.y1, 1.0);
+  }
+}
+
+TEST_F(View, MovingABodyMovesItsPixels) {
+  const std::vector<bool> shown = only("container");
+  const render::RgbImage before = view_->captureMask(poses_, shown);
+  std::vector<render::BodyPose> moved = poses_;
+  moved[1].position_m[0] += 0.3;
+  moved[1].orientation_wxyz = {std::cos(0.3), 0.0, 0.0, std::sin(0.3)};  // 0.6 rad about z
+  const render::RgbImage after = view_->captureMask(moved, shown);
+  int changed = 0;
+  for (std::size_t i = 0; i < before.rgb.size(); i += 3) changed += before.rgb[i] != after.rgb[i];
+  EXPECT_GT(changed, 200);
+  int count = 0;
+  const Box2 mask = maskBounds(after, &count);
+  const Box2 projected = projectedBounds(*view_, visuals_[1], moved[1]);
+  EXPECT_NEAR(mask.x0, projected.x0, 1.0);
+  EXPECT_NEAR(mask.x1, projected.x1, 1.0);
+  // The normal picture is back after a mask: sky in the top-left corner.
+  const render::RgbImage normal = view_->capture(poses_);
+  EXPECT_GT(normal.pixel(0, 0)[2], 150);
+}
+
+TEST_F(View, ScreenshotIsAReadablePng) {
+  const fs::path path = fs::temp_directory_path() / "simtrainer_view_test.png";
+  fs::remove(path);
+  const render::RgbImage image = view_->capture(poses_);
+  render::writePng(image, path.string());
+  osg::ref_ptr<osg::Image> read = osgDB::readImageFile(path.string());
+  ASSERT_TRUE(read.valid());
+  EXPECT_EQ(read->s(), 320);
+  EXPECT_EQ(read->t(), 240);
+  if (!std::getenv("SIMTRAINER_KEEP_SCREENSHOT")) fs::remove(path);
+  EXPECT_THROW(render::writePng(image, "/nonexistent/dir/x.png"), render::RenderError);
+}
+
+}  // namespace
+}  // namespace sim
