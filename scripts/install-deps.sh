@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev     # tests
   libbenchmark-dev              # bench/
   python3                       # tests: checks that JUnit output parses as XML
+  fonts-dejavu-core             # render: HUD text
   xvfb xauth libgl1-mesa-dri libglx-mesa0 libgl-dev  # headless rendering tests (Mesa llvmpipe)
 )
 

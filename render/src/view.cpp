@@ -139,6 +139,16 @@ void SceneView::applyCamera() {
   camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
 }
 
+void SceneView::setHud(const HudLayout& layout) {
+  if (hud_) root_->removeChild(hud_->camera());
+  hud_ = std::make_unique<Hud>(layout, width_, height_);
+  root_->addChild(hud_->camera());
+}
+
+void SceneView::updateHud(const HudState& state) {
+  if (hud_) hud_->update(state);
+}
+
 void SceneView::frame(std::span<const BodyPose> poses) {
   bodies_.update(poses);
   viewer_->frame();
@@ -177,6 +187,7 @@ RgbImage SceneView::captureMask(std::span<const BodyPose> poses, const std::vect
   state->setAttributeAndModes(white.get(), osg::StateAttribute::ON | osg::StateAttribute::OVERRIDE);
   camera->setClearColor(osg::Vec4(0, 0, 0, 1));
   if (ground_) ground_->setNodeMask(0);
+  if (hud_) hud_->camera()->setNodeMask(0);
   for (std::size_t i = 0; i < bodies_.size(); ++i) {
     bodies_.transform(i)->setNodeMask(i < shown.size() && shown[i] ? ~0u : 0u);
   }
@@ -185,6 +196,7 @@ RgbImage SceneView::captureMask(std::span<const BodyPose> poses, const std::vect
   state->removeAttribute(white.get());
   camera->setClearColor(kSky);
   if (ground_) ground_->setNodeMask(~0u);
+  if (hud_) hud_->camera()->setNodeMask(~0u);
   for (std::size_t i = 0; i < bodies_.size(); ++i) bodies_.transform(i)->setNodeMask(~0u);
   return mask;
 }

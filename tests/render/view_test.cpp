@@ -180,5 +180,68 @@ TEST_F(View, ScreenshotIsAReadablePng) {
   EXPECT_THROW(render::writePng(image, "/nonexistent/dir/x.png"), render::RenderError);
 }
 
+// The HUD's bars in the picture: the fill colour spans exactly the value's part of each bar.
+TEST_F(View, HudBarsShowTheirValues) {
+  render::HudLayout layout;
+  layout.controls = {{"lift", -1, 1}, {"grip", 0, 1}};
+  layout.motors = {{"drive", -1, 1}, {"jaws", -1, 1}};
+  layout.speeds = {{"drive", -50, 50}, {"jaws", -50, 50}};
+  render::ViewOptions options;
+  options.width = 800;
+  options.height = 600;
+  options.offscreen = true;
+  view_ = std::make_unique<render::SceneView>(visuals_, options);
+  view_->setHud(layout);
+  render::HudState state;
+  state.status = "t 1.25 s  RTF 1.00";
+  state.controls = {-0.5, 1.0};
+  state.motors = {0.75, -0.25};
+  state.speeds = {20.0, -50.0};
+  view_->updateHud(state);
+  const render::RgbImage image = view_->capture(poses_);
+  if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT")) render::writePng(image, "/tmp/simtrainer_hud_test.png");
+  const auto fillSpan = [&](const render::HudBarGeometry& bar, double* x0, double* x1) {
+    const int row = image.height - 1 - static_cast<int>((bar.y0 + bar.y1) / 2);
+    *x0 = 1e9;
+    *x1 = -1e9;
+    // Within this bar's track only (voltage and speed bars share rows).
+    for (int x = static_cast<int>(bar.x0) - 2; x < static_cast<int>(bar.x1) + 2; ++x) {
+      const std::uint8_t* p = image.pixel(x, row);
+      if (p[0] == render::Hud::kFillRgb[0] && p[1] == render::Hud::kFillRgb[1] &&
+          p[2] == render::Hud::kFillRgb[2]) {
+        *x0 = std::min(*x0, double(x));
+        *x1 = std::max(*x1, double(x + 1));
+      }
+    }
+  };
+  const render::Hud& hud = *view_->hud();
+  const auto check = [&](const std::vector<render::HudBarGeometry>& bars,
+                         const std::vector<render::HudBarSpec>& specs,
+                         const std::vector<double>& values) {
+    ASSERT_EQ(bars.size(), values.size());
+    for (std::size_t i = 0; i < bars.size(); ++i) {
+      SCOPED_TRACE(specs[i].label);
+      // The expected fill from the value alone: from the zero point to the value.
+      const double width = bars[i].x1 - bars[i].x0;
+      const auto at = [&](double v) {
+        return bars[i].x0 + width * (v - specs[i].min) / (specs[i].max - specs[i].min);
+      };
+      const double zero = at(std::clamp(0.0, specs[i].min, specs[i].max));
+      double x0 = 0, x1 = 0;
+      fillSpan(bars[i], &x0, &x1);
+      EXPECT_NEAR(x0, std::min(zero, at(values[i])), 1.0);
+      EXPECT_NEAR(x1, std::max(zero, at(values[i])), 1.0);
+    }
+  };
+  check(hud.controlBars(), layout.controls, state.controls);
+  check(hud.motorBars(), layout.motors, state.motors);
+  check(hud.speedBars(), layout.speeds, state.speeds);
+  // New values move the fills (no new nodes: the same bars are updated in place).
+  state.motors = {-1.0, 0.5};
+  view_->updateHud(state);
+  const render::RgbImage again = view_->capture(poses_);
+  EXPECT_NE(again.rgb, image.rgb);
+}
+
 }  // namespace
 }  // namespace sim

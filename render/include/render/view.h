@@ -4,6 +4,7 @@
 #pragma once
 
 #include <render/body_graph.h>
+#include <render/hud.h>
 
 #include <osg/ref_ptr>
 
@@ -83,6 +84,12 @@ class SceneView {
   /// camera.
   std::array<double, 2> project(const std::array<double, 3>& world_m) const;
 
+  /// Adds the head-up display with this layout (replacing any earlier one).
+  void setHud(const HudLayout& layout);
+  /// New HUD values for the next frame; ignored without setHud().
+  void updateHud(const HudState& state);
+  const Hud* hud() const { return hud_.get(); }
+
   const BodyGraph& bodies() const { return bodies_; }
   int width() const { return width_; }
   int height() const { return height_; }
@@ -100,6 +107,7 @@ class SceneView {
   osg::ref_ptr<osg::Group> root_;
   osg::ref_ptr<osg::Node> ground_;
   osg::ref_ptr<Capture> capture_;
+  std::unique_ptr<Hud> hud_;
 };
 
 }  // namespace sim::render

@@ -1,0 +1,85 @@
+// The head-up display drawn over the 3D view: status text (time, real-time factor, frame time),
+// the pult's controls and every motor's voltage and speed as bars, scenario lines and warnings.
+// Its layout (which bars exist) is fixed when it is made; each frame only changes values and
+// texts in place, so drawing it allocates no scene-graph nodes.
+#pragma once
+
+#include <osg/Camera>
+#include <osg/Geometry>
+#include <osg/ref_ptr>
+#include <osgText/Text>
+
+#include <string>
+#include <vector>
+
+namespace sim::render {
+
+/// One bar: a value shown between min and max, filled from the zero point (or from min when
+/// zero is outside the range).
+struct HudBarSpec {
+  std::string label;
+  double min = -1.0;
+  double max = 1.0;
+};
+
+struct HudLayout {
+  std::vector<HudBarSpec> controls;  ///< The pult, top right.
+  std::vector<HudBarSpec> motors;    ///< Motor voltages u, bottom left (one per motor).
+  std::vector<HudBarSpec> speeds;    ///< Motor speeds, next to the voltages (same order).
+};
+
+/// What the HUD shows this frame; vectors parallel to the layout's (missing values show 0).
+struct HudState {
+  std::string status;               ///< Top left: time, real-time factor, frame time.
+  std::vector<double> controls;
+  std::vector<double> motors;
+  std::vector<double> speeds;
+  std::vector<std::string> notes;   ///< Scenario progress, expectations.
+  std::vector<std::string> warnings;  ///< Shown in red (overrun, joystick lost, numerics).
+};
+
+/// Where a bar is drawn (pixels, origin bottom left): its full track and its fill.
+struct HudBarGeometry {
+  double x0 = 0, x1 = 0, y0 = 0, y1 = 0;  ///< The track.
+  double fill_x0 = 0, fill_x1 = 0;        ///< The filled part of it.
+};
+
+class Hud {
+ public:
+  Hud(const HudLayout& layout, int width, int height);
+
+  /// The overlay camera to add to the scene root (drawn after the 3D view, no depth test).
+  osg::Camera* camera() const { return camera_.get(); }
+  void update(const HudState& state);
+
+  /// Geometry of the bars as last updated (for tests and tools).
+  const std::vector<HudBarGeometry>& controlBars() const { return control_bars_; }
+  const std::vector<HudBarGeometry>& motorBars() const { return motor_bars_; }
+  const std::vector<HudBarGeometry>& speedBars() const { return speed_bars_; }
+
+  /// The colour of bar fills (tests find bars in pictures by it), RGB 0..255.
+  static constexpr unsigned char kFillRgb[3] = {255, 170, 0};
+
+ private:
+  struct Group;
+  void updateBars(Group& group, const std::vector<double>& values,
+                  std::vector<HudBarGeometry>& out);
+
+  int width_;
+  int height_;
+  HudLayout layout_;
+  osg::ref_ptr<osg::Camera> camera_;
+  osg::ref_ptr<osgText::Text> status_;
+  osg::ref_ptr<osgText::Text> notes_;
+  osg::ref_ptr<osgText::Text> warnings_;
+  struct Group {
+    std::vector<HudBarSpec> specs;
+    double x = 0, top = 0, bar_width = 0;
+    osg::ref_ptr<osg::Geometry> fills;
+    std::vector<osg::ref_ptr<osgText::Text>> values;
+  };
+  Group controls_, motors_, speeds_;
+  std::vector<HudBarGeometry> control_bars_, motor_bars_, speed_bars_;
+};
+
+}  // namespace sim::render
