@@ -73,9 +73,10 @@ class Parser {
         ac.min = a.number("min");
         ac.centre = a.number("centre", 0.5 * (ac.min + a.number("max")));
         ac.max = a.number("max");
-        if (!(ac.min < ac.centre && ac.centre < ac.max)) {
+        // centre may equal an end: a pedal rests at one end and reads 0 .. 1.
+        if (!(ac.min < ac.max && ac.min <= ac.centre && ac.centre <= ac.max)) {
           ctx_.failAt(a.line(), a.path(),
-                      fmt::format("expected min < centre < max, got {} / {} / {}", ac.min, ac.centre, ac.max));
+                      fmt::format("expected min <= centre <= max and min < max, got {} / {} / {}", ac.min, ac.centre, ac.max));
         }
         c.axes.push_back(ac);
       }
@@ -167,11 +168,14 @@ class Parser {
   }
 
   int number(const MapReader& item, const char* key) {
-    const int value = item.integer(key, -1);
-    if (value < 0 || value > 255) {
-      ctx_.failAt(item.keyLine(key), item.join(key), "expected a number 0 .. 255 on a raw joystick (its axes, buttons and hats are numbered)");
+    const YAML::Node node = item.value(key);
+    const auto value = node.IsScalar() ? detail::parseNumber(node.Scalar()) : std::nullopt;
+    if (!value || *value != std::floor(*value) || *value < 0.0 || *value > 255.0) {
+      ctx_.failAt(item.keyLine(key), item.join(key),
+                  "expected a number 0 .. 255 (a raw joystick's axes, buttons and hats are "
+                  "numbered; names are for type: gamepad), got " + detail::describe(node));
     }
-    return value;
+    return static_cast<int>(*value);
   }
 
   double bounded(const MapReader& item, const char* key, double fallback, double lo, double hi, bool hi_open) {

@@ -42,6 +42,7 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
       }
       // One frame: a whole number of fixed steps.
       const auto frame_start = Clock::now();
+      if (options.before_frame) options.before_frame(result.frames);
       if (options.input) {
         // One pult state per frame; a device lost since the last frame already reads neutral.
         pult = session.state().pult.values;

@@ -77,7 +77,10 @@ InputSystem::InputSystem(Mapping mapping, const InputOptions& options)
 }
 
 InputSystem::~InputSystem() {
-  for (std::size_t d = 0; d < slots_.size(); ++d) disconnect(d);
+  for (const auto& slot : slots_) {
+    if (slot->pad) SDL_GameControllerClose(slot->pad);
+    else if (slot->joystick) SDL_JoystickClose(slot->joystick);
+  }
   SDL_QuitSubSystem(kSubsystems);
 }
 

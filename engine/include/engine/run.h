@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -32,6 +33,9 @@ struct RunOptions {
   /// runs); its mapping's controls must be the scene's pult (engine/input_mapping.h). Null: the
   /// pult keeps its initial values, as in every headless regression run.
   input::InputSystem* input = nullptr;
+  /// Called at the start of every frame (0, 1, ...), before the input is sampled: lets tests move
+  /// and unplug virtual devices at exact frames of a real run.
+  std::function<void(std::uint64_t frame)> before_frame;
 };
 
 struct RunResult {
