@@ -289,8 +289,13 @@ void InputSystem::sample(double dt_s, std::vector<double>& values) {
   pumpEvents();
   const std::size_t n = mapping_.controls.size();
   values.resize(std::max(values.size(), n));
-  std::vector<double> deviation(n, 0.0);
-  std::vector<char> bound(n, 0), pressed(n, 0);
+  // Scratch kept between samples: no allocation per frame once sized.
+  std::vector<double>& deviation = deviation_;
+  std::vector<char>& bound = bound_;
+  std::vector<char>& pressed = pressed_;
+  deviation.assign(n, 0.0);
+  bound.assign(n, 0);
+  pressed.assign(n, 0);
   for (std::size_t bi = 0; bi < mapping_.bindings.size(); ++bi) {
     const Binding& b = mapping_.bindings[bi];
     BindingState& st = binding_state_[bi];

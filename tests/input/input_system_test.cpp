@@ -55,6 +55,9 @@ TEST(InputSystem, JoystickAxesThroughDeadZoneExpoAndInvert) {
   throttle.shape.invert = true;
   m.bindings = {lift, throttle};
   InputSystem input(m);
+  // Devices must report while no window of ours has focus (there is none at all here).
+  ASSERT_NE(SDL_GetHint(SDL_HINT_JOYSTICK_ALLOW_BACKGROUND_EVENTS), nullptr);
+  EXPECT_STREQ(SDL_GetHint(SDL_HINT_JOYSTICK_ALLOW_BACKGROUND_EVENTS), "1");
   VirtualDevice stick("Test Stick", 2, 0, 0);
   auto v = sample(input);
   ASSERT_TRUE(input.devices()[0].connected);
@@ -213,14 +216,15 @@ TEST(InputSystem, GuidMatchWinsOverName) {
 }
 
 TEST(InputSystem, RawJoystickCalibrationByGuid) {
-  const std::string guid = test::virtualGuid("Pedals", 1, 0, 0);
+  const std::string guid = test::virtualGuid("Pedals", 2, 0, 0);
   Mapping m;
   m.controls = {axis("calibrated"), axis("plain")};
   m.devices = {{"pedals", DeviceKind::Joystick, "Pedals", ""}, {"other", DeviceKind::Joystick, "Other Pedals", ""}};
-  m.calibrations = {{guid, {{0, -20000.0, 1000.0, 21000.0}}}};
-  m.bindings = {bind(0, devAxis(0, 0)), bind(1, devAxis(1, 0))};
+  m.calibrations = {{guid, {{0, -20000.0, 1000.0, 21000.0}, {1, -30000.0, -30000.0, 30000.0}}}};
+  m.controls.push_back(axis("brake", 0.0, 1.0, 0.0));
+  m.bindings = {bind(0, devAxis(0, 0)), bind(1, devAxis(1, 0)), bind(2, devAxis(0, 1))};
   InputSystem input(m);
-  VirtualDevice pedals("Pedals", 1, 0, 0), other("Other Pedals", 1, 0, 0);
+  VirtualDevice pedals("Pedals", 2, 0, 0), other("Other Pedals", 1, 0, 0);
   ASSERT_NE(other.guid(), guid);
   const std::pair<Sint16, double> cases[] = {{1000, 0.0}, {21000, 1.0}, {11000, 0.5},
                                              {-9500, -0.5}, {-20000, -1.0}, {-32768, -1.0}};
@@ -230,6 +234,12 @@ TEST(InputSystem, RawJoystickCalibrationByGuid) {
     const auto v = sample(input);
     EXPECT_DOUBLE_EQ(v[0], expected) << "raw " << raw;
     EXPECT_NEAR(v[1], std::max(-1.0, raw / 32767.0), 1e-12) << "uncalibrated GUID, raw " << raw;
+  }
+  // A pedal resting at one end (centre = min) reads 0 .. 1 over its travel.
+  const std::pair<Sint16, double> pedal[] = {{-30000, 0.0}, {-32768, 0.0}, {0, 0.5}, {30000, 1.0}};
+  for (const auto& [raw, expected] : pedal) {
+    pedals.axis(1, raw);
+    EXPECT_DOUBLE_EQ(sample(input)[2], expected) << "pedal raw " << raw;
   }
 }
 

@@ -92,6 +92,8 @@ class InputSystem {
   };
   std::vector<BindingState> binding_state_;
   std::vector<double> latched_;  // toggles and switches: where they were put
+  std::vector<double> deviation_;
+  std::vector<char> bound_, pressed_;
 };
 
 }  // namespace sim::input
