@@ -47,6 +47,7 @@ struct InputSystem::Slot {
   SDL_JoystickID instance = -1;
   std::string name, guid;
   const Calibration* calibration = nullptr;
+  std::map<int, Uint8> hats;  // last value per hat, for press edges
   bool connected() const { return joystick != nullptr; }
 };
 
@@ -111,7 +112,7 @@ void InputSystem::rescan() {
         if (slot.connected()) continue;
         if (spec.kind == DeviceKind::Gamepad && !is_pad) continue;
         const bool match = pass == 0   ? !spec.guid.empty() && spec.guid == guid
-                           : pass == 1 ? spec.guid.empty() && !spec.name.empty() &&
+                           : pass == 1 ? !spec.name.empty() &&
                                              (spec.name == name || spec.name == pad_name)
                                        : spec.guid.empty() && spec.name.empty();
         if (!match) continue;
@@ -176,7 +177,6 @@ void InputSystem::keyEvent(int keycode, bool down) {
 void InputSystem::pumpEvents() {
   SDL_PumpEvents();
   SDL_Event events[64];
-  bool rescan_needed = false;
   // Only our events: window and quit events stay queued for whoever owns the window.
   while (true) {
     const int n = SDL_PeepEvents(events, 64, SDL_GETEVENT, SDL_JOYAXISMOTION, 0x6FF);
@@ -189,7 +189,7 @@ void InputSystem::pumpEvents() {
         return -1;
       };
       switch (e.type) {
-        case SDL_JOYDEVICEADDED: rescan_needed = true; break;
+        case SDL_JOYDEVICEADDED: rescan(); break;  // at once: its button events may follow
         case SDL_JOYDEVICEREMOVED:
           if (const int d = slotOf(e.jdevice.which); d >= 0) disconnect(static_cast<std::size_t>(d));
           break;
@@ -203,9 +203,14 @@ void InputSystem::pumpEvents() {
           break;
         case SDL_JOYHATMOTION:
           if (const int d = slotOf(e.jhat.which); d >= 0) {
+            // A press is a direction newly in the hat's value: up -> up-right presses right only.
+            Uint8& before = slots_[static_cast<std::size_t>(d)]->hats[e.jhat.hat];
             for (int dir : {SDL_HAT_UP, SDL_HAT_RIGHT, SDL_HAT_DOWN, SDL_HAT_LEFT}) {
-              if (e.jhat.value & dir) ++press_events_[{static_cast<int>(Source::Kind::Hat), d, e.jhat.hat, dir}];
+              if ((e.jhat.value & dir) && !(before & dir)) {
+                ++press_events_[{static_cast<int>(Source::Kind::Hat), d, e.jhat.hat, dir}];
+              }
             }
+            before = e.jhat.value;
           }
           break;
         default: break;
@@ -226,7 +231,6 @@ void InputSystem::pumpEvents() {
   for (std::size_t d = 0; d < slots_.size(); ++d) {
     if (slots_[d]->connected() && !SDL_JoystickGetAttached(slots_[d]->joystick)) disconnect(d);
   }
-  if (rescan_needed) rescan();
 }
 
 bool InputSystem::connected(const Source& s) const {
@@ -338,7 +342,6 @@ void InputSystem::sample(double dt_s, std::vector<double>& values) {
     const bool now = level(b.source, b);
     bool prev = st.prev;
     const int count = presses(b.source, now, prev);
-    const bool was = st.prev;
     st.prev = prev;
     switch (b.action) {
       case DigitalAction::Press:
@@ -347,9 +350,14 @@ void InputSystem::sample(double dt_s, std::vector<double>& values) {
       case DigitalAction::Toggle:
         if (count % 2 == 1) latched_[c] = latched_[c] >= 0.5 ? 0.0 : 1.0;
         break;
-      case DigitalAction::Hold:
-        if (now != was || count > 0) latched_[c] = (now || count > 0) ? 1.0 : 0.0;
+      case DigitalAction::Hold: {
+        // Written when this input's own reading changes, so other inputs of the toggle still
+        // work; a tap shows for one sample.
+        const double held = (now || count > 0) ? 1.0 : 0.0;
+        if (held != st.written) latched_[c] = held;
+        st.written = held;
         break;
+      }
       case DigitalAction::Position:
         if (count > 0) latched_[c] = b.position;
         break;

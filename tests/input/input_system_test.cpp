@@ -261,6 +261,8 @@ TEST(InputSystem, HatsDriveSwitchesAndAxisPairs) {
   panel.hat(0, SDL_HAT_UP);
   EXPECT_EQ(sample(input)[0], 1.0);
   EXPECT_EQ(sample(input)[0], 1.0) << "held: one press, one step";
+  panel.hat(0, SDL_HAT_RIGHTUP);
+  EXPECT_EQ(sample(input)[0], 1.0) << "up stays pressed when right joins it: no second step";
   panel.hat(0, SDL_HAT_CENTERED);
   sample(input);
   panel.hat(0, SDL_HAT_UP);
@@ -273,6 +275,33 @@ TEST(InputSystem, HatsDriveSwitchesAndAxisPairs) {
   const auto v = sample(input);
   EXPECT_EQ(v[0], 1.0);
   EXPECT_EQ(v[1], -1.0);
+}
+
+TEST(InputSystem, HoldFollowsALatchingSwitchAlongsideAToggleKey) {
+  Mapping m;
+  m.controls = {control("lights", ControlKind::Toggle)};
+  m.devices = {{"panel", DeviceKind::Joystick, "Switch Panel", ""}};
+  m.bindings = {bind(0, devButton(0, 0), DigitalAction::Hold), bind(0, key("L"), DigitalAction::Toggle),
+                bind(0, key("H"), DigitalAction::Hold)};
+  InputSystem input(m);
+  VirtualDevice panel("Switch Panel", 0, 1, 0);
+  EXPECT_EQ(sample(input)[0], 0.0);
+  panel.button(0, true);
+  EXPECT_EQ(sample(input)[0], 1.0) << "the panel switch turned on";
+  input.keyEvent(*keyFromName("L"), true);
+  EXPECT_EQ(sample(input)[0], 0.0) << "the toggle key still flips it while the switch stays on";
+  input.keyEvent(*keyFromName("L"), false);
+  EXPECT_EQ(sample(input)[0], 0.0);
+  panel.button(0, false);
+  EXPECT_EQ(sample(input)[0], 0.0);
+  panel.button(0, true);
+  EXPECT_EQ(sample(input)[0], 1.0);
+  panel.button(0, false);
+  EXPECT_EQ(sample(input)[0], 0.0);
+  input.keyEvent(*keyFromName("H"), true);  // a tap shorter than a frame on a hold input
+  input.keyEvent(*keyFromName("H"), false);
+  EXPECT_EQ(sample(input)[0], 1.0) << "shows for one sample";
+  EXPECT_EQ(sample(input)[0], 0.0) << "then off again";
 }
 
 TEST(InputSystem, DefaultKeyboardLayoutDrivesEveryControlKind) {

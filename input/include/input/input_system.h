@@ -89,6 +89,7 @@ class InputSystem {
     double pair = 0.0;      // key-pair position in [-1, 1]
     bool prev = false;      // level at the previous sample (edges of axes-as-buttons, Hold)
     bool prev_neg = false, prev_pos = false;
+    double written = -1.0;  // DigitalAction::Hold: what it last wrote (-1: nothing yet)
   };
   std::vector<BindingState> binding_state_;
   std::vector<double> latched_;  // toggles and switches: where they were put
