@@ -3,12 +3,14 @@
 // 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 replay divergence;
 // 4 internal error.
 #include <dynamics/simulator.h>
+#include <engine/input_mapping.h>
 #include <engine/recording.h>
 #include <engine/run.h>
 #include <engine/scenario.h>
 #include <engine/scene.h>
 #include <engine/trace.h>
 #include <input/devices.h>
+#include <input/input_system.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -20,6 +22,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <thread>
 #include <exception>
 #include <string>
@@ -57,7 +60,33 @@ struct RunArgs {
   int trace_every = 1;
   std::string record;
   std::vector<std::string> sets;
+  std::string input;             // mapping file, or "keyboard" for the generated layout
+  std::string gamecontrollerdb;  // SDL controller database (gamecontrollerdb.txt format)
 };
+
+// The operator's devices for `run --input`: a mapping file, or the default keyboard layout.
+std::unique_ptr<sim::input::InputSystem> openInput(const RunArgs& args,
+                                                   const sim::engine::Scene& scene) {
+  if (args.input.empty()) return nullptr;
+  sim::input::Mapping mapping;
+  if (args.input == "keyboard") {
+    std::vector<std::string> unbound;
+    mapping = sim::input::defaultKeyboardMapping(sim::engine::inputControls(scene.pult), &unbound);
+    for (const auto& name : unbound) spdlog::warn("default keyboard layout: no key left for control {}", name);
+  } else {
+    mapping = sim::engine::loadInputMapping(args.input, scene.pult);
+  }
+  sim::input::InputOptions options;
+  options.gamecontrollerdb = args.gamecontrollerdb;
+  options.log = [](const std::string& line) { spdlog::info("input: {}", line); };
+  auto system = std::make_unique<sim::input::InputSystem>(std::move(mapping), options);
+  spdlog::info("input mapping {}:", system->mapping().file);
+  for (const auto& line : sim::input::describeMapping(system->mapping())) spdlog::info("  {}", line);
+  for (const auto& d : system->devices()) {
+    if (!d.connected) spdlog::info("input: device {} not connected (waiting for it)", d.id);
+  }
+  return system;
+}
 
 int runCommand(const RunArgs& args) {
   const auto scene = sim::engine::loadScene(args.scene, parseOverrides(args.sets));
@@ -71,6 +100,8 @@ int runCommand(const RunArgs& args) {
   options.record_path = args.record;
   options.realtime = args.realtime;
   options.interrupt = &g_interrupt;
+  const auto input = openInput(args, scene);
+  options.input = input.get();
   const auto result = sim::engine::runHeadless(scene, options);
   std::fputs(sim::engine::formatSummary(scene, result).c_str(), stdout);
   std::fflush(stdout);
@@ -279,6 +310,16 @@ int main(int argc, char** argv) {
                    "Override a numeric scene parameter, e.g. motors.drive.t_m=0.5 (repeatable)")
       ->option_text("KEY=VALUE")
       ->allow_extra_args(false);
+  runCmd
+      ->add_option("--input", run.input,
+                   "Drive the pult from devices bound by a mapping file (docs/input.md), or "
+                   "`keyboard` for the default keyboard layout")
+      ->option_text("MAPPING.yaml|keyboard");
+  auto* dbOption = runCmd
+      ->add_option("--gamecontrollerdb", run.gamecontrollerdb,
+                   "Load SDL game-controller mappings (gamecontrollerdb.txt format)")
+      ->option_text("FILE");
+  dbOption->needs("--input");
 
   std::string validateScene;
   std::vector<std::string> validateSets;
@@ -342,6 +383,9 @@ int main(int argc, char** argv) {
     printError(e.what());
     return kExitUsage;
   } catch (const sim::engine::TraceError& e) {
+    printError(e.what());
+    return kExitUsage;
+  } catch (const sim::input::InputError& e) {
     printError(e.what());
     return kExitUsage;
   } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include <engine/run.h>
 #include <engine/session.h>
+#include <input/input_system.h>
 
 #include "session_outputs.h"
 
@@ -30,6 +31,8 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   FramePacer pacer(static_cast<double>(steps_per_frame) * scene.model.solver.time_step_s, options.realtime);
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  const double frame_dt = static_cast<double>(steps_per_frame) * scene.model.solver.time_step_s;
+  std::vector<double> pult;
   try {
     bool healthy = true;
     while (result.steps < steps && healthy) {
@@ -39,6 +42,13 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
       }
       // One frame: a whole number of fixed steps.
       const auto frame_start = Clock::now();
+      if (options.before_frame) options.before_frame(result.frames);
+      if (options.input) {
+        // One pult state per frame; a device lost since the last frame already reads neutral.
+        pult = session.state().pult.values;
+        options.input->sample(frame_dt, pult);
+        for (std::size_t c = 0; c < pult.size(); ++c) session.setControl(static_cast<int>(c), pult[c]);
+      }
       double physics_s = 0.0;
       for (std::uint64_t k = 0; k < steps_per_frame && result.steps < steps && healthy; ++k) {
         const auto t0 = Clock::now();

@@ -237,3 +237,36 @@ TEST(CliScenarios, InterruptFlushesAndExitsOne) {
   EXPECT_NE(readFile(rec).find(" interrupted\n"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST(CliInput, BadMappingFileIsExit2NamingFileLineAndKey) {
+  const auto mapping = std::filesystem::temp_directory_path() /
+                       ("simtrainer_cli_mapping_" + std::to_string(::getpid()) + ".yaml");
+  {
+    std::ofstream out(mapping);
+    out << "bindings:\n  - {control: grip, key: Space}\n  - {control: lfit, keys: [Down, Up]}\n";
+  }
+  const std::string scene = "'" + kSourceDir + "/scenes/grasp.yaml'";
+  const Outcome o = run("run " + scene + " --headless --duration 0.1 --input '" + mapping.string() + "'");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_EQ(countLines(o.err), 1) << o.err;
+  EXPECT_NE(o.err.find(mapping.string() + ":3"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("bindings[1].control"), std::string::npos) << o.err;
+  std::filesystem::remove(mapping);
+}
+
+TEST(CliInput, ControllerDatabaseNeedsInputAndMustBeReadable) {
+  const std::string scene = "'" + kSourceDir + "/scenes/grasp.yaml'";
+  Outcome o = run("run " + scene + " --headless --gamecontrollerdb /nonexistent/db.txt");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  o = run("run " + scene + " --headless --duration 0.1 --input keyboard --gamecontrollerdb /nonexistent/db.txt");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("/nonexistent/db.txt"), std::string::npos) << o.err;
+}
+
+TEST(CliInput, KeyboardLayoutRunsAndIsPrinted) {
+  const std::string scene = "'" + kSourceDir + "/scenes/grasp.yaml'";
+  const Outcome o = run("run " + scene + " --headless --duration 0.1 --input keyboard");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("grip: Space (button)"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("lift: Down / Up (axis, 2 /s)"), std::string::npos) << o.err;
+}

@@ -10,8 +10,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+
+namespace sim::input {
+class InputSystem;
+}
 
 namespace sim::engine {
 
@@ -24,6 +29,13 @@ struct RunOptions {
   bool realtime = false;
   /// When set and true, the run stops after the current step (Ctrl-C); files are still flushed.
   const std::atomic<bool>* interrupt = nullptr;
+  /// Operator devices, sampled into the pult at the start of every frame (before the scheme
+  /// runs); its mapping's controls must be the scene's pult (engine/input_mapping.h). Null: the
+  /// pult keeps its initial values, as in every headless regression run.
+  input::InputSystem* input = nullptr;
+  /// Called at the start of every frame (0, 1, ...), before the input is sampled: lets tests move
+  /// and unplug virtual devices at exact frames of a real run.
+  std::function<void(std::uint64_t frame)> before_frame;
 };
 
 struct RunResult {
@@ -52,7 +64,7 @@ struct RunResult {
 std::uint64_t stepCount(double duration_s, double time_step_s);
 
 /// Runs a scene headless with a virtual clock: the constant inputs hold their voltages and the
-/// scheme (if any) runs on the pult's initial values. Stops early on the first numerical fault
+/// scheme (if any) runs on the pult's initial values, or on what RunOptions::input samples. Stops early on the first numerical fault
 /// (StepReport::fault). The trace, if any, gets the initial state (time 0) and then every Nth
 /// step, and is flushed before returning or throwing. Throws dynamics::ModelInvalid or std::runtime_error (trace file) on setup errors.
 RunResult runHeadless(const Scene& scene, const RunOptions& options);
