@@ -6,12 +6,14 @@
 #include "models.h"  // tools/assetgen, compiled into this test
 
 #include <dynamics/model.h>
+#include <dynamics/shapes.h>
 #include <engine/mesh_import.h>
 #include <engine/scene.h>
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -244,6 +246,104 @@ TEST_F(Mf4Scene, AnchorsAreTheModelFilesLinkFrames) {
     }
   }
   EXPECT_EQ(checked, 9);
+}
+
+// Corners of a body's collision shapes (boxes and hulls) at its initial pose, world axes.
+std::vector<Vec3> shapeCorners(const dynamics::BodyDef& body) {
+  std::vector<Vec3> out;
+  for (const dynamics::ShapeDef& shape : body.shapes) {
+    std::vector<Vec3> corners;
+    if (shape.type == dynamics::ShapeType::Box) {
+      for (int k = 0; k < 8; ++k) {
+        const Vec3 sign((k & 1) ? 1.0 : -1.0, (k & 2) ? 1.0 : -1.0, (k & 4) ? 1.0 : -1.0);
+        corners.push_back(shape.half_extents_m.cwiseProduct(sign));
+      }
+    } else if (shape.type == dynamics::ShapeType::ConvexHull) {
+      corners = shape.hull->vertices;
+    } else {
+      ADD_FAILURE() << body.name << ": unexpected shape type";
+    }
+    for (const Vec3& c : corners) {
+      out.push_back(body.position_m +
+                    body.orientation * (shape.pose.position + shape.pose.rotation * c));
+    }
+  }
+  return out;
+}
+
+// Vertices of a model file's node in the model frame (placed by the node's frame).
+std::vector<Vec3> modelVertices(const std::string& file, const std::string& node) {
+  MeshImportOptions options;
+  options.up = UpAxis::Y;
+  options.node = node;
+  const ImportedModel model = importMesh(file, options);
+  const auto& p = model.frame.position;
+  const auto& q = model.frame.rotation;
+  const dynamics::Quat rotation(q[0], q[1], q[2], q[3]);
+  std::vector<Vec3> out;
+  for (const auto& v : model.allVertices()) {
+    out.push_back(Vec3(p[0], p[1], p[2]) + rotation * Vec3(v[0], v[1], v[2]));
+  }
+  return out;
+}
+
+// Every corner of the shapes is a vertex of the model, and both have the same bounds: the shapes
+// are the model's boxes and wedge (the files store single-precision floats).
+void expectShapesMatchModel(const std::vector<Vec3>& corners, const std::vector<Vec3>& vertices,
+                            double tolerance) {
+  ASSERT_FALSE(corners.empty());
+  ASSERT_FALSE(vertices.empty());
+  Vec3 cmin = corners[0], cmax = corners[0], vmin = vertices[0], vmax = vertices[0];
+  for (const Vec3& c : corners) {
+    cmin = cmin.cwiseMin(c);
+    cmax = cmax.cwiseMax(c);
+    double nearest = 1e300;
+    for (const Vec3& v : vertices) nearest = std::min(nearest, (c - v).norm());
+    EXPECT_LT(nearest, tolerance) << "shape corner " << c.transpose() << " is no model vertex";
+  }
+  for (const Vec3& v : vertices) {
+    vmin = vmin.cwiseMin(v);
+    vmax = vmax.cwiseMax(v);
+  }
+  EXPECT_LT((cmin - vmin).norm(), tolerance);
+  EXPECT_LT((cmax - vmax).norm(), tolerance);
+}
+
+// The site's static bodies and the container collide as their model files look (the site's
+// model frame is the world; the container's frame is its bottom centre).
+TEST_F(Mf4Scene, SiteAndContainerMatchTheirModelFiles) {
+  const dynamics::Model& m = scene_->model;
+  const std::string site = kSourceDir + "/assets/site/site.glb";
+  for (const char* name : {"floor", "ramp", "platform", "shelf"}) {
+    SCOPED_TRACE(name);
+    const int b = m.findBody(name);
+    ASSERT_GE(b, 0);
+    EXPECT_TRUE(m.bodies[b].is_static);
+    expectShapesMatchModel(shapeCorners(m.bodies[b]), modelVertices(site, name), 1e-5);
+  }
+  // The shelf: a top and four legs, as in the generator.
+  EXPECT_EQ(m.bodies[m.findBody("shelf")].shapes.size(), 5u);
+
+  const int c = m.findBody("container");
+  ASSERT_GE(c, 0);
+  const dynamics::BodyDef& container = m.bodies[c];
+  const assetgen::Model generated = assetgen::container();
+  ASSERT_EQ(generated.links.size(), 1u);
+  const assetgen::Link& link = generated.links[0];
+  const assetgen::MassProperties mp = assetgen::massProperties(link.meshes, link.mass);
+  EXPECT_DOUBLE_EQ(container.mass_kg, mp.mass);
+  for (int r = 0; r < 3; ++r) {
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_NEAR(container.inertia_kgm2(r, k), mp.inertia(r, k), 1e-3 * mp.inertia.norm());
+    }
+  }
+  const Vec3 frame = container.position_m - mp.com;  // where the container's frame stands
+  EXPECT_NEAR(frame.z(), 0.0, 1e-3) << "on the floor";
+  std::vector<Vec3> corners = shapeCorners(container);
+  for (Vec3& corner : corners) corner -= frame;
+  // 1 mm: the scene's centre of mass is the table's, rounded to 1 mm.
+  expectShapesMatchModel(corners, modelVertices(kSourceDir + "/assets/site/container.glb",
+                                                "container"), 1e-3);
 }
 
 struct Outcome {
