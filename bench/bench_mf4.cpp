@@ -12,9 +12,9 @@
 #include <engine/scene.h>
 
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <exception>
 #include <string>
 #include <vector>
@@ -88,25 +88,27 @@ int main(int argc, char** argv) {
         return 1;
       }
       const double steps = static_cast<double>(run.steps);
-      std::printf("repeat %d: %.1f s simulated; wall %.3f s: real-time factor %.1f, %.1f us/step; "
-                  "CPU %.3f s: real-time factor %.1f, %.1f us/step\n",
-                  r + 1, run.sim_time_s, run.wall_time_s, run.realTimeFactor(),
-                  1e6 * run.wall_time_s / steps, cpu_s, run.sim_time_s / cpu_s, 1e6 * cpu_s / steps);
+      std::printf(
+          "repeat %d: %.1f s simulated; wall %.3f s: real-time factor %.1f, %.1f us/step; "
+          "CPU %.3f s: real-time factor %.1f, %.1f us/step\n",
+          r + 1, run.sim_time_s, run.wall_time_s, run.realTimeFactor(),
+          1e6 * run.wall_time_s / steps, cpu_s, run.sim_time_s / cpu_s, 1e6 * cpu_s / steps);
       if (run.wall_time_s < best_wall_s) {
         best_wall_s = run.wall_time_s;
         best = run;
       }
       best_cpu_s = std::min(best_cpu_s, cpu_s);
     }
-    std::printf("%s: best of %d: wall: real-time factor %.1f, %.1f us/step; CPU: real-time "
-                "factor %.1f, %.1f us/step (%llu steps), max velocity iterations %d, "
-                "%llu steps at the cap%s\n",
-                scene_only ? "mf4 scene" : "mf4_grip_lift scenario", repeats,
-                best.realTimeFactor(), 1e6 * best.wall_time_s / static_cast<double>(best.steps),
-                best.sim_time_s / best_cpu_s, 1e6 * best_cpu_s / static_cast<double>(best.steps),
-                static_cast<unsigned long long>(best.steps), best.max_velocity_iterations,
-                static_cast<unsigned long long>(best.steps_at_iteration_cap),
-                scene_only ? "" : (all_passed ? ", expectations passed" : ", EXPECTATIONS FAILED"));
+    std::printf(
+        "%s: best of %d: wall: real-time factor %.1f, %.1f us/step; CPU: real-time "
+        "factor %.1f, %.1f us/step (%llu steps), max velocity iterations %d, "
+        "%llu steps at the cap%s\n",
+        scene_only ? "mf4 scene" : "mf4_grip_lift scenario", repeats, best.realTimeFactor(),
+        1e6 * best.wall_time_s / static_cast<double>(best.steps), best.sim_time_s / best_cpu_s,
+        1e6 * best_cpu_s / static_cast<double>(best.steps),
+        static_cast<unsigned long long>(best.steps), best.max_velocity_iterations,
+        static_cast<unsigned long long>(best.steps_at_iteration_cap),
+        scene_only ? "" : (all_passed ? ", expectations passed" : ", EXPECTATIONS FAILED"));
     return all_passed ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mf4: %s\n", e.what());
