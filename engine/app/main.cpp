@@ -8,9 +8,11 @@
 #include <engine/run.h>
 #include <engine/scenario.h>
 #include <engine/scene.h>
+#include <engine/session_view.h>
 #include <engine/trace.h>
 #include <input/devices.h>
 #include <input/input_system.h>
+#include <render/view.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -51,6 +54,98 @@ std::vector<sim::engine::Override> parseOverrides(const std::vector<std::string>
   return overrides;
 }
 
+// How `run` and `play` show the scene: a window, screenshots, or nothing.
+struct ViewArgs {
+  std::string screenshot;  // PNG file
+  double at_s = -1.0;      // simulated time of the screenshot; < 0: the end of the run
+  std::string camera;      // a scene camera by name
+  std::string size = "1280x720";
+};
+
+bool haveDisplay() {
+  const char* display = std::getenv("DISPLAY");
+  return display != nullptr && *display != '\0';
+}
+
+// The window (when not headless and there is a display) and/or the screenshot taker of a run.
+class Viewing {
+ public:
+  // Throws a usage error (std::invalid_argument) for a bad --size, --camera or a screenshot
+  // without a display.
+  Viewing(const sim::engine::Scene& scene, bool headless, const ViewArgs& args, double end_s)
+      : args_(args), shot_at_s_(args.at_s >= 0.0 ? args.at_s : end_s) {
+    sim::engine::ViewSetup setup;
+    setup.camera = args.camera;
+    if (std::sscanf(args.size.c_str(), "%dx%d", &setup.width, &setup.height) != 2 ||
+        setup.width < 16 || setup.height < 16 || setup.width > 8192 || setup.height > 8192) {
+      throw std::invalid_argument("--size: expected WIDTHxHEIGHT, e.g. 1280x720, got " + args.size);
+    }
+    const bool want_window = !headless && haveDisplay();
+    if (!headless && !haveDisplay()) {
+      spdlog::info("no display (DISPLAY is not set): running headless");
+    }
+    if (!want_window && args.screenshot.empty()) return;
+    if (!haveDisplay()) {
+      throw std::invalid_argument(
+          "--screenshot needs an X display for its offscreen buffer (DISPLAY is not set); run "
+          "under xvfb-run");
+    }
+    setup.offscreen = !want_window;
+    try {
+      view_ = std::make_unique<sim::engine::SessionView>(scene, setup);
+      windowed_ = want_window;
+    } catch (const sim::render::RenderError& e) {
+      if (!args.screenshot.empty()) throw std::invalid_argument(std::string("3D view: ") + e.what());
+      spdlog::warn("no window ({}): running headless", e.what());
+    }
+  }
+
+  bool windowed() const { return windowed_; }
+  bool active() const { return view_ != nullptr; }
+
+  sim::engine::FrameObserver observer() {
+    if (!view_) return {};
+    return [this](const sim::engine::Session& session, const sim::engine::RunResult& so_far,
+                  const std::vector<std::string>& notes) {
+      const bool last = so_far.fault.has_value() || g_interrupt.load();
+      if (!args_.screenshot.empty() && !shot_taken_ &&
+          (session.time() >= shot_at_s_ - 1e-9 || last)) {
+        sim::render::writePng(view_->capture(session, so_far, notes), args_.screenshot);
+        shot_taken_ = true;
+        spdlog::info("screenshot at t = {:.3f} s: {}", session.time(), args_.screenshot);
+        return windowed_ ? !view_->closed() : true;
+      }
+      if (windowed_) {
+        view_->show(session, so_far, notes);
+        return !view_->closed();
+      }
+      return true;
+    };
+  }
+  bool screenshotMissing() const { return !args_.screenshot.empty() && !shot_taken_; }
+
+ private:
+  ViewArgs args_;
+  double shot_at_s_;
+  std::unique_ptr<sim::engine::SessionView> view_;
+  bool windowed_ = false;
+  bool shot_taken_ = false;
+};
+
+void addViewOptions(CLI::App* command, ViewArgs& args) {
+  command->add_option("--screenshot", args.screenshot,
+                      "Save a PNG of the 3D view (offscreen when headless; needs an X display, "
+                      "e.g. xvfb-run)")
+      ->option_text("FILE.png");
+  command->add_option("--at", args.at_s, "Simulated time of the screenshot (default: the end)")
+      ->option_text("SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--camera", args.camera, "View from this camera of the scene")
+      ->option_text("NAME");
+  command->add_option("--size", args.size, "Window or screenshot size (default 1280x720)")
+      ->option_text("WxH");
+}
+
 struct RunArgs {
   std::string scene;
   bool headless = false;
@@ -62,6 +157,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string input;             // mapping file, or "keyboard" for the generated layout
   std::string gamecontrollerdb;  // SDL controller database (gamecontrollerdb.txt format)
+  ViewArgs view;
 };
 
 // The operator's devices for `run --input`: a mapping file, or the default keyboard layout.
@@ -90,15 +186,14 @@ std::unique_ptr<sim::input::InputSystem> openInput(const RunArgs& args,
 
 int runCommand(const RunArgs& args) {
   const auto scene = sim::engine::loadScene(args.scene, parseOverrides(args.sets));
-  if (!args.headless) {
-    spdlog::warn("no window yet: the 3D window arrives with the render issue; running headless");
-  }
+  Viewing viewing(scene, args.headless, args.view, args.duration_s);
   sim::engine::RunOptions options;
   options.duration_s = args.duration_s;
   options.trace_path = args.trace;
   options.trace_every = args.trace_every;
   options.record_path = args.record;
-  options.realtime = args.realtime;
+  options.realtime = args.realtime || viewing.windowed();  // a window shows real time
+  options.after_frame = viewing.observer();
   options.interrupt = &g_interrupt;
   const auto input = openInput(args, scene);
   options.input = input.get();
@@ -111,6 +206,10 @@ int runCommand(const RunArgs& args) {
   }
   if (result.fault) {
     printError(fmt::format("run stopped by a numerical fault: {}", result.fault->describe()));
+    return kExitRunFailed;
+  }
+  if (viewing.screenshotMissing()) {
+    printError("the run ended before the screenshot time (--at)");
     return kExitRunFailed;
   }
   return kExitOk;
@@ -144,17 +243,18 @@ struct PlayArgs {
   bool headless = false;
   std::string trace;
   std::string record;
+  ViewArgs view;
 };
 
 int playCommand(const PlayArgs& args) {
   const auto scenario = sim::engine::loadScenario(args.scenario);
-  if (!args.headless) {
-    spdlog::warn("no window yet: the 3D window arrives with the render issue; playing headless");
-  }
+  Viewing viewing(scenario.scene, args.headless, args.view, scenario.duration_s);
   sim::engine::PlayOptions options;
   options.trace_path = args.trace;
   options.record_path = args.record;
   options.interrupt = &g_interrupt;
+  options.realtime = viewing.windowed();
+  options.after_frame = viewing.observer();
   const auto result = sim::engine::playScenario(scenario, options);
   if (result.run.interrupted) printError("interrupted; trace and recording are complete up to the last step");
   fmt::print("scenario {} ({}): {}\n", result.name, result.file, result.passed() ? "PASSED" : "FAILED");
@@ -162,7 +262,15 @@ int playCommand(const PlayArgs& args) {
              result.run.steps, result.run.sim_time_s, result.run.wall_time_s,
              result.run.realTimeFactor());
   printScenarioResult(result);
+  if (result.run.render_time.count() > 0) {
+    fmt::print("  render {:.3f} ms per frame (mean), {:.3f} ms (max)\n",
+               1e3 * result.run.render_time.mean(), 1e3 * result.run.render_time.max());
+  }
   std::fflush(stdout);
+  if (viewing.screenshotMissing()) {
+    printError("the scenario ended before the screenshot time (--at)");
+    return kExitRunFailed;
+  }
   return result.passed() ? kExitOk : kExitRunFailed;
 }
 
@@ -284,7 +392,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   RunArgs run;
-  auto* runCmd = app.add_subcommand("run", "Run a scene (headless for now) and print a summary");
+  auto* runCmd = app.add_subcommand(
+      "run", "Run a scene: a 3D window when there is a display, else headless; print a summary");
   runCmd->add_option("SCENE", run.scene, "Scene file (YAML)")->required();
   runCmd->add_flag("--headless", run.headless, "Run without a window");
   runCmd->add_flag("--realtime", run.realtime,
@@ -320,6 +429,7 @@ int main(int argc, char** argv) {
                    "Load SDL game-controller mappings (gamecontrollerdb.txt format)")
       ->option_text("FILE");
   dbOption->needs("--input");
+  addViewOptions(runCmd, run.view);
 
   std::string validateScene;
   std::vector<std::string> validateSets;
@@ -335,6 +445,7 @@ int main(int argc, char** argv) {
   playCmd->add_flag("--headless", play.headless, "Run without a window");
   playCmd->add_option("--trace", play.trace, "Write a CSV trace to FILE")->option_text("FILE.csv");
   playCmd->add_option("--record", play.record, "Record the session")->option_text("FILE");
+  addViewOptions(playCmd, play.view);
 
   ReplayArgs replayArgs;
   auto* replayCmd = app.add_subcommand("replay", "Replay a recorded session");
@@ -388,6 +499,12 @@ int main(int argc, char** argv) {
   } catch (const sim::input::InputError& e) {
     printError(e.what());
     return kExitUsage;
+  } catch (const std::invalid_argument& e) {  // bad view options (--size, --camera, no display)
+    printError(e.what());
+    return kExitUsage;
+  } catch (const sim::render::RenderError& e) {
+    printError(e.what());
+    return kExitRunFailed;
   } catch (const std::exception& e) {
     printError(e.what());
     return kExitInternal;

@@ -58,6 +58,17 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
       ++result.frames;
       result.physics_time.add(physics_s);
       result.scheme_time.add(session.takeSchemeSeconds());
+      if (options.after_frame) {
+        const auto render_start = Clock::now();
+        result.overruns = pacer.overruns();
+        result.wall_time_s = std::chrono::duration<double>(render_start - start).count();
+        result.sim_time_s = session.time();
+        if (!options.after_frame(session, result, {})) {
+          result.closed = true;
+          healthy = false;
+        }
+        result.render_time.add(std::chrono::duration<double>(Clock::now() - render_start).count());
+      }
       result.frame_time.add(std::chrono::duration<double>(Clock::now() - frame_start).count());
       pacer.endFrame();
     }
@@ -111,6 +122,9 @@ std::string formatSummary(const Scene& scene, const RunResult& result) {
                    result.overruns);
     fmt::format_to(out, "frame time  physics {}\n", ms(result.physics_time));
     fmt::format_to(out, "            scheme  {}\n", ms(result.scheme_time));
+    if (result.render_time.count() > 0) {
+      fmt::format_to(out, "            render  {}\n", ms(result.render_time));
+    }
     fmt::format_to(out, "            total   {}\n", ms(result.frame_time));
   }
   if (result.trace_rows > 0) fmt::format_to(out, "trace: {} rows\n", result.trace_rows);

@@ -337,6 +337,10 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   sampleAll();
   const std::uint64_t steps = stepCount(scenario.duration_s, scenario.scene.model.solver.time_step_s);
   const auto start = std::chrono::steady_clock::now();
+  const auto steps_per_frame = static_cast<std::uint64_t>(scenario.scene.stepsPerFrame());
+  FramePacer pacer(static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s,
+                   options.realtime);
+  std::vector<std::string> notes;
   for (std::uint64_t i = 0; i < steps; ++i) {
     if (options.interrupt && options.interrupt->load()) {
       result.run.interrupted = true;
@@ -345,7 +349,27 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
     applyTimeline();
     if (!outputs.step(session, result.run)) break;
     sampleAll();
+    if ((i + 1) % steps_per_frame == 0 || i + 1 == steps) {
+      ++result.run.frames;
+      if (options.after_frame) {
+        const auto render_start = std::chrono::steady_clock::now();
+        result.run.wall_time_s = std::chrono::duration<double>(render_start - start).count();
+        result.run.sim_time_s = session.time();
+        result.run.overruns = pacer.overruns();
+        notes.assign(1, fmt::format("scenario {}: {:.1f} / {:.1f} s, {} expectations", scenario.name,
+                                    session.time(), scenario.duration_s,
+                                    scenario.expectations.size()));
+        if (!options.after_frame(session, result.run, notes)) {
+          result.run.closed = true;
+          break;
+        }
+        result.run.render_time.add(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - render_start).count());
+      }
+      pacer.endFrame();
+    }
   }
+  result.run.overruns = pacer.overruns();
   result.run.wall_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.run.sim_time_s = session.time();

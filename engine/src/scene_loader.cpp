@@ -593,6 +593,7 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
   if (m.has("visual")) {
     const YAML::Node visuals = m.value("visual");
     if (visuals.IsSequence()) {
+      look.hidden = visuals.size() == 0;
       for (std::size_t i = 0; i < visuals.size(); ++i) {
         look.visuals.push_back(
             readVisual(ctx, visuals[i], fmt::format("{}[{}]", m.join("visual"), i), state));

@@ -214,7 +214,9 @@ std::vector<render::BodyVisual> bodyVisuals(const Scene& scene) {
     if (i < scene.looks.size()) {
       for (const VisualDef& def : scene.looks[i].visuals) addVisual(def, visual.meshes);
     }
-    if (visual.meshes.empty()) {
+    if (i < scene.looks.size() && scene.looks[i].hidden) {
+      visual.box_size_m = {0.0, 0.0, 0.0};
+    } else if (visual.meshes.empty()) {
       for (std::size_t s = 0; s < body.shapes.size(); ++s) {
         MeshPart part = shapeMesh(body.shapes[s]);
         if (part.indices.empty()) continue;

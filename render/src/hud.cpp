@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kRow = 18.0;        // px between bars
 constexpr double kBarHeight = 11.0;  // px
-constexpr double kLabelWidth = 96.0;  // px left of a bar for its label
+constexpr double kLabelWidth = 112.0;  // px left of a bar for its label
 constexpr float kTextSize = 13.0f;
 
 osg::ref_ptr<osgText::Font> hudFont() {

@@ -1,6 +1,5 @@
-// The run loop. For now only the headless loop: fixed step, as fast as possible, for a given span
-// of simulated time. The windowed loop (accumulator, interpolation, real-time pacing; STYLE §5)
-// arrives with the render issue.
+// The run loop: frames of a whole number of fixed steps, as fast as possible or paced to the wall
+// clock, with an optional frame observer that draws a window or takes screenshots.
 #pragma once
 
 #include <dynamics/simulator.h>
@@ -13,12 +12,22 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sim::input {
 class InputSystem;
 }
 
 namespace sim::engine {
+
+class Session;
+struct RunResult;
+
+/// Called after every frame with the session, the run's statistics so far and notes (scenario
+/// progress); draws a window or takes a screenshot. Returns false to end the run (the window was
+/// closed). The time it takes is the frame's render time (RunResult::render_time).
+using FrameObserver = std::function<bool(const Session& session, const RunResult& so_far,
+                                         const std::vector<std::string>& notes)>;
 
 struct RunOptions {
   double duration_s = 10.0;  ///< Simulated time to run (s).
@@ -36,6 +45,8 @@ struct RunOptions {
   /// Called at the start of every frame (0, 1, ...), before the input is sampled: lets tests move
   /// and unplug virtual devices at exact frames of a real run.
   std::function<void(std::uint64_t frame)> before_frame;
+  /// Called after every frame (see FrameObserver); empty for none.
+  FrameObserver after_frame;
 };
 
 struct RunResult {
@@ -51,7 +62,9 @@ struct RunResult {
   std::uint64_t overruns = 0;  ///< Real-time frames that took longer than their slot.
   TimingStats physics_time;    ///< Per frame: the steps (dynamics and scheme), s.
   TimingStats scheme_time;     ///< Per frame: the scheme alone, s.
+  TimingStats render_time;     ///< Per frame: the frame observer (drawing), s; empty headless.
   TimingStats frame_time;      ///< Per frame: all work, including traces and recording, s.
+  bool closed = false;         ///< Ended by the frame observer (window closed).
   std::size_t trace_rows = 0;
   dynamics::State final_state;
 

@@ -83,6 +83,10 @@ struct PlayOptions {
   int trace_every = 1;
   std::string record_path;  ///< Session recording; empty for none.
   const std::atomic<bool>* interrupt = nullptr;  ///< Stop after the current step when true.
+  /// Pace frames to the wall clock (a window); false plays as fast as possible.
+  bool realtime = false;
+  /// Called after every frame (scene.frame_rate_hz) with scenario progress as notes.
+  FrameObserver after_frame;
 };
 
 /// Runs a scenario headless as fast as possible. Never throws for run-time problems: a numerical

@@ -84,6 +84,7 @@ struct BodyLook {
   /// centre of mass was given (`center_of_mass`) or computed from the shapes.
   dynamics::Frame reference;
   std::vector<VisualDef> visuals;
+  bool hidden = false;  ///< `visual: []`: draw nothing for this body (not even its shapes).
 };
 
 /// A view point the renderer offers (`cameras:`); the first one, or the one marked default, is

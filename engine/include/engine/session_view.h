@@ -1,0 +1,58 @@
+// The engine's side of the 3D view: turns a Session (poses, pult, motors, run statistics) into
+// what render::SceneView draws (body poses, HUD values, the camera of the scene's choice). The
+// render library sees only these plain values, never the solver (STYLE §1).
+#pragma once
+
+#include <engine/run.h>
+#include <engine/scene.h>
+#include <engine/session.h>
+#include <render/view.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sim::engine {
+
+struct ViewSetup {
+  int width = 1280;  ///< Pixels.
+  int height = 720;
+  bool offscreen = false;  ///< Pixel buffer (screenshots) instead of a window.
+  std::string camera;      ///< A camera of the scene by name; empty: its default camera.
+};
+
+class SessionView {
+ public:
+  /// Throws render::RenderError when no window or pixel buffer can be made, and
+  /// std::invalid_argument for an unknown camera name (listing the scene's cameras).
+  SessionView(const Scene& scene, const ViewSetup& setup);
+
+  /// Draws the session's current state with the HUD: `stats` gives the timing figures and
+  /// faults, `notes` extra lines (scenario progress).
+  void show(const Session& session, const RunResult& stats,
+            const std::vector<std::string>& notes = {});
+  /// As show(), and returns the picture.
+  render::RgbImage capture(const Session& session, const RunResult& stats,
+                           const std::vector<std::string>& notes = {});
+  bool closed() const { return view_->closed(); }
+
+  /// The HUD values for a session (also what tests compare with traces).
+  render::HudState hudState(const Session& session, const RunResult& stats,
+                            const std::vector<std::string>& notes) const;
+  /// Where a scene camera looks from in a given state. Without cameras (camera == nullptr):
+  /// an overview of the dynamic bodies from the south-west, above.
+  static render::ViewCamera cameraAt(const Scene& scene, const CameraDef* camera,
+                                     const dynamics::State& state);
+
+  render::SceneView& view() { return *view_; }
+
+ private:
+  void prepare(const Session& session, const RunResult& stats,
+               const std::vector<std::string>& notes);
+
+  const Scene& scene_;
+  const CameraDef* camera_ = nullptr;
+  std::unique_ptr<render::SceneView> view_;
+};
+
+}  // namespace sim::engine

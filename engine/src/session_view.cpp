@@ -1,0 +1,154 @@
+#include <engine/session_view.h>
+#include <engine/snapshot.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace sim::engine {
+
+namespace {
+
+using dynamics::Quat;
+using dynamics::Vec3;
+
+std::array<double, 3> arr(const Vec3& v) { return {v.x(), v.y(), v.z()}; }
+
+render::HudLayout hudLayout(const Scene& scene) {
+  render::HudLayout layout;
+  for (const ControlDef& control : scene.pult.controls) {
+    switch (control.kind) {
+      case ControlKind::Axis:
+        layout.controls.push_back({control.name, control.min, control.max});
+        break;
+      case ControlKind::Switch:
+        layout.controls.push_back({control.name, 0.0, static_cast<double>(control.positions - 1)});
+        break;
+      default:
+        layout.controls.push_back({control.name, 0.0, 1.0});
+        break;
+    }
+  }
+  for (const dynamics::MotorDef& motor : scene.model.motors) {
+    layout.motors.push_back({motor.name, -1.0, 1.0});
+    // Rotor speed in rad/s, full scale at the no-load speed.
+    layout.speeds.push_back({motor.name, -motor.no_load_speed_radps, motor.no_load_speed_radps});
+  }
+  return layout;
+}
+
+}  // namespace
+
+SessionView::SessionView(const Scene& scene, const ViewSetup& setup) : scene_(scene) {
+  if (!setup.camera.empty()) {
+    std::string known;
+    for (const CameraDef& camera : scene.cameras) {
+      if (camera.name == setup.camera) camera_ = &camera;
+      known += (known.empty() ? "" : ", ") + camera.name;
+    }
+    if (camera_ == nullptr) {
+      throw std::invalid_argument(fmt::format("no camera named \"{}\" in {} (cameras: {})",
+                                              setup.camera, scene.file,
+                                              known.empty() ? "none" : known));
+    }
+  } else if (scene.default_camera >= 0) {
+    camera_ = &scene.cameras[static_cast<std::size_t>(scene.default_camera)];
+  }
+  render::ViewOptions options;
+  options.width = setup.width;
+  options.height = setup.height;
+  options.offscreen = setup.offscreen;
+  options.title = "simtrainer: " + scene.name;
+  const std::vector<render::BodyVisual> visuals = bodyVisuals(scene);
+  view_ = std::make_unique<render::SceneView>(visuals, options);
+  view_->setHud(hudLayout(scene));
+}
+
+render::ViewCamera SessionView::cameraAt(const Scene& scene, const CameraDef* camera,
+                                         const dynamics::State& state) {
+  render::ViewCamera view;
+  if (camera == nullptr) {
+    // Overview: the mean of the dynamic bodies, seen from 5 m south-west and 3.5 m up.
+    Vec3 centre = Vec3::Zero();
+    int count = 0;
+    for (std::size_t i = 0; i < scene.model.bodies.size(); ++i) {
+      if (scene.model.bodies[i].is_static) continue;
+      centre += state.bodies[i].position_m;
+      ++count;
+    }
+    if (count > 0) centre /= count;
+    view.target_m = arr(centre);
+    view.eye_m = arr(centre + Vec3(-4.0, -4.0, 3.5));
+    return view;
+  }
+  view.fov_deg = camera->fov_deg;
+  using Kind = CameraDef::Kind;
+  if (camera->kind == Kind::Fixed || camera->kind == Kind::Orbit || camera->body < 0) {
+    view.eye_m = arr(camera->position_m);
+    view.target_m = arr(camera->target_m);
+    return view;
+  }
+  const auto b = static_cast<std::size_t>(camera->body);
+  const Vec3& p = state.bodies[b].position_m;
+  const Quat& q = state.bodies[b].orientation;
+  if (camera->kind == Kind::Follow) {
+    // Behind the body along its heading (yaw only, so the view does not pitch with the body).
+    const Vec3 forward = q * Vec3::UnitX();
+    const double yaw = std::atan2(forward.y(), forward.x());
+    const Quat heading(Eigen::AngleAxisd(yaw, Vec3::UnitZ()));
+    view.eye_m = arr(p + heading * camera->position_m);
+    view.target_m = arr(p);
+    return view;
+  }
+  // Onboard: fixed in the body's reference frame.
+  const Vec3 reference = b < scene.looks.size() ? scene.looks[b].reference.position : Vec3::Zero();
+  const Vec3 eye = p + q * (reference + camera->position_m);
+  const Vec3 direction = q * camera->direction;
+  Vec3 up = q * Vec3::UnitZ();
+  if (std::abs(up.dot(direction)) > 0.99) up = q * Vec3::UnitX();
+  view.eye_m = arr(eye);
+  view.target_m = arr(eye + direction);
+  view.up = arr(up);
+  return view;
+}
+
+render::HudState SessionView::hudState(const Session& session, const RunResult& stats,
+                                       const std::vector<std::string>& notes) const {
+  render::HudState hud;
+  const double frame_ms = stats.frame_time.count() > 0 ? 1e3 * stats.frame_time.mean() : 0.0;
+  hud.status = fmt::format("{}  t {:.2f} s  real-time factor {:.2f}  frame {:.1f} ms  overruns {}",
+                           scene_.name, session.time(), stats.realTimeFactor(), frame_ms,
+                           stats.overruns);
+  hud.controls = session.state().pult.values;
+  for (const auto& motor : session.dynamics().motors) {
+    hud.motors.push_back(motor.voltage);
+    hud.speeds.push_back(motor.speed_radps);
+  }
+  hud.notes = notes;
+  if (stats.fault) hud.warnings.push_back("NUMERICAL FAULT: " + stats.fault->describe());
+  if (stats.overruns > 0) {
+    hud.warnings.push_back(fmt::format("slower than real time: {} frames overran", stats.overruns));
+  }
+  return hud;
+}
+
+void SessionView::prepare(const Session& session, const RunResult& stats,
+                          const std::vector<std::string>& notes) {
+  view_->setCamera(cameraAt(scene_, camera_, session.dynamics()));
+  view_->updateHud(hudState(session, stats, notes));
+}
+
+void SessionView::show(const Session& session, const RunResult& stats,
+                       const std::vector<std::string>& notes) {
+  prepare(session, stats, notes);
+  view_->frame(bodyPoses(session.dynamics()));
+}
+
+render::RgbImage SessionView::capture(const Session& session, const RunResult& stats,
+                                      const std::vector<std::string>& notes) {
+  prepare(session, stats, notes);
+  return view_->capture(bodyPoses(session.dynamics()));
+}
+
+}  // namespace sim::engine

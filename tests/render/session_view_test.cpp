@@ -1,0 +1,243 @@
+// The MF-4 scene in the 3D view (offscreen, under Xvfb): the picture is not blank, the robot's
+// pixels are where the camera projects its link meshes, moving the arm moves them, and the HUD's
+// motor bars show the values the trace records for the same frame.
+#include <engine/run.h>
+#include <engine/scenario.h>
+#include <engine/scene.h>
+#include <engine/session.h>
+#include <engine/session_view.h>
+#include <engine/snapshot.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace sim::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using dynamics::Quat;
+using dynamics::Vec3;
+
+const fs::path kSource = SIMTRAINER_SOURCE_DIR;
+const std::vector<std::string> kRobot = {"chassis",  "track_left",  "track_right", "turret",
+                                         "shoulder", "elbow",       "wrist_pitch", "wrist_roll",
+                                         "jaw_left", "jaw_right"};
+
+struct Box2 {
+  double x0 = 1e9, y0 = 1e9, x1 = -1e9, y1 = -1e9;
+  void add(double x, double y) {
+    x0 = std::min(x0, x);
+    y0 = std::min(y0, y);
+    x1 = std::max(x1, x);
+    y1 = std::max(y1, y);
+  }
+};
+
+Box2 whitePixels(const render::RgbImage& mask, int* count) {
+  Box2 box;
+  *count = 0;
+  for (int y = 0; y < mask.height; ++y) {
+    for (int x = 0; x < mask.width; ++x) {
+      if (mask.pixel(x, y)[0] > 128) {
+        box.add(x, y);
+        ++*count;
+      }
+    }
+  }
+  return box;
+}
+
+class Mf4View : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scene_ = loadScene((kSource / "scenes/mf4.yaml").string());
+    visuals_ = bodyVisuals(scene_);
+    ViewSetup setup;
+    setup.width = 640;
+    setup.height = 360;
+    setup.offscreen = true;
+    setup.camera = "site";
+    view_ = std::make_unique<SessionView>(scene_, setup);
+    for (std::size_t i = 0; i < scene_.model.bodies.size(); ++i) {
+      robot_.push_back(std::find(kRobot.begin(), kRobot.end(), scene_.model.bodies[i].name) !=
+                       kRobot.end());
+    }
+  }
+
+  // Bounding box of the robot's mesh vertices as projected by the view's camera.
+  Box2 projectedRobot(const dynamics::State& state) const {
+    Box2 box;
+    for (std::size_t b = 0; b < visuals_.size(); ++b) {
+      if (!robot_[b]) continue;
+      const Quat q = state.bodies[b].orientation;
+      const Vec3 p = state.bodies[b].position_m;
+      for (const render::MeshPart& part : visuals_[b].meshes) {
+        const auto& o = part.pose.orientation_wxyz;
+        const Quat qp(o[0], o[1], o[2], o[3]);
+        const Vec3 pp(part.pose.position_m[0], part.pose.position_m[1], part.pose.position_m[2]);
+        for (const auto& v : part.vertices_m) {
+          const Vec3 world = q * (qp * Vec3(v[0], v[1], v[2]) + pp) + p;
+          const auto pixel = view_->view().project({world.x(), world.y(), world.z()});
+          box.add(pixel[0] - 0.5, pixel[1] - 0.5);
+        }
+      }
+    }
+    return box;
+  }
+
+  Scene scene_;
+  std::vector<render::BodyVisual> visuals_;
+  std::unique_ptr<SessionView> view_;
+  std::vector<bool> robot_;
+};
+
+TEST_F(Mf4View, EveryLinkIsDrawnFromTheRobotModel) {
+  for (const std::string& name : kRobot) {
+    const int b = scene_.model.findBody(name);
+    ASSERT_GE(b, 0) << name;
+    const auto& meshes = visuals_[static_cast<std::size_t>(b)].meshes;
+    ASSERT_FALSE(meshes.empty()) << name;
+    EXPECT_GT(meshes.front().vertices_m.size(), 8u) << name;
+  }
+}
+
+TEST_F(Mf4View, RobotPixelsFollowTheArm) {
+  Session session(scene_);
+  RunResult stats;
+  for (int i = 0; i < 480; ++i) session.step();  // 2 s: the arm settles on its holding PIDs
+
+  const render::RgbImage picture = view_->capture(session, stats);
+  std::set<std::uint32_t> colours;
+  for (std::size_t i = 0; i + 2 < picture.rgb.size(); i += 3) {
+    colours.insert(picture.rgb[i] << 16 | picture.rgb[i + 1] << 8 | picture.rgb[i + 2]);
+  }
+  EXPECT_GT(colours.size(), 50u) << "a blank or flat picture";
+  if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT")) render::writePng(picture, "/tmp/mf4_view_test.png");
+
+  const auto poses = bodyPoses(session.dynamics());
+  int count = 0;
+  const Box2 mask = whitePixels(view_->view().captureMask(poses, robot_), &count);
+  const Box2 projected = projectedRobot(session.dynamics());
+  EXPECT_GT(count, 1000);
+  EXPECT_NEAR(mask.x0, projected.x0, 1.0);
+  EXPECT_NEAR(mask.x1, projected.x1, 1.0);
+  EXPECT_NEAR(mask.y0, projected.y0, 1.0);
+  EXPECT_NEAR(mask.y1, projected.y1, 1.0);
+
+  // Raise the shoulder for 1.5 s through the pult: the arm's pixels move with it.
+  const render::RgbImage before = view_->view().captureMask(poses, robot_);
+  const int shoulder = scene_.pult.find("shoulder");
+  ASSERT_GE(shoulder, 0);
+  session.setControl(shoulder, 1.0);
+  for (int i = 0; i < 360; ++i) session.step();
+  const auto raised = bodyPoses(session.dynamics());
+  const render::RgbImage after = view_->view().captureMask(raised, robot_);
+  int changed = 0;
+  for (std::size_t i = 0; i < before.rgb.size(); i += 3) changed += before.rgb[i] != after.rgb[i];
+  EXPECT_GT(changed, 300);
+  const Box2 lifted = whitePixels(after, &count);
+  const Box2 lifted_projection = projectedRobot(session.dynamics());
+  EXPECT_NEAR(lifted.y0, lifted_projection.y0, 1.0);
+  EXPECT_LT(lifted.y0, mask.y0 - 5.0) << "the raised arm reaches higher in the picture";
+}
+
+// Reads a CSV trace: column name -> values per row.
+std::map<std::string, std::vector<double>> readTrace(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  std::stringstream header(line);
+  for (std::string name; std::getline(header, name, ',');) names.push_back(name);
+  std::map<std::string, std::vector<double>> columns;
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    std::string cell;
+    for (std::size_t c = 0; c < names.size() && std::getline(row, cell, ','); ++c) {
+      columns[names[c]].push_back(std::stod(cell));
+    }
+  }
+  return columns;
+}
+
+// The grip scenario with a trace: at t = 14 s (jaws closed, arm lifting) the HUD's voltage and
+// speed bars in the picture span what the trace holds for that frame.
+TEST_F(Mf4View, HudBarsMatchTheTraceAtTheSameFrame) {
+  Scenario scenario = loadScenario((kSource / "scenes/scenarios/mf4_grip_lift.scenario.yaml").string());
+  scenario.duration_s = 14.0;
+  const fs::path trace = fs::temp_directory_path() / "simtrainer_hud_trace.csv";
+  PlayOptions options;
+  options.trace_path = trace.string();
+  // The scenario's scene is its own copy: view it, not the fixture's.
+  ViewSetup setup;
+  setup.width = 960;
+  setup.height = 540;
+  setup.offscreen = true;
+  SessionView view(scenario.scene, setup);
+  render::RgbImage picture;
+  double shot_time = -1.0;
+  options.after_frame = [&](const Session& session, const RunResult& so_far,
+                            const std::vector<std::string>& notes) {
+    if (shot_time < 0.0 && session.time() >= 14.0 - 1e-9) {
+      picture = view.capture(session, so_far, notes);
+      shot_time = session.time();
+    }
+    return true;
+  };
+  const ScenarioResult result = playScenario(scenario, options);
+  ASSERT_GT(shot_time, 0.0);
+  const auto columns = readTrace(trace.string());
+  fs::remove(trace);
+  const auto& times = columns.at("time");
+  const auto row = static_cast<std::size_t>(
+      std::min_element(times.begin(), times.end(),
+                       [&](double a, double b) { return std::abs(a - shot_time) < std::abs(b - shot_time); }) -
+      times.begin());
+  ASSERT_NEAR(times[row], shot_time, 1e-9);
+
+  const render::Hud& hud = *view.view().hud();
+  const auto fillSpan = [&](const render::HudBarGeometry& bar, double* x0, double* x1) {
+    const int y = picture.height - 1 - static_cast<int>((bar.y0 + bar.y1) / 2);
+    *x0 = 1e9;
+    *x1 = -1e9;
+    for (int x = static_cast<int>(bar.x0) - 2; x < static_cast<int>(bar.x1) + 2; ++x) {
+      const std::uint8_t* p = picture.pixel(x, y);
+      if (p[0] == render::Hud::kFillRgb[0] && p[1] == render::Hud::kFillRgb[1] &&
+          p[2] == render::Hud::kFillRgb[2]) {
+        *x0 = std::min(*x0, double(x));
+        *x1 = std::max(*x1, double(x + 1));
+      }
+    }
+    if (*x1 < *x0) *x0 = *x1 = -1.0;  // no fill drawn
+  };
+  int nonzero = 0;
+  for (std::size_t m = 0; m < scenario.scene.model.motors.size(); ++m) {
+    const auto& motor = scenario.scene.model.motors[m];
+    SCOPED_TRACE(motor.name);
+    const double u = columns.at("motor." + motor.name + ".voltage")[row];
+    const double w = columns.at("motor." + motor.name + ".speed")[row];
+    for (const auto& [bar, value, full] :
+         {std::tuple{hud.motorBars()[m], u, 1.0},
+          std::tuple{hud.speedBars()[m], w, motor.no_load_speed_radps}}) {
+      const double mid = (bar.x0 + bar.x1) / 2;
+      const double end = mid + (bar.x1 - bar.x0) / 2 * std::clamp(value / full, -1.0, 1.0);
+      double x0 = 0, x1 = 0;
+      fillSpan(bar, &x0, &x1);
+      if (std::abs(end - mid) < 1.0) continue;  // under a pixel: nothing to measure
+      ++nonzero;
+      EXPECT_NEAR(x0, std::min(mid, end), 1.0) << "value " << value;
+      EXPECT_NEAR(x1, std::max(mid, end), 1.0) << "value " << value;
+    }
+  }
+  EXPECT_GE(nonzero, 4) << "the scenario moves several motors at 14 s";
+}
+
+}  // namespace
+}  // namespace sim::engine
