@@ -1,5 +1,8 @@
 #include <engine/session_view.h>
 #include <engine/snapshot.h>
+#include <input/names.h>
+
+#include <osgGA/GUIEventAdapter>
 
 #include <fmt/format.h>
 
@@ -131,6 +134,47 @@ render::HudState SessionView::hudState(const Session& session, const RunResult& 
     hud.warnings.push_back(fmt::format("slower than real time: {} frames overran", stats.overruns));
   }
   return hud;
+}
+
+int SessionView::sdlKeycode(int osg_key) {
+  using Key = osgGA::GUIEventAdapter::KeySymbol;
+  if (osg_key >= 0x20 && osg_key < 0x7f) {  // printable: SDL names them by their character
+    const char c = static_cast<char>(osg_key >= 'A' && osg_key <= 'Z' ? osg_key - 'A' + 'a' : osg_key);
+    return input::keyFromName(std::string(1, c == ' ' ? ' ' : c)).value_or(c == ' ' ? 32 : -1);
+  }
+  static const std::pair<int, const char*> kNamed[] = {
+      {Key::KEY_Up, "Up"},           {Key::KEY_Down, "Down"},         {Key::KEY_Left, "Left"},
+      {Key::KEY_Right, "Right"},     {Key::KEY_Return, "Return"},     {Key::KEY_Tab, "Tab"},
+      {Key::KEY_BackSpace, "Backspace"}, {Key::KEY_Escape, "Escape"}, {Key::KEY_Page_Up, "PageUp"},
+      {Key::KEY_Page_Down, "PageDown"}, {Key::KEY_Home, "Home"},      {Key::KEY_End, "End"},
+      {Key::KEY_Insert, "Insert"},   {Key::KEY_Delete, "Delete"},     {Key::KEY_Shift_L, "Left Shift"},
+      {Key::KEY_Shift_R, "Right Shift"}, {Key::KEY_Control_L, "Left Ctrl"},
+      {Key::KEY_Control_R, "Right Ctrl"}, {Key::KEY_Alt_L, "Left Alt"}, {Key::KEY_Alt_R, "Right Alt"},
+      {Key::KEY_KP_Enter, "Keypad Enter"}};
+  for (const auto& [key, name] : kNamed) {
+    if (key == osg_key) return input::keyFromName(name).value_or(-1);
+  }
+  if (osg_key >= Key::KEY_F1 && osg_key <= Key::KEY_F12) {
+    return input::keyFromName("F" + std::to_string(osg_key - Key::KEY_F1 + 1)).value_or(-1);
+  }
+  return -1;
+}
+
+void SessionView::setKeySink(std::function<void(int sdl_keycode, bool down)> sink) {
+  view_->setKeyHandler([this, sink = std::move(sink)](int key, bool down) {
+    using Key = osgGA::GUIEventAdapter::KeySymbol;
+    if (key >= Key::KEY_F1 && key <= Key::KEY_F9) {
+      const auto index = static_cast<std::size_t>(key - Key::KEY_F1);
+      if (down && index < scene_.cameras.size()) camera_ = &scene_.cameras[index];
+      return;
+    }
+    if (key == Key::KEY_F12) {
+      if (down) camera_ = nullptr;
+      return;
+    }
+    const int code = sdlKeycode(key);
+    if (code >= 0 && sink) sink(code, down);
+  });
 }
 
 void SessionView::prepare(const Session& session, const RunResult& stats,

@@ -9,6 +9,7 @@
 #include <osg/LineWidth>
 #include <osg/Material>
 #include <osgDB/WriteFile>
+#include <osgGA/GUIEventHandler>
 #include <osgViewer/Viewer>
 
 #include <cmath>
@@ -60,6 +61,19 @@ struct SceneView::Capture : public osg::Camera::DrawCallback {
                       static_cast<int>(viewport->width()), static_cast<int>(viewport->height()),
                       GL_RGB, GL_UNSIGNED_BYTE);
     requested = false;
+  }
+};
+
+// Passes key events to the handler; consumes nothing (OSG's own handlers still see them).
+struct SceneView::Keys : public osgGA::GUIEventHandler {
+  KeyHandler handler;
+  bool handle(const osgGA::GUIEventAdapter& event, osgGA::GUIActionAdapter&) override {
+    const auto type = event.getEventType();
+    if (handler && (type == osgGA::GUIEventAdapter::KEYDOWN ||
+                    type == osgGA::GUIEventAdapter::KEYUP)) {
+      handler(event.getKey(), type == osgGA::GUIEventAdapter::KEYDOWN);
+    }
+    return false;
   }
 };
 
@@ -115,6 +129,8 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
   capture_ = new Capture;
   camera->setFinalDrawCallback(capture_.get());
   viewer_->setSceneData(root_.get());
+  keys_ = new Keys;
+  viewer_->addEventHandler(keys_.get());
   // The engine owns the keyboard (Escape must not end a training session by accident).
   viewer_->setKeyEventSetsDone(0);
   viewer_->realize();
@@ -138,6 +154,8 @@ void SceneView::applyCamera() {
   // Fixed near/far planes: the projection used for drawing is the one project() reports.
   camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
 }
+
+void SceneView::setKeyHandler(KeyHandler handler) { keys_->handler = std::move(handler); }
 
 void SceneView::setHud(const HudLayout& layout) {
   if (hud_) root_->removeChild(hud_->camera());

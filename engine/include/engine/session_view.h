@@ -8,6 +8,7 @@
 #include <engine/session.h>
 #include <render/view.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,13 @@ class SessionView {
   render::RgbImage capture(const Session& session, const RunResult& stats,
                            const std::vector<std::string>& notes = {});
   bool closed() const { return view_->closed(); }
+
+  /// Window keys: F1 … F9 select the scene's cameras in order, F12 the overview; every other key
+  /// goes to `sink` as an SDL keycode (what input::InputSystem::keyEvent takes), so the keyboard
+  /// layout drives the pult from the window.
+  void setKeySink(std::function<void(int sdl_keycode, bool down)> sink);
+  /// SDL keycode of an OpenSceneGraph key symbol, or -1 for keys SDL does not name.
+  static int sdlKeycode(int osg_key);
 
   /// The HUD values for a session (also what tests compare with traces).
   render::HudState hudState(const Session& session, const RunResult& stats,

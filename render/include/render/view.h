@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -55,6 +56,10 @@ struct RgbImage {
   }
 };
 
+/// A key went down or up in the window. `key` is OpenSceneGraph's key symbol
+/// (osgGA::GUIEventAdapter::KeySymbol: printable keys are their character, others 0xFFxx).
+using KeyHandler = std::function<void(int key, bool down)>;
+
 /// Writes a PNG; throws RenderError naming the file when it cannot.
 void writePng(const RgbImage& image, const std::string& path);
 
@@ -84,6 +89,9 @@ class SceneView {
   /// camera.
   std::array<double, 2> project(const std::array<double, 3>& world_m) const;
 
+  /// Receives the window's key events (none offscreen); replaces an earlier handler.
+  void setKeyHandler(KeyHandler handler);
+
   /// Adds the head-up display with this layout (replacing any earlier one).
   void setHud(const HudLayout& layout);
   /// New HUD values for the next frame; ignored without setHud().
@@ -96,6 +104,7 @@ class SceneView {
 
  private:
   struct Capture;
+  struct Keys;
   void applyCamera();
   RgbImage drawAndRead(std::span<const BodyPose> poses);
 
@@ -108,6 +117,7 @@ class SceneView {
   osg::ref_ptr<osg::Node> ground_;
   osg::ref_ptr<Capture> capture_;
   std::unique_ptr<Hud> hud_;
+  osg::ref_ptr<Keys> keys_;
 };
 
 }  // namespace sim::render
