@@ -257,8 +257,8 @@ int replayCommand(const ReplayArgs& args) {
   return kExitOk;
 }
 
-int devicesCommand() {
-  const auto devices = sim::input::listInputDevices();
+int devicesCommand(const std::string& gamecontrollerdb) {
+  const auto devices = sim::input::listInputDevices(gamecontrollerdb);
   if (devices.empty()) {
     fmt::print("no joysticks or game controllers found\n");
     return kExitOk;
@@ -353,6 +353,11 @@ int main(int argc, char** argv) {
   testCmd->add_option("--junit", test.junit, "Write JUnit XML to FILE")->option_text("FILE.xml");
 
   auto* devicesCmd = app.add_subcommand("devices", "List joysticks and game controllers (SDL2)");
+  std::string devicesDb;
+  devicesCmd
+      ->add_option("--gamecontrollerdb", devicesDb,
+                   "Load SDL game-controller mappings (gamecontrollerdb.txt format) first")
+      ->option_text("FILE");
 
   // Usage errors: one line and exit code 2; --help prints help and exits 0.
   try {
@@ -369,7 +374,7 @@ int main(int argc, char** argv) {
     if (*replayCmd) return replayCommand(replayArgs);
     if (*testCmd) return testCommand(test);
     if (*validateCmd) return validateCommand(validateScene, validateSets);
-    if (*devicesCmd) return devicesCommand();
+    if (*devicesCmd) return devicesCommand(devicesDb);
   } catch (const sim::engine::SceneError& e) {
     printError(e.what());
     return kExitUsage;

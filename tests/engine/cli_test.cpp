@@ -263,6 +263,12 @@ TEST(CliInput, ControllerDatabaseNeedsInputAndMustBeReadable) {
   EXPECT_NE(o.err.find("/nonexistent/db.txt"), std::string::npos) << o.err;
 }
 
+TEST(CliInput, DevicesTakesAControllerDatabase) {
+  const Outcome o = run("devices --gamecontrollerdb /nonexistent/db.txt");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("/nonexistent/db.txt"), std::string::npos) << o.err;
+}
+
 TEST(CliInput, KeyboardLayoutRunsAndIsPrinted) {
   const std::string scene = "'" + kSourceDir + "/scenes/grasp.yaml'";
   const Outcome o = run("run " + scene + " --headless --duration 0.1 --input keyboard");
