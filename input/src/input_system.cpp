@@ -68,8 +68,11 @@ InputSystem::InputSystem(Mapping mapping, const InputOptions& options)
       throw InputError("cannot load game controller database " + options_.gamecontrollerdb +
                        ": " + error);
     }
-    say("loaded " + std::to_string(loaded_mappings_) + " controller mappings for this platform from " +
-        options_.gamecontrollerdb);
+    say(loaded_mappings_ > 0
+            ? "loaded " + std::to_string(loaded_mappings_) + " controller mappings for this platform from " +
+                  options_.gamecontrollerdb
+            : "warning: no controller mappings for this platform in " + options_.gamecontrollerdb +
+                  " (is it a gamecontrollerdb.txt file?)");
   }
   for (std::size_t d = 0; d < mapping_.devices.size(); ++d) slots_.push_back(std::make_unique<Slot>());
   binding_state_.resize(mapping_.bindings.size());
@@ -173,6 +176,8 @@ void InputSystem::keyEvent(int keycode, bool down) {
     keys_down_.erase(keycode);
   }
 }
+
+void InputSystem::releaseAllKeys() { keys_down_.clear(); }
 
 void InputSystem::pumpEvents() {
   SDL_PumpEvents();

@@ -357,6 +357,18 @@ TEST(InputSystem, DefaultKeyboardLayoutDrivesEveryControlKind) {
   EXPECT_EQ(v[2], 0.0);
   EXPECT_EQ(v[3], 0.0);
   EXPECT_EQ(sample(input, 0.1)[1], 0.0);
+
+  // Focus lost with keys held: nothing stays stuck.
+  input.keyEvent(k("Down"), true);
+  input.keyEvent(k("Space"), true);
+  for (int i = 0; i < 5; ++i) v = sample(input, 0.1);
+  EXPECT_EQ(v[1], 1.0);
+  EXPECT_LT(v[0], -0.3) << "Down held pulls lift below neutral";
+  const double lift = v[0];
+  input.releaseAllKeys();
+  v = sample(input, 0.1);
+  EXPECT_EQ(v[1], 0.0);
+  EXPECT_NEAR(v[0], lift + 0.2, 1e-12) << "springing back toward neutral";
 }
 
 TEST(InputSystem, KeysFromSdlEventQueue) {
