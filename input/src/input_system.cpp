@@ -344,6 +344,8 @@ void InputSystem::sample(double dt_s, std::vector<double>& values) {
       }
       continue;
     }
+    // A lost device's digital inputs do nothing: disconnect() already put their controls back.
+    if (!connected(b.source)) continue;
     const bool now = level(b.source, b);
     bool prev = st.prev;
     const int count = presses(b.source, now, prev);
