@@ -53,6 +53,18 @@ struct InputSystem::Slot {
 
 InputSystem::InputSystem(Mapping mapping, const InputOptions& options)
     : mapping_(std::move(mapping)), options_(options) {
+  // Mappings built in code skip the file checks: refuse indices that would read out of bounds.
+  const auto devices = static_cast<int>(mapping_.devices.size());
+  auto sourceOk = [&](const Source& s) {
+    return s.kind == Source::Kind::None || s.kind == Source::Kind::Key || (s.device >= 0 && s.device < devices);
+  };
+  for (const Binding& b : mapping_.bindings) {
+    if (b.control < 0 || b.control >= static_cast<int>(mapping_.controls.size()) || !sourceOk(b.source) ||
+        !sourceOk(b.negative) || !sourceOk(b.positive) || (!b.source.valid() && !b.isPair())) {
+      throw InputError(mapping_.file + ":" + std::to_string(b.line) +
+                       ": binding refers to a control or device that does not exist, or has no input");
+    }
+  }
   // Joysticks must keep reporting while our window (later) lacks focus or there is none at all;
   // and SDL must leave SIGINT/SIGTERM to the engine, which flushes its files on them.
   SDL_SetHint(SDL_HINT_JOYSTICK_ALLOW_BACKGROUND_EVENTS, "1");

@@ -146,6 +146,18 @@ TEST(InputSystem, GamepadRecognisedThroughDatabaseFile) {
   std::filesystem::remove(db);
 }
 
+TEST(InputSystem, RefusesBindingsToNothing) {
+  Mapping m;
+  m.file = "code";
+  m.controls = {axis("lift")};
+  m.bindings = {bind(0, devAxis(3, 0))};  // no device 3
+  EXPECT_THROW(InputSystem{m}, InputError);
+  m.bindings = {bind(1, key("Up"))};  // no control 1
+  EXPECT_THROW(InputSystem{m}, InputError);
+  m.bindings = {bind(0, Source{})};  // no input at all
+  EXPECT_THROW(InputSystem{m}, InputError);
+}
+
 TEST(InputSystem, MissingDatabaseFileIsAClearError) {
   InputOptions options;
   options.gamecontrollerdb = "/nonexistent/gamecontrollerdb.txt";
