@@ -266,7 +266,7 @@ TEST(CliInput, ValidateChecksAMappingWithoutDevices) {
   Outcome o = run("validate " + scene + " --input '" + mapping.string() + "'");
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("1 devices, 2 bindings"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("lift: pad axis lefty (axis)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("lift: pad axis lefty (axis, dead zone 0.1)"), std::string::npos) << o.out;
   {
     std::ofstream out(mapping);
     out << "devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: lefty, dead_zone: 1}\n";
@@ -275,6 +275,13 @@ TEST(CliInput, ValidateChecksAMappingWithoutDevices) {
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find(mapping.string() + ":3: bindings[0].dead_zone"), std::string::npos) << o.err;
   std::filesystem::remove(mapping);
+}
+
+TEST(CliInput, ExampleMappingValidates) {
+  const Outcome o = run("validate '" + kSourceDir + "/scenes/grasp.yaml' --input '" + kSourceDir +
+                        "/docs/examples/grasp.input.yaml'");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("2 devices, 6 bindings"), std::string::npos) << o.out;
 }
 
 TEST(CliInput, ControllerDatabaseNeedsInputAndMustBeReadable) {
