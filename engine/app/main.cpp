@@ -215,7 +215,8 @@ int runCommand(const RunArgs& args) {
   return kExitOk;
 }
 
-int validateCommand(const std::string& path, const std::vector<std::string>& sets) {
+int validateCommand(const std::string& path, const std::vector<std::string>& sets,
+                    const std::string& input) {
   const auto scene = sim::engine::loadScene(path, parseOverrides(sets));
   const auto& model = scene.model;
   fmt::print(
@@ -227,6 +228,15 @@ int validateCommand(const std::string& path, const std::vector<std::string>& set
     fmt::print("motor {}: Mp {} N m, w_xx {} rad/s, r {}, I_m {} kg m^2\n", motor.name,
                motor.stall_torque_Nm, motor.no_load_speed_radps, motor.gear_ratio,
                motor.rotorInertia());
+  }
+  if (!input.empty()) {
+    // Checks the mapping against this scene's pult without opening any device.
+    const auto mapping = input == "keyboard"
+                             ? sim::input::defaultKeyboardMapping(sim::engine::inputControls(scene.pult))
+                             : sim::engine::loadInputMapping(input, scene.pult);
+    fmt::print("{}: ok: {} devices, {} bindings\n", mapping.file, mapping.devices.size(),
+               mapping.bindings.size());
+    for (const auto& line : sim::input::describeMapping(mapping)) fmt::print("  {}\n", line);
   }
   return kExitOk;
 }
@@ -365,8 +375,8 @@ int replayCommand(const ReplayArgs& args) {
   return kExitOk;
 }
 
-int devicesCommand() {
-  const auto devices = sim::input::listInputDevices();
+int devicesCommand(const std::string& gamecontrollerdb) {
+  const auto devices = sim::input::listInputDevices(gamecontrollerdb);
   if (devices.empty()) {
     fmt::print("no joysticks or game controllers found\n");
     return kExitOk;
@@ -438,6 +448,11 @@ int main(int argc, char** argv) {
   validateCmd->add_option("--set", validateSets, "Override a numeric scene parameter")
       ->option_text("KEY=VALUE")
       ->allow_extra_args(false);
+  std::string validateInput;
+  validateCmd
+      ->add_option("--input", validateInput,
+                   "Also check an input mapping file (or `keyboard`) against the scene's pult")
+      ->option_text("MAPPING.yaml|keyboard");
 
   PlayArgs play;
   auto* playCmd = app.add_subcommand("play", "Play a scenario and check its expectations");
@@ -464,6 +479,11 @@ int main(int argc, char** argv) {
   testCmd->add_option("--junit", test.junit, "Write JUnit XML to FILE")->option_text("FILE.xml");
 
   auto* devicesCmd = app.add_subcommand("devices", "List joysticks and game controllers (SDL2)");
+  std::string devicesDb;
+  devicesCmd
+      ->add_option("--gamecontrollerdb", devicesDb,
+                   "Load SDL game-controller mappings (gamecontrollerdb.txt format) first")
+      ->option_text("FILE");
 
   // Usage errors: one line and exit code 2; --help prints help and exits 0.
   try {
@@ -479,8 +499,8 @@ int main(int argc, char** argv) {
     if (*playCmd) return playCommand(play);
     if (*replayCmd) return replayCommand(replayArgs);
     if (*testCmd) return testCommand(test);
-    if (*validateCmd) return validateCommand(validateScene, validateSets);
-    if (*devicesCmd) return devicesCommand();
+    if (*validateCmd) return validateCommand(validateScene, validateSets, validateInput);
+    if (*devicesCmd) return devicesCommand(devicesDb);
   } catch (const sim::engine::SceneError& e) {
     printError(e.what());
     return kExitUsage;

@@ -4,7 +4,10 @@
 
 #include "yaml_reader.h"
 
+#include <cctype>
+#include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace sim::engine {

@@ -1,4 +1,5 @@
 #include <input/devices.h>
+#include <input/input_system.h>
 
 #include <SDL.h>
 
@@ -14,8 +15,10 @@ constexpr Uint32 kSubsystems = SDL_INIT_JOYSTICK | SDL_INIT_GAMECONTROLLER;
 class SdlJoystickScope {
  public:
   SdlJoystickScope() {
-    // Joystick events must arrive even when no window of ours has focus (headless runs).
+    // Joystick events must arrive even when no window of ours has focus (headless runs); SIGINT
+    // stays the engine's.
     SDL_SetHint(SDL_HINT_JOYSTICK_ALLOW_BACKGROUND_EVENTS, "1");
+    SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
     if (SDL_InitSubSystem(kSubsystems) != 0) {
       throw std::runtime_error(std::string("SDL joystick initialisation failed: ") +
                                SDL_GetError());
@@ -34,8 +37,13 @@ std::string guidString(SDL_JoystickGUID guid) {
 
 }  // namespace
 
-std::vector<InputDevice> listInputDevices() {
+std::vector<InputDevice> listInputDevices(const std::string& gamecontrollerdb) {
   SdlJoystickScope scope;
+  if (!gamecontrollerdb.empty() &&
+      SDL_GameControllerAddMappingsFromFile(gamecontrollerdb.c_str()) < 0) {
+    throw InputError("cannot load game controller database " + gamecontrollerdb + ": " +
+                     SDL_GetError());
+  }
   std::vector<InputDevice> devices;
   const int count = SDL_NumJoysticks();
   if (count < 0) {

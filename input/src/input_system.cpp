@@ -53,6 +53,18 @@ struct InputSystem::Slot {
 
 InputSystem::InputSystem(Mapping mapping, const InputOptions& options)
     : mapping_(std::move(mapping)), options_(options) {
+  // Mappings built in code skip the file checks: refuse indices that would read out of bounds.
+  const auto devices = static_cast<int>(mapping_.devices.size());
+  auto sourceOk = [&](const Source& s) {
+    return s.kind == Source::Kind::None || s.kind == Source::Kind::Key || (s.device >= 0 && s.device < devices);
+  };
+  for (const Binding& b : mapping_.bindings) {
+    if (b.control < 0 || b.control >= static_cast<int>(mapping_.controls.size()) || !sourceOk(b.source) ||
+        !sourceOk(b.negative) || !sourceOk(b.positive) || (!b.source.valid() && !b.isPair())) {
+      throw InputError(mapping_.file + ":" + std::to_string(b.line) +
+                       ": binding refers to a control or device that does not exist, or has no input");
+    }
+  }
   // Joysticks must keep reporting while our window (later) lacks focus or there is none at all;
   // and SDL must leave SIGINT/SIGTERM to the engine, which flushes its files on them.
   SDL_SetHint(SDL_HINT_JOYSTICK_ALLOW_BACKGROUND_EVENTS, "1");
@@ -68,8 +80,11 @@ InputSystem::InputSystem(Mapping mapping, const InputOptions& options)
       throw InputError("cannot load game controller database " + options_.gamecontrollerdb +
                        ": " + error);
     }
-    say("loaded " + std::to_string(loaded_mappings_) + " controller mappings for this platform from " +
-        options_.gamecontrollerdb);
+    say(loaded_mappings_ > 0
+            ? "loaded " + std::to_string(loaded_mappings_) + " controller mappings for this platform from " +
+                  options_.gamecontrollerdb
+            : "warning: no controller mappings for this platform in " + options_.gamecontrollerdb +
+                  " (is it a gamecontrollerdb.txt file?)");
   }
   for (std::size_t d = 0; d < mapping_.devices.size(); ++d) slots_.push_back(std::make_unique<Slot>());
   binding_state_.resize(mapping_.bindings.size());
@@ -173,6 +188,8 @@ void InputSystem::keyEvent(int keycode, bool down) {
     keys_down_.erase(keycode);
   }
 }
+
+void InputSystem::releaseAllKeys() { keys_down_.clear(); }
 
 void InputSystem::pumpEvents() {
   SDL_PumpEvents();
@@ -339,6 +356,8 @@ void InputSystem::sample(double dt_s, std::vector<double>& values) {
       }
       continue;
     }
+    // A lost device's digital inputs do nothing: disconnect() already put their controls back.
+    if (!connected(b.source)) continue;
     const bool now = level(b.source, b);
     bool prev = st.prev;
     const int count = presses(b.source, now, prev);

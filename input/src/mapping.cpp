@@ -106,14 +106,31 @@ std::vector<std::string> describeMapping(const Mapping& m) {
       text += b.rate > 0.0 ? rate : " (axis)";
     } else {
       text += sourceText(m, b.source);
+      std::string shape;
+      if (b.source.analog()) {
+        char buffer[64];
+        if (b.shape.dead_zone > 0.0) {
+          std::snprintf(buffer, sizeof buffer, ", dead zone %g", b.shape.dead_zone);
+          shape += buffer;
+        }
+        if (b.shape.expo > 0.0) {
+          std::snprintf(buffer, sizeof buffer, ", expo %g", b.shape.expo);
+          shape += buffer;
+        }
+        if (b.shape.invert) shape += ", inverted";
+        if (c.kind == ControlKind::Button || c.kind == ControlKind::Toggle) {
+          std::snprintf(buffer, sizeof buffer, ", pressed at %g", b.threshold);
+          shape += buffer;
+        }
+      }
       switch (c.kind) {
-        case ControlKind::Axis: text += " (axis)"; break;
-        case ControlKind::Button: text += " (button)"; break;
+        case ControlKind::Axis: text += " (axis" + shape + ")"; break;
+        case ControlKind::Button: text += " (button" + shape + ")"; break;
         case ControlKind::Toggle:
-          text += b.action == DigitalAction::Hold ? " (toggle, on while held)" : " (toggle)";
+          text += (b.action == DigitalAction::Hold ? " (toggle, on while held" : " (toggle") + shape + ")";
           break;
         case ControlKind::Switch:
-          if (b.source.analog()) text += " (switch)";
+          if (b.source.analog()) text += " (switch" + shape + ")";
           else if (b.action == DigitalAction::Step) text += b.step < 0 ? " (switch down)" : " (switch up)";
           else text += " (switch to " + std::to_string(b.position) + ")";
           break;

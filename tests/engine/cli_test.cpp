@@ -254,11 +254,47 @@ TEST(CliInput, BadMappingFileIsExit2NamingFileLineAndKey) {
   std::filesystem::remove(mapping);
 }
 
+TEST(CliInput, ValidateChecksAMappingWithoutDevices) {
+  const auto mapping = std::filesystem::temp_directory_path() /
+                       ("simtrainer_cli_vmapping_" + std::to_string(::getpid()) + ".yaml");
+  {
+    std::ofstream out(mapping);
+    out << "devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: lefty, dead_zone: 0.1}\n"
+           "  - {control: grip, device: pad, button: a}\n";
+  }
+  const std::string scene = "'" + kSourceDir + "/scenes/grasp.yaml'";
+  Outcome o = run("validate " + scene + " --input '" + mapping.string() + "'");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("1 devices, 2 bindings"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("lift: pad axis lefty (axis, dead zone 0.1)"), std::string::npos) << o.out;
+  {
+    std::ofstream out(mapping);
+    out << "devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: lefty, dead_zone: 1}\n";
+  }
+  o = run("validate " + scene + " --input '" + mapping.string() + "'");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find(mapping.string() + ":3: bindings[0].dead_zone"), std::string::npos) << o.err;
+  std::filesystem::remove(mapping);
+}
+
+TEST(CliInput, ExampleMappingValidates) {
+  const Outcome o = run("validate '" + kSourceDir + "/scenes/grasp.yaml' --input '" + kSourceDir +
+                        "/docs/examples/grasp.input.yaml'");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("2 devices, 6 bindings"), std::string::npos) << o.out;
+}
+
 TEST(CliInput, ControllerDatabaseNeedsInputAndMustBeReadable) {
   const std::string scene = "'" + kSourceDir + "/scenes/grasp.yaml'";
   Outcome o = run("run " + scene + " --headless --gamecontrollerdb /nonexistent/db.txt");
   EXPECT_EQ(o.exit_code, 2) << o.err;
   o = run("run " + scene + " --headless --duration 0.1 --input keyboard --gamecontrollerdb /nonexistent/db.txt");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("/nonexistent/db.txt"), std::string::npos) << o.err;
+}
+
+TEST(CliInput, DevicesTakesAControllerDatabase) {
+  const Outcome o = run("devices --gamecontrollerdb /nonexistent/db.txt");
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("/nonexistent/db.txt"), std::string::npos) << o.err;
 }

@@ -146,6 +146,18 @@ TEST(InputSystem, GamepadRecognisedThroughDatabaseFile) {
   std::filesystem::remove(db);
 }
 
+TEST(InputSystem, RefusesBindingsToNothing) {
+  Mapping m;
+  m.file = "code";
+  m.controls = {axis("lift")};
+  m.bindings = {bind(0, devAxis(3, 0))};  // no device 3
+  EXPECT_THROW(InputSystem{m}, InputError);
+  m.bindings = {bind(1, key("Up"))};  // no control 1
+  EXPECT_THROW(InputSystem{m}, InputError);
+  m.bindings = {bind(0, Source{})};  // no input at all
+  EXPECT_THROW(InputSystem{m}, InputError);
+}
+
 TEST(InputSystem, MissingDatabaseFileIsAClearError) {
   InputOptions options;
   options.gamecontrollerdb = "/nonexistent/gamecontrollerdb.txt";
@@ -161,11 +173,11 @@ TEST(InputSystem, UnplugReturnsControlsToNeutralInTheSameSampleAndReplugPicksUp)
   Mapping m;
   m.controls = {axis("lift", -1.0, 1.0, 0.25), control("lights", ControlKind::Toggle),
                 control("gear", ControlKind::Switch, 4, 1.0), control("horn", ControlKind::Button),
-                control("brake", ControlKind::Button)};
+                control("brake", ControlKind::Button), control("pump", ControlKind::Toggle, 2, 1.0)};
   m.devices = {{"panel", DeviceKind::Joystick, "Test Panel", ""}};
   m.bindings = {bind(0, devAxis(0, 0)), bind(1, devButton(0, 0), DigitalAction::Toggle),
                 bind(2, devButton(0, 1), DigitalAction::Position), bind(3, devButton(0, 2)),
-                bind(4, key("B"))};
+                bind(4, key("B")), bind(5, devButton(0, 2), DigitalAction::Hold)};
   m.bindings[2].position = 3;
   InputSystem input(m);
   auto panel = std::make_unique<VirtualDevice>("Test Panel", 1, 3, 0);
@@ -177,12 +189,12 @@ TEST(InputSystem, UnplugReturnsControlsToNeutralInTheSameSampleAndReplugPicksUp)
   panel->button(2, true);
   input.keyEvent(*keyFromName("B"), true);
   v = sample(input);
-  EXPECT_EQ(v, (std::vector<double>{-1.0, 1.0, 3.0, 1.0, 1.0}));
+  EXPECT_EQ(v, (std::vector<double>{-1.0, 1.0, 3.0, 1.0, 1.0, 1.0}));
 
   panel->detach();
   v = sample(input);  // the very next sample
   EXPECT_FALSE(input.devices()[0].connected);
-  EXPECT_EQ(v, (std::vector<double>{0.25, 0.0, 1.0, 0.0, 1.0}))
+  EXPECT_EQ(v, (std::vector<double>{0.25, 0.0, 1.0, 0.0, 1.0, 1.0}))
       << "everything on the panel back to initial; the keyboard's brake is still held";
 
   panel = std::make_unique<VirtualDevice>("Test Panel", 1, 3, 0);
@@ -193,6 +205,7 @@ TEST(InputSystem, UnplugReturnsControlsToNeutralInTheSameSampleAndReplugPicksUp)
   panel->button(0, true);
   v = sample(input);
   EXPECT_EQ(v[1], 1.0) << "the replugged panel's buttons work again";
+  EXPECT_EQ(v[5], 0.0) << "the hold input reads its switch (off) again";
 }
 
 TEST(InputSystem, GuidMatchWinsOverName) {
@@ -357,6 +370,18 @@ TEST(InputSystem, DefaultKeyboardLayoutDrivesEveryControlKind) {
   EXPECT_EQ(v[2], 0.0);
   EXPECT_EQ(v[3], 0.0);
   EXPECT_EQ(sample(input, 0.1)[1], 0.0);
+
+  // Focus lost with keys held: nothing stays stuck.
+  input.keyEvent(k("Down"), true);
+  input.keyEvent(k("Space"), true);
+  for (int i = 0; i < 5; ++i) v = sample(input, 0.1);
+  EXPECT_EQ(v[1], 1.0);
+  EXPECT_LT(v[0], -0.3) << "Down held pulls lift below neutral";
+  const double lift = v[0];
+  input.releaseAllKeys();
+  v = sample(input, 0.1);
+  EXPECT_EQ(v[1], 0.0);
+  EXPECT_NEAR(v[0], lift + 0.2, 1e-12) << "springing back toward neutral";
 }
 
 TEST(InputSystem, KeysFromSdlEventQueue) {

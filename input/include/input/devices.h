@@ -22,7 +22,9 @@ struct InputDevice {
 
 /// Enumerates the connected joysticks and game controllers. Initialises the SDL joystick and
 /// game-controller subsystems for the call only and needs no window or display. An empty list
-/// means no devices. Throws std::runtime_error with SDL's message if SDL cannot initialise.
-std::vector<InputDevice> listInputDevices();
+/// means no devices. `gamecontrollerdb` (optional) is a gamecontrollerdb.txt-format file loaded
+/// first, so devices it maps show as game controllers. Throws std::runtime_error with SDL's
+/// message if SDL cannot initialise, InputError (input_system.h) if the file cannot be read.
+std::vector<InputDevice> listInputDevices(const std::string& gamecontrollerdb = {});
 
 }  // namespace sim::input

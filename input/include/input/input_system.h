@@ -61,6 +61,8 @@ class InputSystem {
   /// A key went down or up (SDL keycode). Repeats (key held) are ignored. Counted at the next
   /// sample, so a tap shorter than a frame still registers once.
   void keyEvent(int keycode, bool down);
+  /// Every key up, e.g. when the window loses keyboard focus (its key-up events go elsewhere).
+  void releaseAllKeys();
 
   std::vector<DeviceStatus> devices() const;
   const Mapping& mapping() const { return mapping_; }

@@ -74,7 +74,7 @@ enum class DigitalAction {
   Press,     ///< button: 1 while held
   Toggle,    ///< toggle: flips on each press
   Hold,      ///< toggle: on when pressed, off when released (a latching hardware switch)
-  Position,  ///< switch: goes to `position` on press and stays
+  Position,  ///< switch: goes to `position` on press and stays (bound to an axis: follows it)
   Step,      ///< switch: moves by `step` positions on press, clamped to the ends
 };
 
