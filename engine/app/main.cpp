@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <exception>
@@ -122,6 +123,9 @@ class Viewing {
       return true;
     };
   }
+  void setKeySink(std::function<void(int, bool)> sink) {
+    if (view_) view_->setKeySink(std::move(sink));
+  }
   bool screenshotMissing() const { return !args_.screenshot.empty() && !shot_taken_; }
 
  private:
@@ -160,12 +164,17 @@ struct RunArgs {
   ViewArgs view;
 };
 
-// The operator's devices for `run --input`: a mapping file, or the default keyboard layout.
+// The operator's devices for `run --input`: a mapping file, or the default keyboard layout. With
+// a window, keys come from it (`keys_from_window`), and a run without --input gets the default
+// keyboard layout when the scene has a pult.
 std::unique_ptr<sim::input::InputSystem> openInput(const RunArgs& args,
-                                                   const sim::engine::Scene& scene) {
-  if (args.input.empty()) return nullptr;
+                                                   const sim::engine::Scene& scene,
+                                                   bool keys_from_window) {
+  std::string source = args.input;
+  if (source.empty() && keys_from_window && !scene.pult.controls.empty()) source = "keyboard";
+  if (source.empty()) return nullptr;
   sim::input::Mapping mapping;
-  if (args.input == "keyboard") {
+  if (source == "keyboard") {
     std::vector<std::string> unbound;
     mapping = sim::input::defaultKeyboardMapping(sim::engine::inputControls(scene.pult), &unbound);
     for (const auto& name : unbound) spdlog::warn("default keyboard layout: no key left for control {}", name);
@@ -174,6 +183,7 @@ std::unique_ptr<sim::input::InputSystem> openInput(const RunArgs& args,
   }
   sim::input::InputOptions options;
   options.gamecontrollerdb = args.gamecontrollerdb;
+  options.sdl_keyboard = !keys_from_window;
   options.log = [](const std::string& line) { spdlog::info("input: {}", line); };
   auto system = std::make_unique<sim::input::InputSystem>(std::move(mapping), options);
   spdlog::info("input mapping {}:", system->mapping().file);
@@ -195,8 +205,11 @@ int runCommand(const RunArgs& args) {
   options.realtime = args.realtime || viewing.windowed();  // a window shows real time
   options.after_frame = viewing.observer();
   options.interrupt = &g_interrupt;
-  const auto input = openInput(args, scene);
+  const auto input = openInput(args, scene, viewing.windowed());
   options.input = input.get();
+  if (input && viewing.windowed()) {
+    viewing.setKeySink([system = input.get()](int key, bool down) { system->keyEvent(key, down); });
+  }
   const auto result = sim::engine::runHeadless(scene, options);
   std::fputs(sim::engine::formatSummary(scene, result).c_str(), stdout);
   std::fflush(stdout);

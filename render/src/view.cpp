@@ -157,6 +157,14 @@ void SceneView::applyCamera() {
 
 void SceneView::setKeyHandler(KeyHandler handler) { keys_->handler = std::move(handler); }
 
+void SceneView::queueKey(int key, bool down) {
+  if (down) {
+    viewer_->getEventQueue()->keyPress(key);
+  } else {
+    viewer_->getEventQueue()->keyRelease(key);
+  }
+}
+
 void SceneView::setHud(const HudLayout& layout) {
   if (hud_) root_->removeChild(hud_->camera());
   hud_ = std::make_unique<Hud>(layout, width_, height_);

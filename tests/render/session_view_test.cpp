@@ -8,6 +8,12 @@
 #include <engine/session_view.h>
 #include <engine/snapshot.h>
 
+#include <engine/input_mapping.h>
+#include <input/input_system.h>
+#include <input/names.h>
+
+#include <osgGA/GUIEventAdapter>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -237,6 +243,69 @@ TEST_F(Mf4View, HudBarsMatchTheTraceAtTheSameFrame) {
     }
   }
   EXPECT_GE(nonzero, 4) << "the scenario moves several motors at 14 s";
+}
+
+// Keys typed into the view reach the pult through the default keyboard layout (Up raises the
+// grasp scene's `lift` axis at 2 full deflections per second and it springs back on release),
+// and F-keys switch cameras without reaching the pult.
+TEST(WindowKeys, DriveThePultAndSwitchCameras) {
+  const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
+  input::InputOptions input_options;
+  input_options.sdl_keyboard = false;
+  input::InputSystem keyboard(input::defaultKeyboardMapping(inputControls(scene.pult)),
+                              input_options);
+  ViewSetup setup;
+  setup.width = 320;
+  setup.height = 180;
+  setup.offscreen = true;
+  SessionView view(scene, setup);
+  view.setKeySink([&](int key, bool down) { keyboard.keyEvent(key, down); });
+  using Key = osgGA::GUIEventAdapter::KeySymbol;
+  RunOptions options;
+  options.duration_s = 2.0;
+  options.input = &keyboard;
+  const int lift = scene.pult.find("lift");
+  std::vector<double> lift_values;
+  options.before_frame = [&](std::uint64_t frame) {
+    if (frame == 5) view.view().queueKey(Key::KEY_Up, true);
+    if (frame == 60) view.view().queueKey(Key::KEY_Up, false);
+  };
+  options.after_frame = [&](const Session& session, const RunResult& so_far,
+                            const std::vector<std::string>& notes) {
+    view.show(session, so_far, notes);
+    lift_values.push_back(session.state().pult.values[static_cast<std::size_t>(lift)]);
+    return true;
+  };
+  runHeadless(scene, options);
+  // A key typed during frame k's drawing is sampled into the pult at frame k + 1.
+  ASSERT_GE(lift_values.size(), 120u);
+  EXPECT_EQ(lift_values[4], 0.0);
+  EXPECT_GT(lift_values[20], 0.1);           // rising while held
+  EXPECT_NEAR(lift_values[55], 1.0, 1e-12);  // full after 0.5 s
+  EXPECT_NEAR(lift_values.back(), 0.0, 1e-12) << "springs back when released";
+
+  EXPECT_EQ(SessionView::sdlKeycode('w'), input::keyFromName("W").value());
+  EXPECT_EQ(SessionView::sdlKeycode('W'), input::keyFromName("W").value());
+  EXPECT_EQ(SessionView::sdlKeycode(Key::KEY_Page_Up), input::keyFromName("PageUp").value());
+  EXPECT_EQ(SessionView::sdlKeycode(Key::KEY_Space), input::keyFromName("Space").value());
+}
+
+TEST_F(Mf4View, FunctionKeysSelectCameras) {
+  Session session(scene_);
+  RunResult stats;
+  int forwarded = 0;
+  view_->setKeySink([&](int, bool) { ++forwarded; });
+  using Key = osgGA::GUIEventAdapter::KeySymbol;
+  const auto gripper = SessionView::cameraAt(scene_, &scene_.cameras[2], session.dynamics());
+  view_->view().queueKey(Key::KEY_F3, true);
+  view_->show(session, stats);  // the key is handled in this frame's event traversal
+  view_->show(session, stats);  // and the camera used from the next
+  EXPECT_EQ(view_->view().camera().eye_m, gripper.eye_m);
+  view_->view().queueKey(Key::KEY_F12, true);
+  view_->show(session, stats);
+  view_->show(session, stats);
+  EXPECT_EQ(view_->view().camera().eye_m, SessionView::cameraAt(scene_, nullptr, session.dynamics()).eye_m);
+  EXPECT_EQ(forwarded, 0) << "camera keys do not reach the pult";
 }
 
 }  // namespace

@@ -92,6 +92,9 @@ class SceneView {
   /// Receives the window's key events (none offscreen); replaces an earlier handler.
   void setKeyHandler(KeyHandler handler);
 
+  /// Puts a key event into the window's event queue, as if typed (handled at the next frame).
+  void queueKey(int key, bool down);
+
   /// Adds the head-up display with this layout (replacing any earlier one).
   void setHud(const HudLayout& layout);
   /// New HUD values for the next frame; ignored without setHud().
