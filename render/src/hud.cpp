@@ -34,7 +34,7 @@ osg::ref_ptr<osgText::Text> makeText(osgText::Font* font, double x, double y,
   text->setPosition(osg::Vec3(static_cast<float>(x), static_cast<float>(y), 0.0f));
   text->setColor(colour);
   text->setDataVariance(osg::Object::DYNAMIC);
-  text->setBackdropType(osgText::Text::OUTLINE);
+  text->setBackdropType(osgText::Text::DROP_SHADOW_BOTTOM_RIGHT);
   text->setBackdropColor(osg::Vec4(0, 0, 0, 0.6f));
   return text;
 }
