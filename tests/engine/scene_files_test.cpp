@@ -380,6 +380,45 @@ bodies:
   }
 }
 
+// The rest of the bad-input list: an inertia that is not positive definite is located at its
+// key; an empty model file at the key that names it (shapes as well as visuals).
+TEST_F(SceneFiles, BadInertiaAndEmptyModelFileAreLocated) {
+  const std::string inertia = write("inertia.yaml", R"(bodies:
+  - name: b
+    mass: 1
+    inertia: [[1, 0, 0], [0, -2, 0], [0, 0, 3]]
+)");
+  try {
+    loadScene(inertia);
+    ADD_FAILURE() << "a negative principal moment accepted";
+  } catch (const SceneInvalid& e) {
+    ASSERT_EQ(e.errors().size(), 1u);
+    EXPECT_EQ(e.errors()[0].file(), inertia);
+    EXPECT_EQ(e.errors()[0].line(), 4);
+    EXPECT_EQ(e.errors()[0].key(), "bodies[b].inertia");
+    EXPECT_NE(e.errors()[0].message().find("positive definite"), std::string::npos);
+  }
+  write("empty.glb", "");
+  const std::string visual = write("visual.yaml", R"(bodies:
+  - name: b
+    mass: 1
+    box: [1, 1, 1]
+    visual: {file: empty.glb}
+)");
+  EXPECT_EQ(errorOf(visual),
+            visual + ":5: bodies[b].visual.file: " + (dir_ / "empty.glb").string() + ": file is empty");
+  const std::string hull = write("hull.yaml", R"(bodies:
+  - name: b
+    mass: 1
+    box: [1, 1, 1]
+    shapes:
+      - type: hull
+        file: empty.glb
+)");
+  EXPECT_EQ(errorOf(hull), hull + ":7: bodies[b].shapes[0].file: " + (dir_ / "empty.glb").string() +
+                               ": file is empty");
+}
+
 TEST_F(SceneFiles, CamerasAndTheirErrors) {
   const std::string path = write("cams.yaml", R"(
 bodies:
