@@ -5,6 +5,7 @@
 // waited for a core; the CPU time is what a quiet core would take).
 //
 //   build/bin/bench_mf4                          # the scenario, 3 repeats
+//   build/bin/bench_mf4 --duration 60            # the scenario, then 30 s more holding the pose
 //   build/bin/bench_mf4 --scene --duration 60    # scenes/mf4.yaml with the pult at rest
 //   build/bin/bench_mf4 --set solver.substeps=2  # any scene override, as with --set
 #include <engine/run.h>
@@ -34,7 +35,8 @@ int usage() {
 int main(int argc, char** argv) {
   using namespace sim::engine;
   bool scene_only = false;
-  double duration_s = 60.0;  // --scene only; the scenario has its own duration
+  double duration_s = 60.0;  // --scene; for the scenario only when given (it has its own)
+  bool duration_given = false;
   int repeats = 3;
   std::vector<Override> overrides;
   for (int i = 1; i < argc; ++i) {
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
       scene_only = true;
     } else if (arg == "--duration" && has_value) {
       duration_s = std::atof(argv[++i]);
+      duration_given = true;
     } else if (arg == "--repeats" && has_value) {
       repeats = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--set" && has_value) {
@@ -68,6 +71,8 @@ int main(int argc, char** argv) {
         all.insert(all.end(), overrides.begin(), overrides.end());
         scenario.scene = loadScene(scenario.scene.file, all);
       }
+      // Longer than the timeline: the pult holds its last values (the robot holds its pose).
+      if (duration_given) scenario.duration_s = duration_s;
     }
     for (int r = 0; r < repeats; ++r) {
       RunResult run;
