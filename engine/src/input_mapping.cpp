@@ -345,12 +345,7 @@ input::Mapping loadInputMappingFromString(const std::string& yaml, const std::st
                                           const PultDef& pult) {
   Context ctx;
   ctx.file = file;
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg);
-  }
+  const YAML::Node root = detail::parseYaml(yaml, file);
   if (!root.IsDefined() || root.IsNull()) ctx.failAt(0, "", "the mapping file is empty");
   const MapReader top(ctx, root, "", {"devices", "calibration", "bindings"});
   input::Mapping m;

@@ -213,12 +213,7 @@ std::string xmlEscape(const std::string& text) {
 Scenario loadScenarioFromString(const std::string& yaml, const std::string& file) {
   Context ctx;
   ctx.file = file;
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg);
-  }
+  const YAML::Node root = parseYaml(yaml, file);
   if (!root.IsDefined() || root.IsNull()) ctx.failAt(0, "", "the scenario file is empty");
   const MapReader top(ctx, root, "",
                       {"name", "description", "scene", "set", "duration", "timeline", "expect"});

@@ -902,14 +902,6 @@ std::optional<std::string> readSceneText(const std::filesystem::path& path, std:
   return text.str();
 }
 
-YAML::Node parseYaml(const std::string& text, const std::string& file) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg);
-  }
-}
-
 // Parses `text` (the file `file`) and, depth first, every file it includes; files are appended
 // to `files` in conversion order (includes before the file that includes them). `chain` holds
 // the files being included, to name a cycle.

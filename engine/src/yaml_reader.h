@@ -35,6 +35,15 @@ inline std::optional<double> parseNumber(const std::string& text) {
   return value;
 }
 
+// Parses YAML text; a syntax error becomes a SceneError at its line.
+inline YAML::Node parseYaml(const std::string& text, const std::string& file) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg);
+  }
+}
+
 inline int lineOf(const YAML::Node& node) {
   const YAML::Mark mark = node.Mark();
   return mark.is_null() ? 0 : mark.line + 1;

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "pixels.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -36,29 +38,8 @@ const std::vector<std::string> kRobot = {"chassis",  "track_left",  "track_right
                                          "shoulder", "elbow",       "wrist_pitch", "wrist_roll",
                                          "jaw_left", "jaw_right"};
 
-struct Box2 {
-  double x0 = 1e9, y0 = 1e9, x1 = -1e9, y1 = -1e9;
-  void add(double x, double y) {
-    x0 = std::min(x0, x);
-    y0 = std::min(y0, y);
-    x1 = std::max(x1, x);
-    y1 = std::max(y1, y);
-  }
-};
-
-Box2 whitePixels(const render::RgbImage& mask, int* count) {
-  Box2 box;
-  *count = 0;
-  for (int y = 0; y < mask.height; ++y) {
-    for (int x = 0; x < mask.width; ++x) {
-      if (mask.pixel(x, y)[0] > 128) {
-        box.add(x, y);
-        ++*count;
-      }
-    }
-  }
-  return box;
-}
+using render_testing::Box2;
+using render_testing::whitePixels;
 
 class Mf4View : public ::testing::Test {
  protected:

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "pixels.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -38,30 +40,8 @@ bodies:
     shapes: [{type: box, size: [0.4, 0.4, 0.4]}, {type: cylinder, radius: 0.1, half_length: 0.2, position: [0, 0, 0.3]}]
 )";
 
-struct Box2 {
-  double x0 = 1e9, y0 = 1e9, x1 = -1e9, y1 = -1e9;
-  void add(double x, double y) {
-    x0 = std::min(x0, x);
-    y0 = std::min(y0, y);
-    x1 = std::max(x1, x);
-    y1 = std::max(y1, y);
-  }
-};
-
-// Bounding box of the white pixels, and their count.
-Box2 maskBounds(const render::RgbImage& mask, int* count) {
-  Box2 box;
-  *count = 0;
-  for (int y = 0; y < mask.height; ++y) {
-    for (int x = 0; x < mask.width; ++x) {
-      if (mask.pixel(x, y)[0] > 128) {
-        box.add(x, y);
-        ++*count;
-      }
-    }
-  }
-  return box;
-}
+using render_testing::Box2;
+using render_testing::whitePixels;
 
 // Bounding box of a body's vertices as the camera projects them (pixel centres).
 Box2 projectedBounds(const render::SceneView& view, const render::BodyVisual& visual,
@@ -136,7 +116,7 @@ TEST_F(View, BodyPixelsAreWhereItsVerticesProject) {
     const std::vector<bool> shown = only(name);
     const std::size_t index = static_cast<std::size_t>(std::find(shown.begin(), shown.end(), true) - shown.begin());
     int count = 0;
-    const Box2 mask = maskBounds(view_->captureMask(poses_, shown), &count);
+    const Box2 mask = whitePixels(view_->captureMask(poses_, shown), &count);
     const Box2 projected = projectedBounds(*view_, visuals_[index], poses_[index]);
     SCOPED_TRACE(name);
     EXPECT_GT(count, 300);
@@ -158,7 +138,7 @@ TEST_F(View, MovingABodyMovesItsPixels) {
   for (std::size_t i = 0; i < before.rgb.size(); i += 3) changed += before.rgb[i] != after.rgb[i];
   EXPECT_GT(changed, 200);
   int count = 0;
-  const Box2 mask = maskBounds(after, &count);
+  const Box2 mask = whitePixels(after, &count);
   const Box2 projected = projectedBounds(*view_, visuals_[1], moved[1]);
   EXPECT_NEAR(mask.x0, projected.x0, 1.0);
   EXPECT_NEAR(mask.x1, projected.x1, 1.0);
