@@ -66,6 +66,7 @@ SessionView::SessionView(const Scene& scene, const ViewSetup& setup) : scene_(sc
   const std::vector<render::BodyVisual> visuals = bodyVisuals(scene);
   view_ = std::make_unique<render::SceneView>(visuals, options);
   view_->setHud(hudLayout(scene));
+  view_->setKeyHandler([this](int key, bool down) { onKey(key, down); });
 }
 
 render::ViewCamera SessionView::cameraAt(const Scene& scene, const CameraDef* camera,
@@ -161,25 +162,36 @@ int SessionView::sdlKeycode(int osg_key) {
 }
 
 void SessionView::setKeySink(std::function<void(int sdl_keycode, bool down)> sink) {
-  view_->setKeyHandler([this, sink = std::move(sink)](int key, bool down) {
-    using Key = osgGA::GUIEventAdapter::KeySymbol;
-    if (key >= Key::KEY_F1 && key <= Key::KEY_F9) {
-      const auto index = static_cast<std::size_t>(key - Key::KEY_F1);
-      if (down && index < scene_.cameras.size()) camera_ = &scene_.cameras[index];
-      return;
-    }
-    if (key == Key::KEY_F12) {
-      if (down) camera_ = nullptr;
-      return;
-    }
-    const int code = sdlKeycode(key);
-    if (code >= 0 && sink) sink(code, down);
-  });
+  sink_ = std::move(sink);
+}
+
+void SessionView::onKey(int key, bool down) {
+  using Key = osgGA::GUIEventAdapter::KeySymbol;
+  if (key >= Key::KEY_F1 && key <= Key::KEY_F9) {
+    const auto index = static_cast<std::size_t>(key - Key::KEY_F1);
+    if (down && index < scene_.cameras.size()) camera_ = &scene_.cameras[index];
+    return;
+  }
+  if (key == Key::KEY_F12) {
+    if (down) camera_ = nullptr;
+    return;
+  }
+  const int code = sdlKeycode(key);
+  if (code >= 0 && sink_) sink_(code, down);
 }
 
 void SessionView::prepare(const Session& session, const RunResult& stats,
                           const std::vector<std::string>& notes) {
-  view_->setCamera(cameraAt(scene_, camera_, session.dynamics()));
+  // An orbit camera hands the view to the mouse from its start pose; the others follow the state.
+  if (camera_ != nullptr && camera_->kind == CameraDef::Kind::Orbit) {
+    if (orbiting_ != camera_ || !view_->orbiting()) {
+      view_->orbitFrom(cameraAt(scene_, camera_, session.dynamics()));
+      orbiting_ = camera_;
+    }
+  } else {
+    orbiting_ = nullptr;
+    view_->setCamera(cameraAt(scene_, camera_, session.dynamics()));
+  }
   view_->updateHud(hudState(session, stats, notes));
 }
 

@@ -10,6 +10,7 @@
 #include <osg/Material>
 #include <osgDB/WriteFile>
 #include <osgGA/GUIEventHandler>
+#include <osgGA/OrbitManipulator>
 #include <osgViewer/Viewer>
 
 #include <cmath>
@@ -141,8 +142,34 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
 SceneView::~SceneView() = default;
 
 void SceneView::setCamera(const ViewCamera& camera) {
+  if (viewer_->getCameraManipulator()) viewer_->setCameraManipulator(nullptr, false);
   camera_ = camera;
   applyCamera();
+}
+
+void SceneView::orbitFrom(const ViewCamera& home) {
+  camera_ = home;
+  applyCamera();
+  osg::ref_ptr<osgGA::OrbitManipulator> orbit = new osgGA::OrbitManipulator;
+  const auto v = [](const std::array<double, 3>& a) { return osg::Vec3d(a[0], a[1], a[2]); };
+  orbit->setHomePosition(v(home.eye_m), v(home.target_m), v(home.up));
+  orbit->setAllowThrow(false);
+  viewer_->setCameraManipulator(orbit.get(), true);
+}
+
+bool SceneView::orbiting() const { return viewer_->getCameraManipulator() != nullptr; }
+
+void SceneView::queueDrag(float x0, float y0, float x1, float y1) {
+  osgGA::EventQueue* queue = viewer_->getEventQueue();
+  queue->getCurrentEventState()->setMouseYOrientation(osgGA::GUIEventAdapter::Y_INCREASING_DOWNWARDS);
+  queue->mouseMotion(x0, y0);
+  queue->mouseButtonPress(x0, y0, 1);
+  constexpr int kSteps = 8;
+  for (int i = 1; i <= kSteps; ++i) {
+    const float t = static_cast<float>(i) / kSteps;
+    queue->mouseMotion(x0 + t * (x1 - x0), y0 + t * (y1 - y0));
+  }
+  queue->mouseButtonRelease(x1, y1, 1);
 }
 
 void SceneView::applyCamera() {
@@ -178,6 +205,13 @@ void SceneView::updateHud(const HudState& state) {
 void SceneView::frame(std::span<const BodyPose> poses) {
   bodies_.update(poses);
   viewer_->frame();
+  if (osgGA::CameraManipulator* manipulator = viewer_->getCameraManipulator()) {
+    osg::Vec3d eye, center, up;
+    manipulator->getInverseMatrix().getLookAt(eye, center, up);
+    camera_.eye_m = {eye.x(), eye.y(), eye.z()};
+    camera_.target_m = {center.x(), center.y(), center.z()};
+    camera_.up = {up.x(), up.y(), up.z()};
+  }
 }
 
 bool SceneView::closed() const { return viewer_->done(); }

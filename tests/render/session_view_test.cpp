@@ -289,5 +289,33 @@ TEST_F(Mf4View, FunctionKeysSelectCameras) {
   EXPECT_EQ(forwarded, 0) << "camera keys do not reach the pult";
 }
 
+// The orbit camera hands the view to the mouse: a drag turns the eye about the target (same
+// distance), and selecting another camera ends it.
+TEST_F(Mf4View, OrbitCameraFollowsTheMouse) {
+  Session session(scene_);
+  RunResult stats;
+  using Key = osgGA::GUIEventAdapter::KeySymbol;
+  view_->view().queueKey(Key::KEY_F4, true);
+  view_->show(session, stats);
+  view_->show(session, stats);
+  ASSERT_TRUE(view_->view().orbiting());
+  const render::ViewCamera start = view_->view().camera();
+  const auto distance = [](const render::ViewCamera& c) {
+    return (Vec3(c.eye_m[0], c.eye_m[1], c.eye_m[2]) - Vec3(c.target_m[0], c.target_m[1], c.target_m[2])).norm();
+  };
+  EXPECT_NEAR((Vec3(start.eye_m[0], start.eye_m[1], start.eye_m[2]) - Vec3(-1.5, -7.5, 4.5)).norm(), 0.0, 1e-6);
+  view_->view().queueDrag(320, 180, 420, 150);
+  view_->show(session, stats);
+  view_->show(session, stats);
+  const render::ViewCamera turned = view_->view().camera();
+  EXPECT_GT((Vec3(turned.eye_m[0], turned.eye_m[1], turned.eye_m[2]) -
+             Vec3(start.eye_m[0], start.eye_m[1], start.eye_m[2])).norm(), 0.5);
+  EXPECT_NEAR(distance(turned), distance(start), 1e-6 * distance(start));
+  view_->view().queueKey(Key::KEY_F1, true);
+  view_->show(session, stats);
+  view_->show(session, stats);
+  EXPECT_FALSE(view_->view().orbiting());
+}
+
 }  // namespace
 }  // namespace sim::engine

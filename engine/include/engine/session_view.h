@@ -57,9 +57,12 @@ class SessionView {
  private:
   void prepare(const Session& session, const RunResult& stats,
                const std::vector<std::string>& notes);
+  void onKey(int osg_key, bool down);
 
   const Scene& scene_;
   const CameraDef* camera_ = nullptr;
+  const CameraDef* orbiting_ = nullptr;  // the orbit camera the mouse controls, if any
+  std::function<void(int, bool)> sink_;
   std::unique_ptr<render::SceneView> view_;
 };
 

@@ -71,7 +71,13 @@ class SceneView {
   SceneView(const SceneView&) = delete;
   SceneView& operator=(const SceneView&) = delete;
 
+  /// A fixed camera for the next frames (ends mouse orbiting).
   void setCamera(const ViewCamera& camera);
+  /// Mouse orbiting starting from `home`: left drag turns about the target, right drag zooms,
+  /// middle drag pans (OpenSceneGraph's OrbitManipulator). camera() then follows the mouse.
+  void orbitFrom(const ViewCamera& home);
+  bool orbiting() const;
+  /// The camera of the last frame.
   const ViewCamera& camera() const { return camera_; }
 
   /// Moves the bodies and draws one frame.
@@ -94,6 +100,9 @@ class SceneView {
 
   /// Puts a key event into the window's event queue, as if typed (handled at the next frame).
   void queueKey(int key, bool down);
+  /// Puts a mouse drag with the left button from (x0, y0) to (x1, y1), window pixels with y down,
+  /// into the event queue, as if done by hand.
+  void queueDrag(float x0, float y0, float x1, float y1);
 
   /// Adds the head-up display with this layout (replacing any earlier one).
   void setHud(const HudLayout& layout);
