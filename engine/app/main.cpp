@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -126,6 +127,9 @@ class Viewing {
   void setKeySink(std::function<void(int, bool)> sink) {
     if (view_) view_->setKeySink(std::move(sink));
   }
+  void setRunControl(sim::engine::RunControl* control) {
+    if (view_) view_->setRunControl(control);
+  }
   bool screenshotMissing() const { return !args_.screenshot.empty() && !shot_taken_; }
 
  private:
@@ -162,6 +166,7 @@ struct RunArgs {
   std::string input;             // mapping file, or "keyboard" for the generated layout
   std::string gamecontrollerdb;  // SDL controller database (gamecontrollerdb.txt format)
   ViewArgs view;
+  bool duration_given = false;
 };
 
 // The operator's devices for `run --input`: a mapping file, or the default keyboard layout. With
@@ -205,6 +210,14 @@ int runCommand(const RunArgs& args) {
   options.realtime = args.realtime || viewing.windowed();  // a window shows real time
   options.after_frame = viewing.observer();
   options.interrupt = &g_interrupt;
+  // A window is an interactive session: pause, step and reset keys, and without --duration it
+  // runs until the window is closed.
+  sim::engine::RunControl control;
+  if (viewing.windowed()) {
+    options.control = &control;
+    viewing.setRunControl(&control);
+    if (!args.duration_given) options.duration_s = std::numeric_limits<double>::infinity();
+  }
   const auto input = openInput(args, scene, viewing.windowed());
   options.input = input.get();
   if (input && viewing.windowed()) {
@@ -421,7 +434,9 @@ int main(int argc, char** argv) {
   runCmd->add_flag("--headless", run.headless, "Run without a window");
   runCmd->add_flag("--realtime", run.realtime,
                    "Pace frames to the wall clock (default headless: as fast as possible)");
-  runCmd->add_option("--duration", run.duration_s, "Simulated time to run, seconds (default 10)")
+  auto* durationOption = runCmd->add_option(
+      "--duration", run.duration_s,
+      "Simulated time to run, seconds (default 10; with a window: until it is closed)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             try {
@@ -508,7 +523,10 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*runCmd) return runCommand(run);
+    if (*runCmd) {
+      run.duration_given = durationOption->count() > 0;
+      return runCommand(run);
+    }
     if (*playCmd) return playCommand(play);
     if (*replayCmd) return replayCommand(replayArgs);
     if (*testCmd) return testCommand(test);

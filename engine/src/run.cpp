@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -26,7 +27,10 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
 
   detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path);
   RunResult result;
-  const std::uint64_t steps = stepCount(options.duration_s, scene.model.solver.time_step_s);
+  const std::uint64_t steps = std::isinf(options.duration_s)
+                                  ? std::numeric_limits<std::uint64_t>::max()
+                                  : stepCount(options.duration_s, scene.model.solver.time_step_s);
+  const SessionState initial = session.state();
   const auto steps_per_frame = static_cast<std::uint64_t>(scene.stepsPerFrame());
   FramePacer pacer(static_cast<double>(steps_per_frame) * scene.model.solver.time_step_s, options.realtime);
   using Clock = std::chrono::steady_clock;
@@ -49,8 +53,27 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
         options.input->sample(frame_dt, pult);
         for (std::size_t c = 0; c < pult.size(); ++c) session.setControl(static_cast<int>(c), pult[c]);
       }
+      // Operator commands: reset (not while recording: the recording would jump), pause, step.
+      std::uint64_t frame_steps = steps_per_frame;
+      if (RunControl* control = options.control) {
+        if (control->reset) {
+          control->reset = false;
+          if (options.record_path.empty()) {
+            session.restore(initial);
+          } else {
+            control->reset_refused = true;
+          }
+        }
+        if (control->paused) {
+          if (control->step_frames > 0) {
+            --control->step_frames;
+          } else {
+            frame_steps = 0;
+          }
+        }
+      }
       double physics_s = 0.0;
-      for (std::uint64_t k = 0; k < steps_per_frame && result.steps < steps && healthy; ++k) {
+      for (std::uint64_t k = 0; k < frame_steps && result.steps < steps && healthy; ++k) {
         const auto t0 = Clock::now();
         healthy = outputs.step(session, result);
         physics_s += std::chrono::duration<double>(Clock::now() - t0).count();

@@ -131,6 +131,12 @@ render::HudState SessionView::hudState(const Session& session, const RunResult& 
   }
   hud.notes = notes;
   if (stats.fault) hud.warnings.push_back("NUMERICAL FAULT: " + stats.fault->describe());
+  if (control_ != nullptr && control_->paused) {
+    hud.warnings.push_back("PAUSED: F9 resume, F10 one frame, F11 reset");
+  }
+  if (control_ != nullptr && control_->reset_refused) {
+    hud.warnings.push_back("reset refused: the session is being recorded");
+  }
   if (stats.overruns > 0) {
     hud.warnings.push_back(fmt::format("slower than real time: {} frames overran", stats.overruns));
   }
@@ -167,9 +173,17 @@ void SessionView::setKeySink(std::function<void(int sdl_keycode, bool down)> sin
 
 void SessionView::onKey(int key, bool down) {
   using Key = osgGA::GUIEventAdapter::KeySymbol;
-  if (key >= Key::KEY_F1 && key <= Key::KEY_F9) {
+  if (key >= Key::KEY_F1 && key <= Key::KEY_F8) {
     const auto index = static_cast<std::size_t>(key - Key::KEY_F1);
     if (down && index < scene_.cameras.size()) camera_ = &scene_.cameras[index];
+    return;
+  }
+  if (key == Key::KEY_F9 || key == Key::KEY_F10 || key == Key::KEY_F11) {
+    if (down && control_ != nullptr) {
+      if (key == Key::KEY_F9) control_->paused = !control_->paused;
+      if (key == Key::KEY_F10 && control_->paused) ++control_->step_frames;
+      if (key == Key::KEY_F11) control_->reset = true;
+    }
     return;
   }
   if (key == Key::KEY_F12) {

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -315,6 +316,51 @@ TEST_F(Mf4View, OrbitCameraFollowsTheMouse) {
   view_->show(session, stats);
   view_->show(session, stats);
   EXPECT_FALSE(view_->view().orbiting());
+}
+
+// F9 pauses (time stands still, frames still drawn), F10 runs exactly one frame, F11 returns to
+// the initial state, F9 again resumes; the HUD says it is paused.
+TEST(WindowKeys, PauseStepAndReset) {
+  const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
+  ViewSetup setup;
+  setup.width = 320;
+  setup.height = 180;
+  setup.offscreen = true;
+  SessionView view(scene, setup);
+  RunControl control;
+  view.setRunControl(&control);
+  using Key = osgGA::GUIEventAdapter::KeySymbol;
+  RunOptions options;
+  options.duration_s = std::numeric_limits<double>::infinity();
+  options.control = &control;
+  const double frame_s = scene.stepsPerFrame() * scene.model.solver.time_step_s;
+  std::vector<double> times;
+  bool hud_says_paused = false;
+  options.after_frame = [&](const Session& session, const RunResult& so_far,
+                            const std::vector<std::string>& notes) {
+    const std::size_t frame = times.size();
+    if (frame == 10) view.view().queueKey(Key::KEY_F9, true);   // pause
+    if (frame == 20) view.view().queueKey(Key::KEY_F10, true);  // one frame
+    if (frame == 30) view.view().queueKey(Key::KEY_F11, true);  // reset
+    if (frame == 40) view.view().queueKey(Key::KEY_F9, true);   // resume
+    view.show(session, so_far, notes);
+    for (const auto& w : view.hudState(session, so_far, notes).warnings) {
+      hud_says_paused = hud_says_paused || w.rfind("PAUSED", 0) == 0;
+    }
+    times.push_back(session.time());
+    return frame < 50;
+  };
+  runHeadless(scene, options);
+  ASSERT_EQ(times.size(), 51u);
+  // The key typed while drawing frame k acts from frame k + 1.
+  EXPECT_NEAR(times[10], 11 * frame_s, 1e-9);
+  EXPECT_EQ(times[15], times[11]) << "paused";
+  EXPECT_NEAR(times[21], times[20] + frame_s, 1e-9) << "one frame";
+  EXPECT_EQ(times[25], times[21]) << "paused again after it";
+  EXPECT_EQ(times[31], 0.0) << "reset to the start";
+  EXPECT_EQ(times[39], 0.0) << "still paused";
+  EXPECT_NEAR(times[45], 5 * frame_s, 1e-9) << "running again";
+  EXPECT_TRUE(hud_says_paused);
 }
 
 }  // namespace

@@ -29,6 +29,15 @@ struct RunResult;
 using FrameObserver = std::function<bool(const Session& session, const RunResult& so_far,
                                          const std::vector<std::string>& notes)>;
 
+/// Operator commands to a running loop, set between frames (by the window's keys) and read by
+/// the loop at the start of each frame, on the same thread.
+struct RunControl {
+  bool paused = false;   ///< No steps while set; frames are still drawn.
+  int step_frames = 0;   ///< While paused: run this many frames, then hold again.
+  bool reset = false;    ///< Back to the initial state (ignored while recording); cleared by the loop.
+  bool reset_refused = false;  ///< Set by the loop when a reset was ignored (recording).
+};
+
 struct RunOptions {
   double duration_s = 10.0;  ///< Simulated time to run (s).
   std::string trace_path;    ///< CSV trace file; empty for none.
@@ -47,6 +56,9 @@ struct RunOptions {
   std::function<void(std::uint64_t frame)> before_frame;
   /// Called after every frame (see FrameObserver); empty for none.
   FrameObserver after_frame;
+  /// Pause, step and reset from the operator; null for none. With it, a run whose duration is
+  /// infinite goes on until interrupted or the observer ends it.
+  RunControl* control = nullptr;
 };
 
 struct RunResult {

@@ -37,10 +37,13 @@ class SessionView {
                            const std::vector<std::string>& notes = {});
   bool closed() const { return view_->closed(); }
 
-  /// Window keys: F1 … F9 select the scene's cameras in order, F12 the overview; every other key
-  /// goes to `sink` as an SDL keycode (what input::InputSystem::keyEvent takes), so the keyboard
-  /// layout drives the pult from the window.
+  /// Window keys: F1 … F8 select the scene's cameras in order, F12 the overview; with a run
+  /// control, F9 pauses and resumes, F10 runs one frame while paused, F11 resets to the start.
+  /// Every other key goes to `sink` as an SDL keycode (what input::InputSystem::keyEvent takes),
+  /// so the keyboard layout drives the pult from the window.
   void setKeySink(std::function<void(int sdl_keycode, bool down)> sink);
+  /// The loop's control that F9, F10 and F11 act on (and the HUD reports); may be null.
+  void setRunControl(RunControl* control) { control_ = control; }
   /// SDL keycode of an OpenSceneGraph key symbol, or -1 for keys SDL does not name.
   static int sdlKeycode(int osg_key);
 
@@ -63,6 +66,7 @@ class SessionView {
   const CameraDef* camera_ = nullptr;
   const CameraDef* orbiting_ = nullptr;  // the orbit camera the mouse controls, if any
   std::function<void(int, bool)> sink_;
+  RunControl* control_ = nullptr;
   std::unique_ptr<render::SceneView> view_;
 };
 
