@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -173,7 +174,11 @@ void SessionView::setKeySink(std::function<void(int sdl_keycode, bool down)> sin
 
 void SessionView::onKey(int key, bool down) {
   using Key = osgGA::GUIEventAdapter::KeySymbol;
-  if (key >= Key::KEY_F1 && key <= Key::KEY_F8) {
+  if (key == Key::KEY_F8) {
+    if (down) view_->setDebugOverlay(!view_->debugOverlay());
+    return;
+  }
+  if (key >= Key::KEY_F1 && key <= Key::KEY_F7) {
     const auto index = static_cast<std::size_t>(key - Key::KEY_F1);
     if (down && index < scene_.cameras.size()) camera_ = &scene_.cameras[index];
     return;
@@ -194,8 +199,40 @@ void SessionView::onKey(int key, bool down) {
   if (code >= 0 && sink_) sink_(code, down);
 }
 
+void SessionView::debugLines(const Session& session,
+                             std::vector<render::DebugLine>& lines) const {
+  lines.clear();
+  const auto f = [](const Vec3& v) {
+    return std::array<float, 3>{static_cast<float>(v.x()), static_cast<float>(v.y()),
+                                static_cast<float>(v.z())};
+  };
+  const dynamics::State& state = session.dynamics();
+  for (const dynamics::JointDef& joint : scene_.model.joints) {
+    const auto b = static_cast<std::size_t>(joint.body_b);
+    const Vec3 anchor = state.bodies[b].position_m + state.bodies[b].orientation * joint.frame_b.position;
+    const Vec3 axis = state.bodies[b].orientation * (joint.frame_b.rotation * Vec3::UnitX());
+    lines.push_back({f(anchor - 0.15 * axis), f(anchor + 0.15 * axis), {1.0f, 0.9f, 0.0f, 1.0f}});
+  }
+  for (const dynamics::ContactReport& contact : session.simulator().contacts(state)) {
+    const auto scaled = [](const Vec3& force) {
+      const double n = force.norm();
+      if (!(n > 0.0)) return Vec3(Vec3::Zero());
+      return Vec3(force / n * std::clamp(0.002 * n, 0.02, 0.5));
+    };
+    const Vec3& p = contact.point_m;
+    lines.push_back({f(p), f(p + scaled(contact.normal * contact.normal_force_N)), {1.0f, 0.15f, 0.1f, 1.0f}});
+    if (contact.friction_force_N.norm() > 1e-9) {
+      lines.push_back({f(p), f(p + scaled(contact.friction_force_N)), {0.2f, 1.0f, 0.2f, 1.0f}});
+    }
+  }
+}
+
 void SessionView::prepare(const Session& session, const RunResult& stats,
                           const std::vector<std::string>& notes) {
+  if (view_->debugOverlay()) {
+    debugLines(session, debug_lines_);
+    view_->setDebugLines(debug_lines_);
+  }
   // An orbit camera hands the view to the mouse from its start pose; the others follow the state.
   if (camera_ != nullptr && camera_->kind == CameraDef::Kind::Orbit) {
     if (orbiting_ != camera_ || !view_->orbiting()) {

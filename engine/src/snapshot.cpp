@@ -214,6 +214,15 @@ std::vector<render::BodyVisual> bodyVisuals(const Scene& scene) {
     if (i < scene.looks.size()) {
       for (const VisualDef& def : scene.looks[i].visuals) addVisual(def, visual.meshes);
     }
+    // The debug overlay's wireframes: every collision shape but planes, in cyan.
+    for (std::size_t s = 0; s < body.shapes.size(); ++s) {
+      if (body.shapes[s].type == dynamics::ShapeType::Plane) continue;
+      MeshPart part = shapeMesh(body.shapes[s]);
+      if (part.indices.empty()) continue;
+      part.name = body.name + ".collision" + std::to_string(s);
+      part.color_rgba = {0.0f, 1.0f, 1.0f, 1.0f};
+      visual.collision.push_back(std::move(part));
+    }
     if (i < scene.looks.size() && scene.looks[i].hidden) {
       visual.box_size_m = {0.0, 0.0, 0.0};
     } else if (visual.meshes.empty()) {

@@ -3,6 +3,7 @@
 #include <osg/Geode>
 #include <osg/Geometry>
 #include <osg/Material>
+#include <osg/PolygonMode>
 #include <osg/Quat>
 #include <osg/Shape>
 #include <osg/ShapeDrawable>
@@ -81,9 +82,25 @@ BodyGraph::BodyGraph(std::span<const BodyVisual> bodies) : root_(new osg::Group)
       transform->addChild(geode);
     }
     for (const MeshPart& part : body.meshes) transform->addChild(meshNode(part));
+    // Collision wireframes: unlit lines, hidden until the debug overlay shows them.
+    osg::ref_ptr<osg::Group> wires = new osg::Group;
+    wires->setName(body.name + ".collision");
+    for (const MeshPart& part : body.collision) wires->addChild(meshNode(part));
+    osg::StateSet* state = wires->getOrCreateStateSet();
+    state->setAttributeAndModes(
+        new osg::PolygonMode(osg::PolygonMode::FRONT_AND_BACK, osg::PolygonMode::LINE),
+        osg::StateAttribute::ON | osg::StateAttribute::OVERRIDE);
+    state->setMode(GL_LIGHTING, osg::StateAttribute::OFF | osg::StateAttribute::OVERRIDE);
+    wires->setNodeMask(0);
+    transform->addChild(wires.get());
+    collision_.push_back(wires);
     root_->addChild(transform.get());
     transforms_.push_back(transform);
   }
+}
+
+void BodyGraph::setCollisionVisible(bool visible) {
+  for (const auto& wires : collision_) wires->setNodeMask(visible ? ~0u : 0u);
 }
 
 void BodyGraph::update(std::span<const BodyPose> poses) {

@@ -110,6 +110,24 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
     root_->addChild(ground_.get());
   }
 
+  // Debug lines: one dynamic geometry, unlit, over everything (no depth test).
+  debug_lines_ = new osg::Geometry;
+  debug_lines_->setDataVariance(osg::Object::DYNAMIC);
+  debug_lines_->setUseDisplayList(false);
+  debug_lines_->setUseVertexBufferObjects(true);
+  debug_lines_->setVertexArray(new osg::Vec3Array);
+  debug_lines_->setColorArray(new osg::Vec4Array, osg::Array::BIND_PER_VERTEX);
+  debug_lines_->addPrimitiveSet(new osg::DrawArrays(GL_LINES, 0, 0));
+  debug_ = new osg::Geode;
+  debug_->setName("debug_lines");
+  debug_->addDrawable(debug_lines_.get());
+  osg::StateSet* debug_state = debug_->getOrCreateStateSet();
+  debug_state->setMode(GL_LIGHTING, osg::StateAttribute::OFF);
+  debug_state->setMode(GL_DEPTH_TEST, osg::StateAttribute::OFF);
+  debug_state->setRenderBinDetails(900, "RenderBin");
+  debug_->setNodeMask(0);
+  root_->addChild(debug_.get());
+
   viewer_ = std::make_unique<osgViewer::Viewer>();
   viewer_->setThreadingModel(osgViewer::Viewer::SingleThreaded);
   // A sun from the south-east, high; a faint sky ambient so shaded faces keep their colour.
@@ -182,6 +200,32 @@ void SceneView::applyCamera() {
   camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
 }
 
+void SceneView::setDebugOverlay(bool on) {
+  debug_on_ = on;
+  debug_->setNodeMask(on ? ~0u : 0u);
+  bodies_.setCollisionVisible(on);
+}
+
+void SceneView::setDebugLines(std::span<const DebugLine> lines) {
+  auto* vertices = static_cast<osg::Vec3Array*>(debug_lines_->getVertexArray());
+  auto* colors = static_cast<osg::Vec4Array*>(debug_lines_->getColorArray());
+  vertices->resize(2 * lines.size());  // keeps its capacity: no allocation once grown
+  colors->resize(2 * lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const DebugLine& l = lines[i];
+    (*vertices)[2 * i].set(l.from[0], l.from[1], l.from[2]);
+    (*vertices)[2 * i + 1].set(l.to[0], l.to[1], l.to[2]);
+    const osg::Vec4 c(l.color_rgba[0], l.color_rgba[1], l.color_rgba[2], l.color_rgba[3]);
+    (*colors)[2 * i] = (*colors)[2 * i + 1] = c;
+  }
+  vertices->dirty();
+  colors->dirty();
+  static_cast<osg::DrawArrays*>(debug_lines_->getPrimitiveSet(0))
+      ->setCount(static_cast<GLsizei>(vertices->size()));
+  debug_lines_->dirtyBound();
+  debug_count_ = lines.size();
+}
+
 void SceneView::setKeyHandler(KeyHandler handler) { keys_->handler = std::move(handler); }
 
 void SceneView::queueKey(int key, bool down) {
@@ -248,6 +292,8 @@ RgbImage SceneView::captureMask(std::span<const BodyPose> poses, const std::vect
   camera->setClearColor(osg::Vec4(0, 0, 0, 1));
   if (ground_) ground_->setNodeMask(0);
   if (hud_) hud_->camera()->setNodeMask(0);
+  debug_->setNodeMask(0);
+  bodies_.setCollisionVisible(false);
   for (std::size_t i = 0; i < bodies_.size(); ++i) {
     bodies_.transform(i)->setNodeMask(i < shown.size() && shown[i] ? ~0u : 0u);
   }
@@ -257,6 +303,7 @@ RgbImage SceneView::captureMask(std::span<const BodyPose> poses, const std::vect
   camera->setClearColor(kSky);
   if (ground_) ground_->setNodeMask(~0u);
   if (hud_) hud_->camera()->setNodeMask(~0u);
+  setDebugOverlay(debug_on_);
   for (std::size_t i = 0; i < bodies_.size(); ++i) bodies_.transform(i)->setNodeMask(~0u);
   return mask;
 }

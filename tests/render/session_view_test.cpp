@@ -363,5 +363,36 @@ TEST(WindowKeys, PauseStepAndReset) {
   EXPECT_TRUE(hud_says_paused);
 }
 
+// F8 shows the debug overlay: a line per joint axis, per contact normal and per contact with
+// friction, over the collision wireframes; the picture changes, and F8 again hides it.
+TEST_F(Mf4View, DebugOverlayShowsJointsAndContacts) {
+  Session session(scene_);
+  RunResult stats;
+  for (int i = 0; i < 240; ++i) session.step();  // 1 s: the tracks rest on the floor
+  const auto contacts = session.simulator().contacts(session.dynamics());
+  ASSERT_FALSE(contacts.empty());
+  std::size_t friction = 0;
+  for (const auto& c : contacts) friction += c.friction_force_N.norm() > 1e-9 ? 1 : 0;
+
+  const render::RgbImage plain = view_->capture(session, stats);
+  using Key = osgGA::GUIEventAdapter::KeySymbol;
+  view_->view().queueKey(Key::KEY_F8, true);
+  view_->show(session, stats);
+  ASSERT_TRUE(view_->view().debugOverlay());
+  const render::RgbImage overlay = view_->capture(session, stats);
+  EXPECT_EQ(view_->view().debugLineCount(),
+            scene_.model.joints.size() + contacts.size() + friction);
+  int changed = 0;
+  for (std::size_t i = 0; i < plain.rgb.size(); i += 3) {
+    changed += plain.rgb[i] != overlay.rgb[i] || plain.rgb[i + 1] != overlay.rgb[i + 1];
+  }
+  EXPECT_GT(changed, 500);
+  if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT")) render::writePng(overlay, "/tmp/mf4_overlay.png");
+  view_->view().queueKey(Key::KEY_F8, true);
+  view_->show(session, stats);
+  EXPECT_FALSE(view_->view().debugOverlay());
+  EXPECT_EQ(view_->capture(session, stats).rgb, plain.rgb) << "the same picture as before";
+}
+
 }  // namespace
 }  // namespace sim::engine

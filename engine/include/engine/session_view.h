@@ -37,8 +37,9 @@ class SessionView {
                            const std::vector<std::string>& notes = {});
   bool closed() const { return view_->closed(); }
 
-  /// Window keys: F1 … F8 select the scene's cameras in order, F12 the overview; with a run
-  /// control, F9 pauses and resumes, F10 runs one frame while paused, F11 resets to the start.
+  /// Window keys: F1 … F7 select the scene's cameras in order, F12 the overview, F8 toggles the
+  /// debug overlay; with a run control, F9 pauses and resumes, F10 runs one frame while paused,
+  /// F11 resets to the start.
   /// Every other key goes to `sink` as an SDL keycode (what input::InputSystem::keyEvent takes),
   /// so the keyboard layout drives the pult from the window.
   void setKeySink(std::function<void(int sdl_keycode, bool down)> sink);
@@ -46,6 +47,12 @@ class SessionView {
   void setRunControl(RunControl* control) { control_ = control; }
   /// SDL keycode of an OpenSceneGraph key symbol, or -1 for keys SDL does not name.
   static int sdlKeycode(int osg_key);
+
+  /// The debug overlay: collision wireframes, joint axes (yellow, 0.3 m), contact normals (red,
+  /// 2 mm per N of normal force, 2 cm to 0.5 m) and friction forces (green, same scale).
+  void setDebugOverlay(bool on) { view_->setDebugOverlay(on); }
+  /// The overlay's lines for a session's state (what prepare() draws when the overlay is on).
+  void debugLines(const Session& session, std::vector<render::DebugLine>& lines) const;
 
   /// The HUD values for a session (also what tests compare with traces).
   render::HudState hudState(const Session& session, const RunResult& stats,
@@ -67,6 +74,7 @@ class SessionView {
   const CameraDef* orbiting_ = nullptr;  // the orbit camera the mouse controls, if any
   std::function<void(int, bool)> sink_;
   RunControl* control_ = nullptr;
+  std::vector<render::DebugLine> debug_lines_;
   std::unique_ptr<render::SceneView> view_;
 };
 

@@ -40,6 +40,8 @@ struct BodyVisual {
   std::array<double, 3> box_size_m{0.1, 0.1, 0.1};  ///< Edge lengths along body x, y, z (m).
   std::array<float, 4> color_rgba{0.7f, 0.7f, 0.75f, 1.0f};
   std::vector<MeshPart> meshes;
+  /// The collision shapes, drawn as wireframes by the debug overlay.
+  std::vector<MeshPart> collision;
 };
 
 /// Root group with one DYNAMIC MatrixTransform per body, in the order of the visuals given.
@@ -53,6 +55,9 @@ class BodyGraph {
   /// The transform of body `i` (named after the body).
   osg::MatrixTransform* transform(std::size_t i) const { return transforms_.at(i).get(); }
 
+  /// Shows or hides every body's collision wireframes (hidden at first).
+  void setCollisionVisible(bool visible);
+
   /// Writes the poses into the transforms; call before or during the viewer's update traversal.
   /// Throws std::invalid_argument when the number of poses differs from the number of bodies.
   void update(std::span<const BodyPose> poses);
@@ -60,6 +65,7 @@ class BodyGraph {
  private:
   osg::ref_ptr<osg::Group> root_;
   std::vector<osg::ref_ptr<osg::MatrixTransform>> transforms_;
+  std::vector<osg::ref_ptr<osg::Group>> collision_;
 };
 
 /// World matrix of a pose (OSG row-vector convention: v_world = v_body * M).

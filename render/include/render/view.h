@@ -6,6 +6,8 @@
 #include <render/body_graph.h>
 #include <render/hud.h>
 
+#include <osg/Geode>
+#include <osg/Geometry>
 #include <osg/ref_ptr>
 
 #include <array>
@@ -43,6 +45,13 @@ struct ViewOptions {
   bool offscreen = false;  ///< A pixel buffer instead of a window (screenshots, tests).
   bool ground_grid = true;  ///< 1 m grid lines on z = 0.
   std::string title = "simtrainer";
+};
+
+/// A line of the debug overlay, world coordinates (m).
+struct DebugLine {
+  std::array<float, 3> from{};
+  std::array<float, 3> to{};
+  std::array<float, 4> color_rgba{1.0f, 1.0f, 0.0f, 1.0f};
 };
 
 /// 8-bit RGB pixels, top row first.
@@ -104,6 +113,14 @@ class SceneView {
   /// into the event queue, as if done by hand.
   void queueDrag(float x0, float y0, float x1, float y1);
 
+  /// The debug overlay: collision wireframes on the bodies and the lines of setDebugLines()
+  /// (joint axes, contacts), drawn over everything.
+  void setDebugOverlay(bool on);
+  bool debugOverlay() const { return debug_on_; }
+  /// The overlay's lines for the next frames (kept when hidden); reuses its buffers.
+  void setDebugLines(std::span<const DebugLine> lines);
+  std::size_t debugLineCount() const { return debug_count_; }
+
   /// Adds the head-up display with this layout (replacing any earlier one).
   void setHud(const HudLayout& layout);
   /// New HUD values for the next frame; ignored without setHud().
@@ -130,6 +147,10 @@ class SceneView {
   osg::ref_ptr<Capture> capture_;
   std::unique_ptr<Hud> hud_;
   osg::ref_ptr<Keys> keys_;
+  osg::ref_ptr<osg::Geode> debug_;
+  osg::ref_ptr<osg::Geometry> debug_lines_;
+  bool debug_on_ = false;
+  std::size_t debug_count_ = 0;
 };
 
 }  // namespace sim::render
