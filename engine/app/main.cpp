@@ -2,7 +2,9 @@
 // Exit codes: 0 success; 1 the run failed (numerical fault, or a scenario expectation failed);
 // 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 replay divergence;
 // 4 internal error.
+#include <dynamics/identify.h>
 #include <dynamics/simulator.h>
+#include <engine/identify_csv.h>
 #include <engine/input_mapping.h>
 #include <engine/recording.h>
 #include <engine/run.h>
@@ -416,6 +418,28 @@ int devicesCommand(const std::string& gamecontrollerdb) {
   return kExitOk;
 }
 
+// `identify efficiency`: eq. 27 of seed 000 fitted to a measured efficiency table.
+int identifyEfficiencyCommand(const std::string& path) {
+  const auto table = sim::engine::readEfficiencyTable(path);
+  sim::dynamics::identify::EfficiencyFit fit;
+  try {
+    fit = sim::dynamics::identify::fitEfficiency(table.torque_Nm, table.efficiency);
+  } catch (const std::invalid_argument& e) {
+    throw sim::engine::IdentifyError(path + ": " + e.what());
+  }
+  fmt::print("efficiency model (seed 000 eq. 27): eta = (M1 (1 - K_ML M_C) - M_C) / M1\n");
+  fmt::print("data: {} rows from {}\n", table.torque_Nm.size(), path);
+  fmt::print("fit: nonlinear least squares (Levenberg-Marquardt, started from the exact linear fit "
+             "of eta = a - b/M1)\n");
+  fmt::print("K_ML = {:.5g} 1/(N m)   95% CI [{:.5g}, {:.5g}]\n", fit.K_ML,
+             fit.K_ML - fit.K_ML_half_width, fit.K_ML + fit.K_ML_half_width);
+  fmt::print("M_C  = {:.5g} N m       95% CI [{:.5g}, {:.5g}]\n", fit.M_C_Nm,
+             fit.M_C_Nm - fit.M_C_half_width, fit.M_C_Nm + fit.M_C_half_width);
+  fmt::print("residual std {:.3g}, {} degrees of freedom, t(0.975) = {:.4f}\n", fit.residual_std,
+             fit.dof, fit.t_quantile);
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -513,6 +537,15 @@ int main(int argc, char** argv) {
                    "Load SDL game-controller mappings (gamecontrollerdb.txt format) first")
       ->option_text("FILE");
 
+  auto* identifyCmd = app.add_subcommand("identify", "Identify drive parameters from measured data");
+  identifyCmd->require_subcommand(1);
+  std::string efficiencyData;
+  auto* identifyEfficiencyCmd = identifyCmd->add_subcommand(
+      "efficiency", "Fit K_ML and M_C (seed 000 eq. 27) to an efficiency table, with 95% CIs");
+  identifyEfficiencyCmd
+      ->add_option("DATA", efficiencyData, "CSV with columns torque_Nm,efficiency ('#' comments)")
+      ->required();
+
   // Usage errors: one line and exit code 2; --help prints help and exits 0.
   try {
     app.parse(argc, argv);
@@ -532,6 +565,7 @@ int main(int argc, char** argv) {
     if (*testCmd) return testCommand(test);
     if (*validateCmd) return validateCommand(validateScene, validateSets, validateInput);
     if (*devicesCmd) return devicesCommand(devicesDb);
+    if (*identifyEfficiencyCmd) return identifyEfficiencyCommand(efficiencyData);
   } catch (const sim::engine::SceneError& e) {
     printError(e.what());
     return kExitUsage;
@@ -542,6 +576,9 @@ int main(int argc, char** argv) {
     for (const auto& error : e.errors()) printError(error.field + ": " + error.message);
     return kExitUsage;
   } catch (const sim::engine::RecordingError& e) {
+    printError(e.what());
+    return kExitUsage;
+  } catch (const sim::engine::IdentifyError& e) {
     printError(e.what());
     return kExitUsage;
   } catch (const sim::engine::TraceError& e) {
