@@ -3,6 +3,7 @@
 // error messages are its interface.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -305,4 +306,79 @@ TEST(CliInput, KeyboardLayoutRunsAndIsPrinted) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.err.find("grip: Space (button)"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("lift: Down / Up (axis, 2 /s)"), std::string::npos) << o.err;
+}
+
+// `identify efficiency`: the program reads the table, fits eq. 27 and prints estimates with
+// 95 % intervals; the estimates must fall inside the paper's intervals (seed 000, section 3).
+double numberAfter(const std::string& text, const std::string& key) {
+  const auto at = text.find(key);
+  if (at == std::string::npos) return std::nan("");
+  return std::stod(text.substr(at + key.size()));
+}
+
+TEST(CliIdentify, EfficiencyTableOfSeed000) {
+  const Outcome o = run("identify efficiency '" + kSourceDir +
+                        "/data/identification/seed000_table2_efficiency.csv'");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const double kml = numberAfter(o.out, "K_ML = ");
+  const double mc = numberAfter(o.out, "M_C  = ");
+  EXPECT_GT(kml, 3.204) << o.out;
+  EXPECT_LT(kml, 3.328) << o.out;
+  EXPECT_GT(mc, 0.04022) << o.out;
+  EXPECT_LT(mc, 0.04082) << o.out;
+  // The printed intervals bracket the estimates.
+  const double kmlLo = numberAfter(o.out, "95% CI [");
+  EXPECT_LT(kmlLo, kml) << o.out;
+  EXPECT_GT(kmlLo, 3.1) << o.out;
+}
+
+Outcome identifyText(const std::string& name, const std::string& csv) {
+  const auto file = std::filesystem::temp_directory_path() / ("simtrainer_identify_" + name);
+  std::ofstream(file) << csv;
+  Outcome o = run("identify efficiency '" + file.string() + "'");
+  std::filesystem::remove(file);
+  return o;
+}
+
+TEST(CliIdentify, BadTablesAreLocated) {
+  {
+    const Outcome o = identifyText("nocol.csv", "# comment\ntorque_Nm,eta\n0.1,0.4\n");
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_NE(o.err.find("nocol.csv:2: header has no column 'efficiency'"), std::string::npos)
+        << o.err;
+  }
+  {
+    const Outcome o =
+        identifyText("nan.csv", "torque_Nm,efficiency\n0.1,0.46\n0.2,abc\n0.3,0.7\n0.4,0.76\n");
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_NE(o.err.find("nan.csv:3: column 2 'efficiency': 'abc' is not a finite number"),
+              std::string::npos)
+        << o.err;
+  }
+  {
+    const Outcome o = identifyText("few.csv", "torque_Nm,efficiency\n0.1,0.46\n0.2,0.66\n");
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_NE(o.err.find("few.csv: 2 data rows; need at least 3"), std::string::npos) << o.err;
+  }
+  {
+    const Outcome o =
+        identifyText("short.csv", "torque_Nm,efficiency\n0.1,0.46\n0.2\n0.3,0.7\n");
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_NE(o.err.find("short.csv:3: 1 cells, the header has 2"), std::string::npos) << o.err;
+  }
+  {
+    const Outcome o =
+        identifyText("zero.csv", "torque_Nm,efficiency\n0,0.46\n0.2,0.66\n0.3,0.7\n");
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_NE(o.err.find("zero.csv:2: column 1 'torque_Nm'"), std::string::npos) << o.err;
+  }
+  {
+    const Outcome o = run("identify efficiency /nonexistent/table.csv");
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_NE(o.err.find("/nonexistent/table.csv: cannot open"), std::string::npos) << o.err;
+  }
+  {
+    const Outcome o = run("identify");  // a usage error: the kind of data must be given
+    EXPECT_EQ(o.exit_code, 2);
+  }
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Regenerates docs/validation/*.png from the friction models (needs a build with friction_report
+# and gnuplot: apt-get install gnuplot-nox). Usage: bash scripts/validation-figures.sh [BUILD_DIR]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+out="$root/docs/validation"
+data="$(mktemp -d)"
+trap 'rm -rf "$data"' EXIT
+cmake --build "$build" --target friction_report
+"$build/bin/friction_report" "$data"
+mkdir -p "$out"
+gnuplot <<GP
+set datafile separator ','
+set terminal pngcairo size 900,420 font ',10'
+set grid
+
+set output '$out/fig7_presliding.png'
+set multiplot layout 1,2 title 'Seed 000 Fig. 7: friction vs micro-displacement, M = a(t) sin(2 pi t), a -> 0.9 M_S'
+set xlabel 'displacement (rad)'; set ylabel 'friction torque (N m)'
+set title 'static model (eq. 21)'
+plot '$data/fig7_presliding.csv' skip 1 using 5:6 with lines lc 1 notitle
+set title 'dynamic model (modified LuGre, eq. 22)'
+plot '$data/fig7_presliding.csv' skip 1 using 3:4 with lines lc 2 notitle
+unset multiplot
+
+set output '$out/fig8_stribeck.png'
+set title 'Seed 000 Fig. 8: friction vs speed, Omega = 25 sin(wt) + 30 rad/s'
+set xlabel 'speed (rad/s)'; set ylabel 'friction torque (N m)'
+set yrange [0.02:0.09]
+plot '$data/fig8_stribeck.csv' skip 1 using 1:2 with lines lw 2 lc rgb 'black' title 'g(Omega)', \
+     '' skip 1 using 1:5 with points pt 7 ps 0.3 lc 1 title 'static (eq. 21), w = 1000 rad/s', \
+     '' skip 1 using 1:3 with points pt 7 ps 0.3 lc 2 title 'LuGre, w = 1 rad/s', \
+     '' skip 1 using 1:4 with lines lc 3 title 'LuGre, w = 1000 rad/s (lag loop)'
+set autoscale y
+
+set output '$out/seed003_servo.png'
+set multiplot layout 1,2 title 'Seed 003: servo tracking 0.3 sin(pi t) with stick/slip LuGre'
+set xlabel 'time (s)'; set ylabel 'tracking error (rad)'
+set title 'tracking error'
+plot '$data/seed003_servo.csv' skip 1 using 1:4 with lines lc 1 title 'friction on', \
+     '' skip 1 using 1:5 with lines lc 2 title 'friction off'
+set title 'position; shaded: stick'
+set ylabel 'angle (rad)'
+plot '$data/seed003_servo.csv' skip 1 using 1:(\$6 == 0 ? 0.35 : 1/0) with impulses lc rgb '#dddddd' notitle, \
+     '' skip 1 using 1:2 with lines lc rgb 'black' title 'theta_d', \
+     '' skip 1 using 1:3 with lines lc 1 title 'theta'
+unset multiplot
+GP
+echo "wrote $out/fig7_presliding.png fig8_stribeck.png seed003_servo.png"

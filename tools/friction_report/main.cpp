@@ -1,0 +1,115 @@
+// friction_report: writes the data behind docs/validation/ (seed 000 Figs. 7 and 8, the seed 003
+// servo) as CSV files into the given directory; scripts/validation-figures.sh plots them.
+// The same rigs as tests/dynamics/friction_test.cpp, which asserts on them.
+#include <dynamics/friction.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numbers>
+#include <string>
+
+namespace fr = sim::dynamics::friction;
+
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+
+fr::ModifiedLuGreParams seed000() {
+  fr::ModifiedLuGreParams p;
+  p.curve.coulomb = 0.0405;
+  p.curve.breakaway = 0.0467;
+  p.curve.stribeck_speed = 10.47;
+  p.curve.exponent = 2.0;
+  p.sigma0 = 100.0;
+  p.sigma1 = 0.923;
+  p.t_min = 2e-6;
+  return p;
+}
+
+// Fig. 7: J2 ε = a(t) sin(ωt) − M_f, a rising to 0.9 M_S over 4 periods of 1 s.
+void fig7(const std::filesystem::path& file) {
+  const auto p = seed000();
+  const double j2 = 0.0021, zone = 1e-4, omega = 2 * kPi, tEnd = 4.0;
+  std::FILE* out = std::fopen(file.c_str(), "w");
+  std::fprintf(out, "time_s,torque_Nm,theta_dynamic_rad,friction_dynamic_Nm,theta_static_rad,"
+                    "friction_static_Nm\n");
+  fr::LuGreState s;
+  double xd = 0, vd = 0, xs = 0, vs = 0;
+  const double dt = 1e-6;  // eq. 29 bound for the static model is 1.7e-6 s
+  const long steps = std::lround(tEnd / dt);
+  for (long k = 0; k < steps; ++k) {
+    const double t = k * dt;
+    const double m = 0.9 * p.curve.breakaway * t / tEnd * std::sin(omega * t);
+    const double fd = fr::stepModifiedLuGre(p, s, vd, dt).friction;
+    const double fs = fr::linearisedStribeck(p.curve, zone, vs);
+    vd += dt * (m - fd) / j2;
+    xd += dt * vd;
+    vs += dt * (m - fs) / j2;
+    xs += dt * vs;
+    if (k % 1000 == 0) std::fprintf(out, "%.6f,%.9g,%.9g,%.9g,%.9g,%.9g\n", t, m, xd, fd, xs, fs);
+  }
+  std::fclose(out);
+}
+
+// Fig. 8: imposed Ω = 25 sin(ωt) + 30 rad/s, second cycle, slow (1 rad/s) and fast (1000 rad/s).
+void fig8(const std::filesystem::path& file) {
+  const auto p = seed000();
+  std::FILE* out = std::fopen(file.c_str(), "w");
+  std::fprintf(out, "speed_radps,g_Nm,dynamic_slow_Nm,dynamic_fast_Nm,static_Nm\n");
+  fr::LuGreState slow, fast;
+  const int n = 20000;
+  for (int k = 0; k < 2 * n; ++k) {
+    const double phase = 2 * kPi * k / n;
+    const double speed = 25.0 * std::sin(phase) + 30.0;
+    const double fSlow = fr::stepModifiedLuGre(p, slow, speed, 2 * kPi / 1.0 / n).friction;
+    const double fFast = fr::stepModifiedLuGre(p, fast, speed, 2 * kPi / 1000.0 / n).friction;
+    if (k < n || k % 20 != 0) continue;
+    std::fprintf(out, "%.9g,%.9g,%.9g,%.9g,%.9g\n", speed,
+                 fr::stribeckMagnitude(fr::StribeckCurve::Generalised, p.curve, speed), fSlow,
+                 fFast, fr::linearisedStribeck(p.curve, 1e-4, speed));
+  }
+  std::fclose(out);
+}
+
+// Seed 003 servo tracking θd = 0.3 sin(πt), with and without friction.
+void servo(const std::filesystem::path& file) {
+  const fr::StickSlipLuGreParams p;
+  const double J = 0.01, kv = 100, kp = 2500, dt = 1e-5, A = 0.3, w = kPi;
+  std::FILE* out = std::fopen(file.c_str(), "w");
+  std::fprintf(out, "time_s,theta_d,theta,error,error_no_friction,slipping,u,friction\n");
+  fr::StickSlipState s;
+  double th = 0, v = 0, th0 = 0, v0 = 0;
+  for (long k = 0; k < 600000; ++k) {
+    const double t = k * dt;
+    const double td = A * std::sin(w * t), tdd = A * w * std::cos(w * t),
+                 tddd = -A * w * w * std::sin(w * t);
+    const double u = J * (tddd + kv * (tdd - v) + kp * (td - th));
+    const double u0 = J * (tddd + kv * (tdd - v0) + kp * (td - th0));
+    const auto r = fr::stepStickSlipLuGre(p, s, u, v, J, dt);
+    if (k % 200 == 0)
+      std::fprintf(out, "%.5f,%.9g,%.9g,%.9g,%.9g,%d,%.9g,%.9g\n", t, td, th, td - th, td - th0,
+                   r.slipping ? 1 : 0, u, r.friction);
+    v += dt * r.acceleration;
+    th += dt * v;
+    v0 += dt * u0 / J;
+    th0 += dt * v0;
+  }
+  std::fclose(out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: friction_report OUTPUT_DIR\n");
+    return 2;
+  }
+  const std::filesystem::path dir = argv[1];
+  std::filesystem::create_directories(dir);
+  fig7(dir / "fig7_presliding.csv");
+  fig8(dir / "fig8_stribeck.csv");
+  servo(dir / "seed003_servo.csv");
+  std::printf("wrote %s/{fig7_presliding,fig8_stribeck,seed003_servo}.csv\n", dir.c_str());
+  return 0;
+}
