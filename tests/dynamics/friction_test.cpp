@@ -124,7 +124,7 @@ Loop presliding(bool dynamic, double omega, double zero_zone, double dt, int cyc
   double xMin = 1e9, xMax = -1e9, fMin = 1e9, fMax = -1e9;
   Loop loop;
   for (long k = 0; k < steps; ++k) {
-    const double t = k * dt;
+    const double t = static_cast<double>(k) * dt;
     const double amplitude = 0.9 * lugre.curve.breakaway * t / (cycles * period);
     const double torque = amplitude * std::sin(omega * t);
     const double f = dynamic ? fr::stepModifiedLuGre(lugre, s, v, dt).friction
@@ -297,7 +297,7 @@ ServoRun servo(bool friction, double amplitude, double omega) {
   ServoRun out;
   double stickStart = -1.0;
   for (long k = 0; k < steps; ++k) {
-    const double t = k * dt;
+    const double t = static_cast<double>(k) * dt;
     const double td = amplitude * std::sin(omega * t);
     const double tdd = amplitude * omega * std::cos(omega * t);
     const double tddd = -amplitude * omega * omega * std::sin(omega * t);

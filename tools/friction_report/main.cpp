@@ -39,7 +39,7 @@ void fig7(const std::filesystem::path& file) {
   const double dt = 1e-6;  // eq. 29 bound for the static model is 1.7e-6 s
   const long steps = std::lround(tEnd / dt);
   for (long k = 0; k < steps; ++k) {
-    const double t = k * dt;
+    const double t = static_cast<double>(k) * dt;
     const double m = 0.9 * p.curve.breakaway * t / tEnd * std::sin(omega * t);
     const double fd = fr::stepModifiedLuGre(p, s, vd, dt).friction;
     const double fs = fr::linearisedStribeck(p.curve, zone, vs);
@@ -81,7 +81,7 @@ void servo(const std::filesystem::path& file) {
   fr::StickSlipState s;
   double th = 0, v = 0, th0 = 0, v0 = 0;
   for (long k = 0; k < 600000; ++k) {
-    const double t = k * dt;
+    const double t = static_cast<double>(k) * dt;
     const double td = A * std::sin(w * t), tdd = A * w * std::cos(w * t),
                  tddd = -A * w * w * std::sin(w * t);
     const double u = J * (tddd + kv * (tdd - v) + kp * (td - th));
