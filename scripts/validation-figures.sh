@@ -7,7 +7,7 @@ build="${1:-$root/build}"
 out="$root/docs/validation"
 data="$(mktemp -d)"
 trap 'rm -rf "$data"' EXIT
-cmake --build "$build" --target friction_report
+[ "${NO_BUILD:-0}" = 1 ] || cmake --build "$build" --target friction_report
 "$build/bin/friction_report" "$data"
 mkdir -p "$out"
 gnuplot <<GP
@@ -18,10 +18,11 @@ set grid
 set output '$out/fig7_presliding.png'
 set multiplot layout 1,2 title 'Seed 000 Fig. 7: friction vs micro-displacement, M = a(t) sin(2 pi t), a -> 0.9 M_S'
 set xlabel 'displacement (rad)'; set ylabel 'friction torque (N m)'
-set title 'static model (eq. 21)'
+set title 'both models, same scale'
+plot '$data/fig7_presliding.csv' skip 1 using 3:4 with lines lc 2 title 'dynamic (modified LuGre, eq. 22)', \
+     '' skip 1 using 5:6 with lines lw 2 lc 1 title 'static (eq. 21)'
+set title 'static model alone (40x zoom): creep in the zone'
 plot '$data/fig7_presliding.csv' skip 1 using 5:6 with lines lc 1 notitle
-set title 'dynamic model (modified LuGre, eq. 22)'
-plot '$data/fig7_presliding.csv' skip 1 using 3:4 with lines lc 2 notitle
 unset multiplot
 
 set output '$out/fig8_stribeck.png'
@@ -29,9 +30,9 @@ set title 'Seed 000 Fig. 8: friction vs speed, Omega = 25 sin(wt) + 30 rad/s'
 set xlabel 'speed (rad/s)'; set ylabel 'friction torque (N m)'
 set yrange [0.02:0.09]
 plot '$data/fig8_stribeck.csv' skip 1 using 1:2 with lines lw 2 lc rgb 'black' title 'g(Omega)', \
-     '' skip 1 using 1:5 with points pt 7 ps 0.3 lc 1 title 'static (eq. 21), w = 1000 rad/s', \
+     '' skip 1 using 1:5 with points pt 7 ps 0.3 lc 1 title 'static (eq. 21), w = 200 rad/s', \
      '' skip 1 using 1:3 with points pt 7 ps 0.3 lc 2 title 'LuGre, w = 1 rad/s', \
-     '' skip 1 using 1:4 with lines lc 3 title 'LuGre, w = 1000 rad/s (lag loop)'
+     '' skip 1 using 1:4 with lines lc 3 title 'LuGre, w = 200 rad/s (lag loop)'
 set autoscale y
 
 set output '$out/seed003_servo.png'

@@ -52,7 +52,7 @@ void fig7(const std::filesystem::path& file) {
   std::fclose(out);
 }
 
-// Fig. 8: imposed Ω = 25 sin(ωt) + 30 rad/s, second cycle, slow (1 rad/s) and fast (1000 rad/s).
+// Fig. 8: imposed Ω = 25 sin(ωt) + 30 rad/s, second cycle, slow (1 rad/s) and fast (200 rad/s).
 void fig8(const std::filesystem::path& file) {
   const auto p = seed000();
   std::FILE* out = std::fopen(file.c_str(), "w");
@@ -63,7 +63,7 @@ void fig8(const std::filesystem::path& file) {
     const double phase = 2 * kPi * k / n;
     const double speed = 25.0 * std::sin(phase) + 30.0;
     const double fSlow = fr::stepModifiedLuGre(p, slow, speed, 2 * kPi / 1.0 / n).friction;
-    const double fFast = fr::stepModifiedLuGre(p, fast, speed, 2 * kPi / 1000.0 / n).friction;
+    const double fFast = fr::stepModifiedLuGre(p, fast, speed, 2 * kPi / 200.0 / n).friction;
     if (k < n || k % 20 != 0) continue;
     std::fprintf(out, "%.9g,%.9g,%.9g,%.9g,%.9g\n", speed,
                  fr::stribeckMagnitude(fr::StribeckCurve::Generalised, p.curve, speed), fSlow,
