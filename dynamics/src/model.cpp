@@ -157,6 +157,14 @@ std::vector<ModelError> validate(const Model& model) {
       fail(at + ".limits", "limits apply to hinge and prismatic joints only");
     if (j.friction.coefficient < 0 || j.friction.breakaway < 0 || j.friction.viscous < 0)
       fail(at + ".friction", "coefficients must be >= 0");
+    if (j.friction.curve != JointFrictionCurve::Constant) {
+      if (!(j.friction.coulomb >= 0.0) || !(j.friction.coulomb <= j.friction.breakaway))
+        fail(at + ".friction.coulomb", "must be >= 0 and <= breakaway");
+      if (!(j.friction.stribeck_speed > 0.0) || !std::isfinite(j.friction.stribeck_speed))
+        fail(at + ".friction.stribeck_speed", "must be > 0 with a Stribeck curve");
+      if (!(j.friction.exponent > 0.0) || !std::isfinite(j.friction.exponent))
+        fail(at + ".friction.exponent", "must be > 0");
+    }
   }
 
   auto isDrivable = [&](int joint) {

@@ -1,5 +1,7 @@
 #include <dynamics/simulator.h>
 
+#include <dynamics/friction.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,6 +26,17 @@ using detail::RotationPart;
 using detail::SolverBody;
 
 namespace {
+
+friction::StribeckCurve curveOf(JointFrictionCurve c) {
+  switch (c) {
+    case JointFrictionCurve::Lorentz: return friction::StribeckCurve::Lorentz;
+    case JointFrictionCurve::Tustin: return friction::StribeckCurve::Tustin;
+    case JointFrictionCurve::Gaussian: return friction::StribeckCurve::Gaussian;
+    case JointFrictionCurve::Generalised:
+    case JointFrictionCurve::Constant: break;
+  }
+  return friction::StribeckCurve::Generalised;
+}
 
 /// x += d y, written out: GCC leaves Eigen's 3-vector expression uninlined in long loops.
 inline void addScaled(Vec3& x, double d, const Vec3& y) {
@@ -90,6 +103,7 @@ struct JointWork {
   double limit_bias = 0.0;   // allowed approach speed (speculative limit)
   double viscous_gamma = 0;  // soft row: impulse per unit speed
   bool has_friction = false;
+  double friction_level = 0.0;  // load-independent Coulomb bound this substep (N m or N)
 };
 
 struct MotorWork {
@@ -425,6 +439,18 @@ void Simulator::Impl::prepare(const State& s, double h) {
       w.limit_side = to_lower <= to_upper ? 1 : -1;
       const double gap = w.limit_side > 0 ? to_lower : to_upper;
       w.limit_bias = gap > 0.0 ? gap / h : 0.0;
+    }
+    // Stribeck curve: the bound follows g(|v|) at the substep's starting speed (explicit in v,
+    // so the row stays a plain bounded row; the lag is one substep).
+    w.friction_level = def.friction.breakaway;
+    if (w.has_axis_rows && def.friction.curve != JointFrictionCurve::Constant) {
+      friction::StribeckParams sp;
+      sp.coulomb = def.friction.coulomb;
+      sp.breakaway = def.friction.breakaway;
+      sp.stribeck_speed = def.friction.stribeck_speed;
+      sp.exponent = def.friction.exponent;
+      w.friction_level = friction::stribeckMagnitude(curveOf(def.friction.curve), sp,
+                                                     std::abs(w.axis.velocity(a, b)));
     }
     // Joint viscous friction as a soft row (backward Euler: impulse = c h * speed).
     w.viscous_gamma = def.friction.viscous * h;
@@ -767,7 +793,7 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
       }
       if (w.has_friction && w.axis_mass > 0.0) {
         const JointFriction& fr = model.joints[j].friction;
-        const double bound = fr.coefficient * imp.linear.norm() + fr.breakaway * h;
+        const double bound = fr.coefficient * imp.linear.norm() + w.friction_level * h;
         const double v = w.axis.velocity(a, b);
         const double old = imp.friction;
         const double target = std::clamp(old - v * w.axis_mass, -bound, bound);

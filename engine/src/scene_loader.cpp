@@ -674,10 +674,34 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   }
   if (m.has("friction")) {
     MapReader f(ctx, m.value("friction"), m.join("friction"),
-                {"coefficient", "breakaway", "viscous"});
+                {"coefficient", "breakaway", "viscous", "curve", "coulomb", "stribeck_speed",
+                 "exponent"});
     joint.friction.coefficient = f.number("coefficient", 0.0);
     joint.friction.breakaway = f.number("breakaway", 0.0);
     joint.friction.viscous = f.number("viscous", 0.0);
+    if (f.has("curve")) {
+      using C = dynamics::JointFrictionCurve;
+      const std::string curve = f.string("curve");
+      if (curve == "constant") {
+        joint.friction.curve = C::Constant;
+      } else if (curve == "lorentz") {
+        joint.friction.curve = C::Lorentz;
+      } else if (curve == "tustin") {
+        joint.friction.curve = C::Tustin;
+      } else if (curve == "gaussian") {
+        joint.friction.curve = C::Gaussian;
+      } else if (curve == "generalised") {
+        joint.friction.curve = C::Generalised;
+      } else {
+        ctx.fail(f.value("curve"), f.join("curve"),
+                 fmt::format("expected constant, lorentz, tustin, gaussian or generalised, got "
+                             "\"{}\"",
+                             curve));
+      }
+    }
+    joint.friction.coulomb = f.number("coulomb", 0.0);
+    joint.friction.stribeck_speed = f.number("stribeck_speed", 0.0);
+    joint.friction.exponent = f.number("exponent", 2.0);
   }
   joint.collide_connected = m.boolean("collide_connected", false);
   scene.model.joints.push_back(std::move(joint));

@@ -80,10 +80,20 @@ enum class JointType { Fixed, Ball, Hinge, Prismatic };
 /// Joint friction: the Coulomb bound is coefficient * |reaction| + breakaway, plus viscous
 /// damping. For a hinge the coefficient has units of metres (effective pin radius times mu) so the
 /// bound is a torque (N m); for a prismatic joint it is dimensionless and the bound is a force (N).
+/// With a Stribeck `curve` (seed 000 Table 1) the load-independent part of the bound is
+/// g(|v|) instead of `breakaway`: `breakaway` (F_S) at rest falling to `coulomb` (F_C) with the
+/// curve's shape over `stribeck_speed`, v the joint speed at the start of the substep (so no
+/// algebraic loop and no extra state). Below the bound the row holds the joint (stiction).
+enum class JointFrictionCurve { Constant, Lorentz, Tustin, Gaussian, Generalised };
+
 struct JointFriction {
   double coefficient = 0.0;  ///< m (hinge) or - (prismatic).
   double breakaway = 0.0;    ///< N m (hinge) or N (prismatic), load-independent part.
   double viscous = 0.0;      ///< N m s/rad (hinge) or N s/m (prismatic).
+  JointFrictionCurve curve = JointFrictionCurve::Constant;
+  double coulomb = 0.0;         ///< Sliding level F_C (N m or N), ≤ breakaway; curves only.
+  double stribeck_speed = 0.0;  ///< v_S (rad/s or m/s), > 0; curves only.
+  double exponent = 2.0;        ///< β of the generalised curve, > 0.
 };
 
 /// A joint between body_a (or the world) and body_b. Each side has a local frame whose origin is
