@@ -56,7 +56,7 @@ Outcome run(const std::string& args) {
 TEST(Cli, HelpListsSubcommands) {
   const Outcome o = run("--help");
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  for (const char* sub : {"run", "play", "test", "replay", "validate", "devices"}) {
+  for (const char* sub : {"run", "play", "test", "replay", "validate", "devices", "identify"}) {
     EXPECT_NE(o.out.find(sub), std::string::npos) << sub << "\n" << o.out;
   }
 }
