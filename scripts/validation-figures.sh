@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Regenerates docs/validation/*.png from the friction models (needs a build with friction_report
-# and gnuplot: apt-get install gnuplot-nox). Usage: bash scripts/validation-figures.sh [BUILD_DIR]
+# Regenerates docs/validation/*.png from the friction models: installs the dependencies (gnuplot
+# among them), configures and builds friction_report when needed, runs it and plots.
+# Usage: bash scripts/validation-figures.sh [BUILD_DIR]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 out="$root/docs/validation"
 data="$(mktemp -d)"
 trap 'rm -rf "$data"' EXIT
-[ "${NO_BUILD:-0}" = 1 ] || cmake --build "$build" --target friction_report
+if [ "${NO_BUILD:-0}" != 1 ]; then
+  bash "$root/scripts/install-deps.sh"
+  [ -f "$build/build.ninja" ] || cmake -S "$root" -B "$build" -G Ninja
+  cmake --build "$build" --target friction_report
+fi
 "$build/bin/friction_report" "$data"
 mkdir -p "$out"
 gnuplot <<GP
