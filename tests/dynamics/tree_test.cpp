@@ -331,6 +331,9 @@ struct Residual {
   double torque = 0; ///< max |ID joint torque - solver reaction torque| at the anchor (N m).
   double tau_scale = 0, force_scale = 0;
   double tau_rate = 0, force_rate = 0;  ///< max |d/dt| of the ID torques and forces (per s).
+  /// Floating base: max |ID force| on the fictitious prismatic and hinge joints (N, N m), which
+  /// nothing drives, so they must vanish.
+  double base_force = 0, base_torque = 0;
 };
 
 // Runs the motorised tree for `duration` with smooth voltages (the same functions of time for
@@ -373,6 +376,11 @@ Residual compareWithSolver(Model m, double duration) {
       r.force_rate = std::max(r.force_rate, (id.force_N[c] - last.force_N[c]).norm() / h);
     }
     last = id;
+    for (int c = 0; c < tree.dof(); ++c) {
+      if (tree.coordinates()[c].fictitious_index < 0) continue;
+      double& slot = tree.coordinates()[c].fictitious_index < 3 ? r.base_force : r.base_torque;
+      slot = std::max(slot, std::abs(id.tau[c]));
+    }
   }
   return r;
 }
@@ -405,6 +413,37 @@ TEST(KinematicTree, SolverJointLoadsMatchInverseDynamics) {
       EXPECT_LT(r.axis / previous.axis, 0.6);
       EXPECT_LT(r.force / previous.force, 0.6);
       EXPECT_LT(r.torque / previous.torque, 0.6);
+    }
+    previous = r;
+  }
+}
+
+// The same tree with a free base falling under gravity: the base is joined to the world by six
+// fictitious joints that nothing drives, so ID of the solver's motion must give zero force and
+// torque on them, with the error budget above: first order in h; the base force is bounded by
+// h max|dF/dt| of the joint forces, the base torque (a moment about axes through the base's
+// centre) by h (max|d tau/dt| + L max|dF/dt|) with L = 0.86 m the longest chain from the base
+// centre to a centre of mass (0.2 + 0.1 + 0.3 + 0.26 m: base to yaw anchor to shoulder to elbow
+// to tool), the largest arm any force error can have.
+TEST(KinematicTree, FloatingBaseSolverMotionHasNoBaseForces) {
+  Residual previous;
+  for (double h : {2e-3, 1e-3, 5e-4}) {
+    Model m = isotropicTree(h);
+    m.bodies[0].is_static = false;
+    m.bodies[0].mass_kg = 3.0;
+    m.bodies[0].inertia_kgm2 = Mat3::Identity() * 0.02;
+    const Residual r = compareWithSolver(m, 0.6);
+    constexpr double reach = 0.86;
+    const double torque_bound = h * (r.tau_rate + reach * r.force_rate);
+    std::printf("h = %.1e s: base force %.3e N (bound %.3e), base torque %.3e N m (bound %.3e); "
+                "|ID - axis rows| %.3e N m\n",
+                h, r.base_force, h * r.force_rate, r.base_torque, torque_bound, r.axis);
+    EXPECT_LT(r.base_force, h * r.force_rate);
+    EXPECT_LT(r.base_torque, torque_bound);
+    EXPECT_LT(r.axis, h * r.tau_rate);
+    if (previous.base_force > 0) {
+      EXPECT_LT(r.base_force / previous.base_force, 0.6);
+      EXPECT_LT(r.base_torque / previous.base_torque, 0.6);
     }
     previous = r;
   }
