@@ -128,6 +128,8 @@ struct Simulator::Impl {
   int world = 0;  // index of the static world body in `bodies`
   std::vector<double> body_inv_mass;
   std::vector<Mat3> body_inv_inertia_local;
+  std::vector<Mat3> body_inertia_local;
+  std::vector<char> body_gyroscopic;  // 1 when the inertia is not isotropic (ω × Iω can be nonzero)
   std::vector<double> repeater_offset;
   std::vector<int> motor_of_joint;  // -1 when undriven
 
@@ -170,7 +172,7 @@ struct Simulator::Impl {
   void store(State& s, double h) const;
   void applyForces(const State& s, double h);
   void prepare(const State& s, double h);
-  void warmStart(const State& s);
+  void warmStart(State& s);
   void solveVelocity(State& s, double h, int& iterations, double& residual, bool& capped);
   void integrate(double h);
   double solvePosition(int& iterations);
@@ -243,11 +245,16 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
   world = nb;
   body_inv_mass.assign(nb + 1, 0.0);
   body_inv_inertia_local.assign(nb + 1, Mat3::Zero());
+  body_inertia_local.assign(nb + 1, Mat3::Zero());
+  body_gyroscopic.assign(nb + 1, 0);
   for (int i = 0; i < nb; ++i) {
     const BodyDef& b = model.bodies[i];
     if (b.is_static) continue;
     body_inv_mass[i] = 1.0 / b.mass_kg;
     body_inv_inertia_local[i] = b.inertia_kgm2.inverse();
+    body_inertia_local[i] = b.inertia_kgm2;
+    const double trace = b.inertia_kgm2.trace() / 3.0;
+    body_gyroscopic[i] = (b.inertia_kgm2 - trace * Mat3::Identity()).norm() > 1e-12 * trace;
   }
   bodies.assign(nb + 1, SolverBody{});
   positions.assign(nb + 1, Vec3::Zero());
@@ -357,6 +364,20 @@ void Simulator::Impl::applyForces(const State& s, double h) {
   const Vec3 dv = model.gravity_mps2 * h;
   for (int i = 0; i < world; ++i) {
     if (bodies[i].inv_mass > 0.0) bodies[i].v += dv;
+  }
+  // Gyroscopic torque -ω × Iω, integrated implicitly in body axes with one Newton step
+  // (I(ω' - ω) + h ω' × Iω' = 0 linearised at ω): stable at any spin rate, keeps the angular
+  // momentum's direction, and loses a little energy where explicit integration would gain it.
+  for (int i = 0; i < world; ++i) {
+    if (bodies[i].inv_mass == 0.0 || !body_gyroscopic[i]) continue;
+    const Quat& q = orientations[i];
+    const Mat3& inertia = body_inertia_local[i];
+    const Vec3 w = q.conjugate() * bodies[i].w;
+    const Vec3 momentum = inertia * w;
+    const Vec3 residual = h * w.cross(momentum);
+    if (residual.squaredNorm() == 0.0) continue;
+    const Mat3 jacobian = inertia + h * (detail::skew(w) * inertia - detail::skew(momentum));
+    bodies[i].w = q * (w - jacobian.partialPivLu().solve(residual));
   }
 }
 
@@ -700,11 +721,23 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
 }
 
 // Stage 3: apply last substep's impulses so the iterations start near the answer.
-void Simulator::Impl::warmStart(const State& s) {
+void Simulator::Impl::warmStart(State& s) {
   contacts.warmStart(bodies, rotor_speed, rotor_inv_inertia);
   for (std::size_t j = 0; j < joints.size(); ++j) {
     const JointWork& w = joints[j];
-    const JointImpulses& imp = s.joints[j].impulses;
+    JointImpulses& imp = s.joints[j].impulses;
+    if (w.type == JointType::Hinge) {
+      // The hinge's rotation rows act perpendicular to its axis only. The stored impulse is a
+      // world vector from the last substep; since then the axis has turned with the bodies, so
+      // drop its part along the current axis: no row could ever take that torque back, and it
+      // would drive the free coordinate (a torque that grew to several N m in a branching tree).
+      Vec3 axis = w.hinge_rotation.u1.cross(w.hinge_rotation.u2);
+      const double norm = axis.norm();
+      if (norm > 0.0) {
+        axis /= norm;
+        imp.angular -= axis * axis.dot(imp.angular);
+      }
+    }
     SolverBody& a = bodies[w.a];
     SolverBody& b = bodies[w.b];
     switch (w.type) {
