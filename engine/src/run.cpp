@@ -37,6 +37,7 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   const auto start = Clock::now();
   const double frame_dt = static_cast<double>(steps_per_frame) * scene.model.solver.time_step_s;
   std::vector<double> pult;
+  const std::vector<std::string> no_notes;
   try {
     bool healthy = true;
     while (result.steps < steps && healthy) {
@@ -81,16 +82,9 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
       ++result.frames;
       result.physics_time.add(physics_s);
       result.scheme_time.add(session.takeSchemeSeconds());
-      if (options.after_frame) {
-        const auto render_start = Clock::now();
-        result.overruns = pacer.overruns();
-        result.wall_time_s = std::chrono::duration<double>(render_start - start).count();
-        result.sim_time_s = session.time();
-        if (!options.after_frame(session, result, {})) {
-          result.closed = true;
-          healthy = false;
-        }
-        result.render_time.add(std::chrono::duration<double>(Clock::now() - render_start).count());
+      if (options.after_frame &&
+          !detail::observeFrame(options.after_frame, session, result, pacer, start, no_notes)) {
+        healthy = false;
       }
       result.frame_time.add(std::chrono::duration<double>(Clock::now() - frame_start).count());
       pacer.endFrame();

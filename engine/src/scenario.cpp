@@ -347,19 +347,12 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
     if ((i + 1) % steps_per_frame == 0 || i + 1 == steps) {
       ++result.run.frames;
       if (options.after_frame) {
-        const auto render_start = std::chrono::steady_clock::now();
-        result.run.wall_time_s = std::chrono::duration<double>(render_start - start).count();
-        result.run.sim_time_s = session.time();
-        result.run.overruns = pacer.overruns();
         notes.assign(1, fmt::format("scenario {}: {:.1f} / {:.1f} s, {} expectations", scenario.name,
                                     session.time(), scenario.duration_s,
                                     scenario.expectations.size()));
-        if (!options.after_frame(session, result.run, notes)) {
-          result.run.closed = true;
+        if (!detail::observeFrame(options.after_frame, session, result.run, pacer, start, notes)) {
           break;
         }
-        result.run.render_time.add(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - render_start).count());
       }
       pacer.endFrame();
     }

@@ -1,5 +1,6 @@
 // Internal header, not API: one fixed step of a Session with its optional outputs (CSV trace,
-// session recording), shared by runHeadless and playScenario so both record and report alike.
+// session recording), and the call of a frame observer, shared by runHeadless and playScenario so
+// both record, report and draw alike.
 #pragma once
 
 #include <engine/recording.h>
@@ -7,8 +8,10 @@
 #include <engine/session.h>
 #include <engine/trace.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sim::engine::detail {
 
@@ -57,5 +60,21 @@ class SessionOutputs {
   std::unique_ptr<TraceWriter> trace_;
   std::unique_ptr<RecordingWriter> recording_;
 };
+
+// Calls the frame observer (a window, a screenshot taker) with the run's statistics so far, and
+// times it as the frame's render time. Returns false when the observer ends the run (closed).
+inline bool observeFrame(const FrameObserver& observer, const Session& session, RunResult& result,
+                         const FramePacer& pacer, std::chrono::steady_clock::time_point start,
+                         const std::vector<std::string>& notes) {
+  using Clock = std::chrono::steady_clock;
+  const auto render_start = Clock::now();
+  result.wall_time_s = std::chrono::duration<double>(render_start - start).count();
+  result.sim_time_s = session.time();
+  result.overruns = pacer.overruns();
+  const bool go_on = observer(session, result, notes);
+  result.closed = !go_on;
+  result.render_time.add(std::chrono::duration<double>(Clock::now() - render_start).count());
+  return go_on;
+}
 
 }  // namespace sim::engine::detail

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace sim::engine {
@@ -121,27 +122,36 @@ render::ViewCamera SessionView::cameraAt(const Scene& scene, const CameraDef* ca
 render::HudState SessionView::hudState(const Session& session, const RunResult& stats,
                                        const std::vector<std::string>& notes) const {
   render::HudState hud;
+  hudState(session, stats, notes, hud);
+  return hud;
+}
+
+void SessionView::hudState(const Session& session, const RunResult& stats,
+                           const std::vector<std::string>& notes, render::HudState& hud) const {
   const double frame_ms = stats.frame_time.count() > 0 ? 1e3 * stats.frame_time.mean() : 0.0;
-  hud.status = fmt::format("{}  t {:.2f} s  real-time factor {:.2f}  frame {:.1f} ms  overruns {}",
-                           scene_.name, session.time(), stats.realTimeFactor(), frame_ms,
-                           stats.overruns);
+  hud.status.clear();
+  fmt::format_to(std::back_inserter(hud.status),
+                 "{}  t {:.2f} s  real-time factor {:.2f}  frame {:.1f} ms  overruns {}",
+                 scene_.name, session.time(), stats.realTimeFactor(), frame_ms, stats.overruns);
   hud.controls = session.state().pult.values;
+  hud.motors.clear();
+  hud.speeds.clear();
   for (const auto& motor : session.dynamics().motors) {
     hud.motors.push_back(motor.voltage);
     hud.speeds.push_back(motor.speed_radps);
   }
   hud.notes = notes;
+  hud.warnings.clear();
   if (stats.fault) hud.warnings.push_back("NUMERICAL FAULT: " + stats.fault->describe());
   if (control_ != nullptr && control_->paused) {
-    hud.warnings.push_back("PAUSED: F9 resume, F10 one frame, F11 reset");
+    hud.warnings.emplace_back("PAUSED: F9 resume, F10 one frame, F11 reset");
   }
   if (control_ != nullptr && control_->reset_refused) {
-    hud.warnings.push_back("reset refused: the session is being recorded");
+    hud.warnings.emplace_back("reset refused: the session is being recorded");
   }
   if (stats.overruns > 0) {
     hud.warnings.push_back(fmt::format("slower than real time: {} frames overran", stats.overruns));
   }
-  return hud;
 }
 
 int SessionView::sdlKeycode(int osg_key) {
@@ -243,19 +253,22 @@ void SessionView::prepare(const Session& session, const RunResult& stats,
     orbiting_ = nullptr;
     view_->setCamera(cameraAt(scene_, camera_, session.dynamics()));
   }
-  view_->updateHud(hudState(session, stats, notes));
+  hudState(session, stats, notes, hud_state_);
+  view_->updateHud(hud_state_);
 }
 
 void SessionView::show(const Session& session, const RunResult& stats,
                        const std::vector<std::string>& notes) {
   prepare(session, stats, notes);
-  view_->frame(bodyPoses(session.dynamics()));
+  bodyPoses(session.dynamics(), poses_);
+  view_->frame(poses_);
 }
 
 render::RgbImage SessionView::capture(const Session& session, const RunResult& stats,
                                       const std::vector<std::string>& notes) {
   prepare(session, stats, notes);
-  return view_->capture(bodyPoses(session.dynamics()));
+  bodyPoses(session.dynamics(), poses_);
+  return view_->capture(poses_);
 }
 
 }  // namespace sim::engine

@@ -241,14 +241,18 @@ std::vector<render::BodyVisual> bodyVisuals(const Scene& scene) {
   return visuals;
 }
 
+void bodyPoses(const dynamics::State& state, std::vector<render::BodyPose>& poses) {
+  poses.resize(state.bodies.size());
+  for (std::size_t i = 0; i < state.bodies.size(); ++i) {
+    const auto& p = state.bodies[i].position_m;
+    const auto& q = state.bodies[i].orientation;
+    poses[i] = {{p.x(), p.y(), p.z()}, {q.w(), q.x(), q.y(), q.z()}};
+  }
+}
+
 std::vector<render::BodyPose> bodyPoses(const dynamics::State& state) {
   std::vector<render::BodyPose> poses;
-  poses.reserve(state.bodies.size());
-  for (const auto& body : state.bodies) {
-    const auto& p = body.position_m;
-    const auto& q = body.orientation;
-    poses.push_back({{p.x(), p.y(), p.z()}, {q.w(), q.x(), q.y(), q.z()}});
-  }
+  bodyPoses(state, poses);
   return poses;
 }
 

@@ -39,9 +39,6 @@ osg::ref_ptr<osgText::Text> makeText(osgText::Font* font, double x, double y,
   return text;
 }
 
-void setTextIfChanged(osgText::Text& text, const std::string& value) {
-  if (text.getText().createUTF8EncodedString() != value) text.setText(value);
-}
 
 void quad(osg::Vec3Array& v, double x0, double y0, double x1, double y1) {
   const auto f = [](double a) { return static_cast<float>(a); };
@@ -90,10 +87,11 @@ Hud::Hud(const HudLayout& layout, int width, int height)
   osg::ref_ptr<osg::Geode> geode = new osg::Geode;
   const osg::ref_ptr<osgText::Font> font = hudFont();
   const osg::Vec4 white(1, 1, 1, 1);
-  status_ = makeText(font.get(), 10, height - 22, white);
-  notes_ = makeText(font.get(), 10, height - 42, osg::Vec4(0.85f, 1.0f, 0.85f, 1.0f));
-  warnings_ = makeText(font.get(), width * 0.35, height - 22, osg::Vec4(1.0f, 0.3f, 0.25f, 1.0f));
-  for (osgText::Text* text : {status_.get(), notes_.get(), warnings_.get()}) {
+  status_.text = makeText(font.get(), 10, height - 22, white);
+  notes_.text = makeText(font.get(), 10, height - 42, osg::Vec4(0.85f, 1.0f, 0.85f, 1.0f));
+  warnings_.text =
+      makeText(font.get(), width * 0.35, height - 22, osg::Vec4(1.0f, 0.3f, 0.25f, 1.0f));
+  for (osgText::Text* text : {status_.text.get(), notes_.text.get(), warnings_.text.get()}) {
     geode->addDrawable(text);
   }
 
@@ -115,8 +113,8 @@ Hud::Hud(const HudLayout& layout, int width, int height)
         label->setText(specs[i].label);
         geode->addDrawable(label.get());
       }
-      group.values.push_back(makeText(font.get(), x + bar_width + 6, y, white));
-      geode->addDrawable(group.values.back().get());
+      group.values.push_back({makeText(font.get(), x + bar_width + 6, y, white), {}});
+      geode->addDrawable(group.values.back().text.get());
     }
     if (!specs.empty()) {
       geode->addDrawable(quads(tracks.get(), osg::Vec4(0.1f, 0.1f, 0.1f, 0.55f), false).get());
@@ -162,19 +160,27 @@ void Hud::updateBars(Group& group, const std::vector<double>& values,
     (*vertices)[k + 1].x() = (*vertices)[k + 2].x() = static_cast<float>(g.fill_x1);
     char text[32];
     std::snprintf(text, sizeof text, "%+.3g", value);
-    setTextIfChanged(*group.values[i], text);
+    group.values[i].set(text);
   }
   vertices->dirty();
   group.fills->dirtyBound();
 }
 
+void Hud::Label::set(std::string_view value) {
+  if (shown == value) return;
+  shown.assign(value);
+  text->setText(shown);
+}
+
 void Hud::update(const HudState& state) {
-  setTextIfChanged(*status_, state.status);
-  std::string notes, warnings;
-  for (const std::string& note : state.notes) notes += note + "\n";
-  for (const std::string& warning : state.warnings) warnings += warning + "\n";
-  setTextIfChanged(*notes_, notes);
-  setTextIfChanged(*warnings_, warnings);
+  status_.set(state.status);
+  const auto joinLines = [this](const std::vector<std::string>& lines) -> std::string_view {
+    joined_.clear();
+    for (const std::string& line : lines) (joined_ += line) += '\n';
+    return joined_;
+  };
+  notes_.set(joinLines(state.notes));
+  warnings_.set(joinLines(state.warnings));
   updateBars(controls_, state.controls, control_bars_);
   updateBars(motors_, state.motors, motor_bars_);
   updateBars(speeds_, state.speeds, speed_bars_);

@@ -57,6 +57,9 @@ class SessionView {
   /// The HUD values for a session (also what tests compare with traces).
   render::HudState hudState(const Session& session, const RunResult& stats,
                             const std::vector<std::string>& notes) const;
+  /// As above, into `hud` (its vectors keep their capacity): what every frame uses.
+  void hudState(const Session& session, const RunResult& stats,
+                const std::vector<std::string>& notes, render::HudState& hud) const;
   /// Where a scene camera looks from in a given state. Without cameras (camera == nullptr):
   /// an overview of the dynamic bodies from the south-west, above.
   static render::ViewCamera cameraAt(const Scene& scene, const CameraDef* camera,
@@ -74,7 +77,10 @@ class SessionView {
   const CameraDef* orbiting_ = nullptr;  // the orbit camera the mouse controls, if any
   std::function<void(int, bool)> sink_;
   RunControl* control_ = nullptr;
+  // Per-frame buffers, reused so that drawing a frame allocates nothing once they have grown.
   std::vector<render::DebugLine> debug_lines_;
+  std::vector<render::BodyPose> poses_;
+  render::HudState hud_state_;
   std::unique_ptr<render::SceneView> view_;
 };
 

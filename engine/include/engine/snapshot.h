@@ -15,5 +15,7 @@ std::vector<render::BodyVisual> bodyVisuals(const Scene& scene);
 
 /// Where each body is in `state`, in model order.
 std::vector<render::BodyPose> bodyPoses(const dynamics::State& state);
+/// As above, into `poses` (resized; no allocation once it has the size): for every frame.
+void bodyPoses(const dynamics::State& state, std::vector<render::BodyPose>& poses);
 
 }  // namespace sim::engine

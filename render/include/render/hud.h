@@ -10,6 +10,7 @@
 #include <osgText/Text>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sim::render {
@@ -62,6 +63,13 @@ class Hud {
 
  private:
   struct Group;
+  // A text and what it shows: compared before setting, so an unchanged text costs nothing and a
+  // changed one no temporary string.
+  struct Label {
+    osg::ref_ptr<osgText::Text> text;
+    std::string shown;
+    void set(std::string_view value);
+  };
   void updateBars(Group& group, const std::vector<double>& values,
                   std::vector<HudBarGeometry>& out);
 
@@ -69,14 +77,15 @@ class Hud {
   int height_;
   HudLayout layout_;
   osg::ref_ptr<osg::Camera> camera_;
-  osg::ref_ptr<osgText::Text> status_;
-  osg::ref_ptr<osgText::Text> notes_;
-  osg::ref_ptr<osgText::Text> warnings_;
+  Label status_;
+  Label notes_;
+  Label warnings_;
+  std::string joined_;  // notes or warnings joined by lines, reused every frame
   struct Group {
     std::vector<HudBarSpec> specs;
     double x = 0, top = 0, bar_width = 0;
     osg::ref_ptr<osg::Geometry> fills;
-    std::vector<osg::ref_ptr<osgText::Text>> values;
+    std::vector<Label> values;
   };
   Group controls_, motors_, speeds_;
   std::vector<HudBarGeometry> control_bars_, motor_bars_, speed_bars_;
