@@ -5,7 +5,10 @@
 //
 //   xvfb-run -a -s "-screen 0 1920x1080x24" build/bin/bench_render --frames 300 --size 1280x720
 //
-// Options: --window (a window instead of a pixel buffer), --no-hud, --camera NAME.
+// Options: --window (a window instead of a pixel buffer), --no-hud, --shadows on|off|auto (on),
+// --shadow-map TEXELS (per side), --no-insets,
+// --camera NAME, --compare (also draws every frame in a second view with shadows and insets off,
+// alternating, and prints the ratio of the two: the cost of shadows and insets in one run).
 #include <engine/frame_clock.h>
 #include <engine/scenario.h>
 #include <engine/session.h>
@@ -14,12 +17,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 int main(int argc, char** argv) {
   int frames = 300;
   int width = 1280, height = 720;
-  bool window = false, hud = true;
+  bool window = false, hud = true, insets = true, compare = false;
+  std::string shadows = "on";
+  int shadow_map = sim::engine::ViewSetup{}.shadow_map_size;
   std::string camera = "follow";
   std::string scenario_path = std::string(SIMTRAINER_SOURCE_DIR) +
                               "/scenes/scenarios/mf4_grip_lift.scenario.yaml";
@@ -33,12 +39,20 @@ int main(int argc, char** argv) {
       window = true;
     } else if (arg == "--no-hud") {
       hud = false;
+    } else if (arg == "--shadows" && i + 1 < argc) {
+      shadows = argv[++i];
+    } else if (arg == "--shadow-map" && i + 1 < argc) {
+      shadow_map = std::atoi(argv[++i]);
+    } else if (arg == "--no-insets") {
+      insets = false;
+    } else if (arg == "--compare") {
+      compare = true;
     } else if (arg == "--camera" && i + 1 < argc) {
       camera = argv[++i];
     } else {
       std::fprintf(stderr,
                    "usage: bench_render [--frames N] [--size WxH] [--window] [--no-hud] "
-                   "[--camera NAME]\n");
+                   "[--shadows on|off|auto] [--shadow-map TEXELS] [--no-insets] [--camera NAME] [--compare]\n");
       return 2;
     }
   }
@@ -49,24 +63,53 @@ int main(int argc, char** argv) {
   setup.height = height;
   setup.offscreen = !window;
   setup.camera = camera;
+  setup.shadows = shadows == "off"  ? sim::render::Shadows::Off
+                  : shadows == "on" ? sim::render::Shadows::On
+                                    : sim::render::Shadows::Auto;
+  setup.shadow_map_size = shadow_map;
+  setup.insets = insets;
   SessionView view(scenario.scene, setup);
   if (!hud) view.view().setHud({});
+  std::unique_ptr<SessionView> plain;
+  if (compare) {
+    ViewSetup plain_setup = setup;
+    plain_setup.offscreen = true;
+    plain_setup.shadows = sim::render::Shadows::Off;
+    plain_setup.insets = false;
+    plain = std::make_unique<SessionView>(scenario.scene, plain_setup);
+    if (!hud) plain->view().setHud({});
+  }
 
   PlayOptions options;
-  TimingStats draw;
+  TimingStats draw, draw_plain;
   int drawn = 0;
   options.after_frame = [&](const Session& session, const RunResult& so_far,
                             const std::vector<std::string>& notes) {
     const auto start = std::chrono::steady_clock::now();
     view.show(session, so_far, notes);
     draw.add(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (plain) {
+      const auto plain_start = std::chrono::steady_clock::now();
+      plain->show(session, so_far, notes);
+      draw_plain.add(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - plain_start).count());
+    }
     return ++drawn < frames;
   };
   playScenario(scenario, options);
-  std::printf("bench_render: %d frames of %s at %dx%d (%s, HUD %s, camera %s)\n", drawn,
-              scenario.scene.name.c_str(), width, height, window ? "window" : "pixel buffer",
-              hud ? "on" : "off", camera.c_str());
+  std::printf("bench_render: %d frames of %s at %dx%d (%s, HUD %s, shadows %s, %zu insets, "
+              "camera %s)\n",
+              drawn, scenario.scene.name.c_str(), width, height, window ? "window" : "pixel buffer",
+              hud ? "on" : "off", view.view().shadowsOn() ? "on" : "off", view.view().insetCount(),
+              camera.c_str());
+  std::printf("OpenGL renderer: %s\n", view.view().glRenderer().c_str());
   std::printf("draw time per frame: mean %.2f ms  p99 %.2f ms  max %.2f ms  -> %.1f frames/s\n",
               1e3 * draw.mean(), 1e3 * draw.p99(), 1e3 * draw.max(), 1.0 / draw.mean());
+  if (plain) {
+    std::printf("same frames without shadows and insets: mean %.2f ms  p99 %.2f ms  max %.2f ms\n",
+                1e3 * draw_plain.mean(), 1e3 * draw_plain.p99(), 1e3 * draw_plain.max());
+    std::printf("ratio (as configured / plain): mean %.2f  p99 %.2f\n",
+                draw.mean() / draw_plain.mean(), draw.p99() / draw_plain.p99());
+  }
   return 0;
 }

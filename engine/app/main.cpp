@@ -64,6 +64,8 @@ struct ViewArgs {
   double at_s = -1.0;      // simulated time of the screenshot; < 0: the end of the run
   std::string camera;      // a scene camera by name
   std::string size = "1280x720";
+  std::string shadows = "auto";
+  bool no_insets = false;
 };
 
 bool haveDisplay() {
@@ -80,6 +82,10 @@ class Viewing {
       : args_(args), shot_at_s_(args.at_s >= 0.0 ? args.at_s : end_s) {
     sim::engine::ViewSetup setup;
     setup.camera = args.camera;
+    setup.shadows = args.shadows == "on"    ? sim::render::Shadows::On
+                    : args.shadows == "off" ? sim::render::Shadows::Off
+                                            : sim::render::Shadows::Auto;
+    setup.insets = !args.no_insets;
     if (std::sscanf(args.size.c_str(), "%dx%d", &setup.width, &setup.height) != 2 ||
         setup.width < 16 || setup.height < 16 || setup.width > 8192 || setup.height > 8192) {
       throw std::invalid_argument("--size: expected WIDTHxHEIGHT, e.g. 1280x720, got " + args.size);
@@ -98,6 +104,7 @@ class Viewing {
     try {
       view_ = std::make_unique<sim::engine::SessionView>(scene, setup);
       windowed_ = want_window;
+      for (const auto& warning : view_->view().bodies().warnings()) spdlog::warn("3D view: {}", warning);
     } catch (const sim::render::RenderError& e) {
       if (!args.screenshot.empty()) throw std::invalid_argument(std::string("3D view: ") + e.what());
       spdlog::warn("no window ({}): running headless", e.what());
@@ -154,6 +161,13 @@ void addViewOptions(CLI::App* command, ViewArgs& args) {
       ->option_text("NAME");
   command->add_option("--size", args.size, "Window or screenshot size (default 1280x720)")
       ->option_text("WxH");
+  command->add_option("--shadows", args.shadows,
+                      "Sun shadows: on, off, or auto (default: on with a hardware OpenGL driver, "
+                      "off with a software one such as Mesa llvmpipe)")
+      ->option_text("auto|on|off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  command->add_flag("--no-insets", args.no_insets,
+                    "Do not draw the scene's picture-in-picture cameras (cameras[].inset)");
 }
 
 struct RunArgs {

@@ -214,7 +214,8 @@ void collectNames(const aiNode* node, std::vector<std::string>& names) {
   for (unsigned i = 0; i < node->mNumChildren; ++i) collectNames(node->mChildren[i], names);
 }
 
-MeshMaterial readMaterial(const aiMaterial* material, const fs::path& modelDir) {
+MeshMaterial readMaterial(const std::string& path, const aiMaterial* material,
+                          const fs::path& modelDir) {
   MeshMaterial out;
   if (material == nullptr) return out;
   aiColor4D colour;
@@ -229,8 +230,19 @@ MeshMaterial readMaterial(const aiMaterial* material, const fs::path& modelDir) 
   if (material->GetTexture(aiTextureType_BASE_COLOR, 0, &texture) == AI_SUCCESS ||
       material->GetTexture(aiTextureType_DIFFUSE, 0, &texture) == AI_SUCCESS) {
     const std::string text = texture.C_Str();
-    if (!text.empty()) {
-      out.texture = text[0] == '*' ? text : (modelDir / text).lexically_normal().string();
+    if (!text.empty() && text[0] == '*') {
+      out.texture = text;
+    } else if (!text.empty()) {
+      // Like the model's other files, a texture must lie in its directory or below. Whether it
+      // can be decoded is the render's business (a bad image is drawn as the plain colour).
+      const fs::path file = (modelDir / text).lexically_normal();
+      const fs::path relative = file.lexically_relative(modelDir.lexically_normal());
+      if (relative.empty() || *relative.begin() == ".." || fs::path(text).is_absolute()) {
+        throw MeshImportError(path, "texture \"" + text +
+                                        "\" is outside the model's directory (referenced files "
+                                        "must lie in the model's directory or below it)");
+      }
+      out.texture = file.string();
     }
   }
   return out;
@@ -246,7 +258,7 @@ ImportedMesh convertMesh(const std::string& path, const aiScene& scene, const ai
   out.node = node.mName.C_Str();
   out.name = mesh.mName.length > 0 ? std::string(mesh.mName.C_Str()) : out.node;
   if (mesh.mMaterialIndex < scene.mNumMaterials) {
-    out.material = readMaterial(scene.mMaterials[mesh.mMaterialIndex], modelDir);
+    out.material = readMaterial(path, scene.mMaterials[mesh.mMaterialIndex], modelDir);
   }
   // Normals go through the inverse transpose; a mirroring transform flips the winding.
   const Eigen::Matrix3d linear = transform.linear();
@@ -268,6 +280,11 @@ ImportedMesh convertMesh(const std::string& path, const aiScene& scene, const ai
       if (m.allFinite() && m.norm() > 1e-12) n = m.normalized();
     }
     out.normals.push_back(toVec(n));
+    if (mesh.HasTextureCoords(0)) {
+      const aiVector3D& t = mesh.mTextureCoords[0][i];
+      const bool finite = std::isfinite(t.x) && std::isfinite(t.y);
+      out.uvs.push_back({finite ? t.x : 0.0, finite ? t.y : 0.0});
+    }
   }
   out.triangles.reserve(mesh.mNumFaces);
   for (unsigned f = 0; f < mesh.mNumFaces; ++f) {
@@ -397,6 +414,15 @@ ImportedModel importInProcess(const std::string& path, const MeshImportOptions& 
     model.frame.rotation = {q.w(), q.x(), q.y(), q.z()};
   }
   collectMeshes(path, scene, *start, base, modelDir, model.meshes);
+  model.embedded_textures.resize(scene.mNumTextures);
+  for (unsigned i = 0; i < scene.mNumTextures; ++i) {
+    const aiTexture* texture = scene.mTextures[i];
+    if (texture == nullptr || texture->mHeight != 0 || texture->pcData == nullptr) continue;
+    // Compressed: mWidth is the byte count, achFormatHint the extension.
+    model.embedded_textures[i].format = texture->achFormatHint;
+    model.embedded_textures[i].bytes.assign(reinterpret_cast<const char*>(texture->pcData),
+                                            texture->mWidth);
+  }
   if (model.meshes.empty()) {
     throw MeshImportError(path, options.node.empty()
                                     ? "the file has no triangle mesh"
@@ -488,6 +514,16 @@ std::string serialize(const ImportedModel& model) {
     w.raw(mesh.triangles.data(), mesh.triangles.size() * sizeof mesh.triangles[0]);
     for (const double c : mesh.material.diffuse) w.f64(c);
     w.str(mesh.material.texture);
+    w.u64(mesh.uvs.size());
+    for (const auto& uv : mesh.uvs) {
+      w.f64(uv[0]);
+      w.f64(uv[1]);
+    }
+  }
+  w.u64(model.embedded_textures.size());
+  for (const auto& texture : model.embedded_textures) {
+    w.str(texture.format);
+    w.str(texture.bytes);
   }
   return w.take();
 }
@@ -513,6 +549,13 @@ ImportedModel deserialize(const std::string& bytes, std::size_t offset) {
     r.raw(mesh.triangles.data(), mesh.triangles.size() * sizeof mesh.triangles[0]);
     for (double& c : mesh.material.diffuse) c = r.f64();
     mesh.material.texture = r.str();
+    mesh.uvs.resize(r.count(2 * sizeof(double)));
+    for (auto& uv : mesh.uvs) uv = {r.f64(), r.f64()};
+  }
+  model.embedded_textures.resize(r.count(16));
+  for (auto& texture : model.embedded_textures) {
+    texture.format = r.str();
+    texture.bytes = r.str();
   }
   return model;
 }

@@ -829,7 +829,8 @@ void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
 bool readCamera(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
                 const Placement& place, LoadState& state) {
   MapReader m(ctx, node, path,
-              {"name", "type", "body", "position", "target", "direction", "fov", "default"});
+              {"name", "type", "body", "position", "target", "direction", "fov", "default",
+               "inset"});
   CameraDef camera;
   camera.name = m.string("name");
   claimName(ctx, state, m, "camera", camera.name);
@@ -877,6 +878,20 @@ bool readCamera(Context& ctx, const YAML::Node& node, const std::string& path, S
   if (!(camera.fov_deg > 0.0 && camera.fov_deg < 180.0)) {
     ctx.fail(m.value("fov"), m.join("fov"),
              fmt::format("expected a field of view in (0, 180) degrees, got {}", camera.fov_deg));
+  }
+  if (m.has("inset")) {
+    const std::string key = m.join("inset");
+    const auto v = ctx.numbers(m.value("inset"), key, 4,
+                               "a list of 4 numbers [x, y, width, height] (fractions of the window)");
+    const bool inside = v[0] >= 0.0 && v[1] >= 0.0 && v[2] > 0.0 && v[3] > 0.0 &&
+                        v[0] + v[2] <= 1.0 && v[1] + v[3] <= 1.0;
+    if (!inside) {
+      ctx.fail(m.value("inset"), key,
+               fmt::format("expected a place inside the window: x, y >= 0, width, height > 0, "
+                           "x + width <= 1 and y + height <= 1, got [{}, {}, {}, {}]",
+                           v[0], v[1], v[2], v[3]));
+    }
+    camera.inset = std::array<double, 4>{v[0], v[1], v[2], v[3]};
   }
   const bool is_default = m.boolean("default", false);
   scene.cameras.push_back(std::move(camera));

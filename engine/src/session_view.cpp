@@ -64,9 +64,17 @@ SessionView::SessionView(const Scene& scene, const ViewSetup& setup) : scene_(sc
   options.width = setup.width;
   options.height = setup.height;
   options.offscreen = setup.offscreen;
+  options.shadows = setup.shadows;
+  options.shadow_map_size = setup.shadow_map_size;
   options.title = "simtrainer: " + scene.name;
   const std::vector<render::BodyVisual> visuals = bodyVisuals(scene);
   view_ = std::make_unique<render::SceneView>(visuals, options);
+  for (const CameraDef& camera : scene.cameras) {
+    if (!camera.inset || !setup.insets) continue;
+    const auto& [x, y, w, h] = *camera.inset;
+    view_->addInset({x, y, w, h});
+    inset_cameras_.push_back(&camera);
+  }
   view_->setHud(hudLayout(scene));
   view_->setKeyHandler([this](int key, bool down) { onKey(key, down); });
 }
@@ -252,6 +260,13 @@ void SessionView::prepare(const Session& session, const RunResult& stats,
   } else {
     orbiting_ = nullptr;
     view_->setCamera(cameraAt(scene_, camera_, session.dynamics()));
+  }
+  // Inset views follow the state too (an orbit camera there stays at its start pose); the one
+  // showing the main view's camera is hidden rather than drawn twice.
+  for (std::size_t i = 0; i < inset_cameras_.size(); ++i) {
+    const bool shown = inset_cameras_[i] != camera_;
+    view_->setInsetVisible(i, shown);
+    if (shown) view_->setInsetCamera(i, cameraAt(scene_, inset_cameras_[i], session.dynamics()));
   }
   hudState(session, stats, notes, hud_state_);
   view_->updateHud(hud_state_);

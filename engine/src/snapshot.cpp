@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <numbers>
 
 namespace sim::engine {
@@ -174,6 +176,13 @@ MeshPart shapeMesh(const dynamics::ShapeDef& shape) {
 // The meshes of one imported model file, placed in the body frame.
 void addVisual(const VisualDef& visual, std::vector<MeshPart>& parts) {
   if (!visual.model) return;
+  // Embedded images are shared by every part that uses them (decoded once by the render).
+  std::vector<std::shared_ptr<const std::string>> embedded;
+  for (const auto& texture : visual.model->embedded_textures) {
+    embedded.push_back(texture.bytes.empty()
+                           ? nullptr
+                           : std::make_shared<const std::string>(texture.bytes));
+  }
   for (const ImportedMesh& mesh : visual.model->meshes) {
     MeshPart part;
     part.name = mesh.name;
@@ -189,6 +198,26 @@ void addVisual(const VisualDef& visual, std::vector<MeshPart>& parts) {
     for (const auto& t : mesh.triangles) part.indices.insert(part.indices.end(), t.begin(), t.end());
     for (std::size_t k = 0; k < 4; ++k) {
       part.color_rgba[k] = static_cast<float>(mesh.material.diffuse[k]);
+    }
+    const std::string& texture = mesh.material.texture;
+    if (!texture.empty() && mesh.uvs.size() == mesh.vertices.size()) {
+      if (texture[0] != '*') {
+        part.texture.file = texture;
+      } else {
+        // "*N": the N-th embedded texture (an out-of-range or raw one leaves the part plain).
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(texture.c_str() + 1, &end, 10);
+        if (*end == '\0' && n < embedded.size() && embedded[n]) {
+          part.texture.encoded = embedded[n];
+          part.texture.format = visual.model->embedded_textures[n].format;
+        }
+      }
+      if (!part.texture.empty()) {
+        part.uvs.reserve(mesh.uvs.size());
+        for (const auto& uv : mesh.uvs) {
+          part.uvs.push_back({static_cast<float>(uv[0]), static_cast<float>(uv[1])});
+        }
+      }
     }
     const auto& p = visual.pose.position;
     const auto& q = visual.pose.rotation;

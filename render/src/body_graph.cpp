@@ -7,16 +7,73 @@
 #include <osg/Quat>
 #include <osg/Shape>
 #include <osg/ShapeDrawable>
+#include <osg/Texture2D>
+#include <osg/Uniform>
+#include <osgDB/ReadFile>
+#include <osgDB/Registry>
 
+#include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 namespace sim::render {
 
+std::string TextureImage::describe() const {
+  return encoded ? "embedded " + format + " image" : file;
+}
+
 namespace {
 
+// Decodes each image once, however many parts use it; failures become warnings.
+class TextureCache {
+ public:
+  explicit TextureCache(std::vector<std::string>& warnings) : warnings_(warnings) {}
+
+  /// The texture of `image`, or null when it cannot be decoded.
+  osg::Texture2D* get(const TextureImage& image) {
+    const std::string key = image.encoded
+        ? "#" + std::to_string(reinterpret_cast<std::uintptr_t>(image.encoded.get()))
+        : image.file;
+    auto [it, inserted] = cache_.try_emplace(key);
+    if (inserted) it->second = load(image);
+    return it->second.get();
+  }
+
+ private:
+  osg::ref_ptr<osg::Texture2D> load(const TextureImage& image) {
+    osg::ref_ptr<osg::Image> decoded;
+    if (image.encoded) {
+      osgDB::ReaderWriter* reader =
+          osgDB::Registry::instance()->getReaderWriterForExtension(image.format);
+      if (reader != nullptr) {
+        std::istringstream in(*image.encoded);
+        decoded = reader->readImage(in).getImage();
+      }
+    } else {
+      decoded = osgDB::readRefImageFile(image.file);
+    }
+    if (!decoded || decoded->s() <= 0 || decoded->t() <= 0) {
+      warnings_.push_back("texture " + image.describe() +
+                          " could not be read; the mesh is drawn in its colour");
+      return nullptr;
+    }
+    osg::ref_ptr<osg::Texture2D> texture = new osg::Texture2D(decoded.get());
+    texture->setWrap(osg::Texture::WRAP_S, osg::Texture::REPEAT);
+    texture->setWrap(osg::Texture::WRAP_T, osg::Texture::REPEAT);
+    texture->setFilter(osg::Texture::MIN_FILTER, osg::Texture::LINEAR_MIPMAP_LINEAR);
+    texture->setFilter(osg::Texture::MAG_FILTER, osg::Texture::LINEAR);
+    return texture;
+  }
+
+  std::vector<std::string>& warnings_;
+  std::map<std::string, osg::ref_ptr<osg::Texture2D>> cache_;
+};
+
 // A static mesh part: geometry built once (vertex buffer objects), placed by a fixed transform.
-osg::ref_ptr<osg::Node> meshNode(const MeshPart& part) {
+// With uvs and a readable texture, the image on unit 0 (the shadow map uses unit 1).
+osg::ref_ptr<osg::Node> meshNode(const MeshPart& part, TextureCache* textures = nullptr,
+                                 bool* textured = nullptr) {
   osg::ref_ptr<osg::Vec3Array> vertices = new osg::Vec3Array;
   osg::ref_ptr<osg::Vec3Array> normals = new osg::Vec3Array;
   vertices->reserve(part.vertices_m.size());
@@ -36,10 +93,22 @@ osg::ref_ptr<osg::Node> meshNode(const MeshPart& part) {
   geometry->setColorArray(colors.get(), osg::Array::BIND_OVERALL);
   geometry->addPrimitiveSet(new osg::DrawElementsUInt(GL_TRIANGLES, part.indices.begin(),
                                                       part.indices.end()));
+  if (textures != nullptr && !part.texture.empty() && !part.uvs.empty() &&
+      part.uvs.size() == part.vertices_m.size()) {
+    if (osg::Texture2D* texture = textures->get(part.texture)) {
+      osg::ref_ptr<osg::Vec2Array> uvs = new osg::Vec2Array;
+      uvs->reserve(part.uvs.size());
+      for (const auto& uv : part.uvs) uvs->push_back(osg::Vec2(uv[0], uv[1]));
+      geometry->setTexCoordArray(0, uvs.get(), osg::Array::BIND_PER_VERTEX);
+      geometry->getOrCreateStateSet()->setTextureAttributeAndModes(0, texture);
+      geometry->getOrCreateStateSet()->addUniform(new osg::Uniform("textured", true));
+      if (textured != nullptr) *textured = true;
+    }
+  }
   // Lit with the material's colour (the fixed pipeline ignores vertex colours under lighting).
   osg::ref_ptr<osg::Material> material = new osg::Material;
   material->setDiffuse(osg::Material::FRONT_AND_BACK, color);
-  material->setAmbient(osg::Material::FRONT_AND_BACK, color * 0.6f);
+  material->setAmbient(osg::Material::FRONT_AND_BACK, color);
   material->setSpecular(osg::Material::FRONT_AND_BACK, osg::Vec4(0.15f, 0.15f, 0.15f, 1.0f));
   material->setShininess(osg::Material::FRONT_AND_BACK, 24.0f);
   geometry->getOrCreateStateSet()->setAttributeAndModes(material.get());
@@ -60,7 +129,12 @@ osg::ref_ptr<osg::Node> meshNode(const MeshPart& part) {
 
 BodyGraph::BodyGraph(std::span<const BodyVisual> bodies) : root_(new osg::Group) {
   root_->setName("bodies");
+  // Closed meshes, counter-clockwise outside: back faces are never seen. Culling them also lets
+  // the shadow pass draw back faces only (it flips the culled side), which keeps lit faces free
+  // of self-shadowing speckle.
+  root_->getOrCreateStateSet()->setMode(GL_CULL_FACE, osg::StateAttribute::ON);
   transforms_.reserve(bodies.size());
+  TextureCache textures(warnings_);
   for (const BodyVisual& body : bodies) {
     // The transform changes every frame, so it is marked DYNAMIC (STYLE §6).
     osg::ref_ptr<osg::MatrixTransform> transform = new osg::MatrixTransform;
@@ -81,7 +155,11 @@ BodyGraph::BodyGraph(std::span<const BodyVisual> bodies) : root_(new osg::Group)
       geode->addDrawable(drawable);
       transform->addChild(geode);
     }
-    for (const MeshPart& part : body.meshes) transform->addChild(meshNode(part));
+    for (const MeshPart& part : body.meshes) {
+      bool textured = false;
+      transform->addChild(meshNode(part, &textures, &textured));
+      if (textured) ++textured_parts_;
+    }
     // Collision wireframes: unlit lines, hidden until the debug overlay shows them.
     osg::ref_ptr<osg::Group> wires = new osg::Group;
     wires->setName(body.name + ".collision");
@@ -91,6 +169,7 @@ BodyGraph::BodyGraph(std::span<const BodyVisual> bodies) : root_(new osg::Group)
         new osg::PolygonMode(osg::PolygonMode::FRONT_AND_BACK, osg::PolygonMode::LINE),
         osg::StateAttribute::ON | osg::StateAttribute::OVERRIDE);
     state->setMode(GL_LIGHTING, osg::StateAttribute::OFF | osg::StateAttribute::OVERRIDE);
+    state->setMode(GL_CULL_FACE, osg::StateAttribute::OFF | osg::StateAttribute::OVERRIDE);
     wires->setNodeMask(0);
     transform->addChild(wires.get());
     collision_.push_back(wires);

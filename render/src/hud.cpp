@@ -75,7 +75,7 @@ Hud::Hud(const HudLayout& layout, int width, int height)
   camera_->setProjectionMatrixAsOrtho2D(0, width, 0, height);
   camera_->setViewMatrix(osg::Matrix::identity());
   camera_->setClearMask(GL_DEPTH_BUFFER_BIT);
-  camera_->setRenderOrder(osg::Camera::POST_RENDER);
+  camera_->setRenderOrder(osg::Camera::POST_RENDER, 100);  // over any inset view
   camera_->setAllowEventFocus(false);
   osg::StateSet* state = camera_->getOrCreateStateSet();
   state->setMode(GL_LIGHTING, osg::StateAttribute::OFF | osg::StateAttribute::PROTECTED);

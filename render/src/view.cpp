@@ -8,11 +8,17 @@
 #include <osg/LightSource>
 #include <osg/LineWidth>
 #include <osg/Material>
+#include <osg/Program>
+#include <osg/Uniform>
+#include <osg/Texture2D>
 #include <osgDB/WriteFile>
 #include <osgGA/GUIEventHandler>
 #include <osgGA/OrbitManipulator>
+#include <osgShadow/ShadowedScene>
+#include <osgShadow/ViewDependentShadowMap>
 #include <osgViewer/Viewer>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -21,6 +27,27 @@ namespace sim::render {
 namespace {
 
 const osg::Vec4 kSky(0.62f, 0.74f, 0.86f, 1.0f);
+// Node mask bits of the shadow passes (every other node keeps all bits set).
+// Fragment stage of the shadowed scene; vertices stay with the fixed pipeline, which lights them
+// (gl_Color) and generates the shadow-map coordinates on unit 1 from the technique's TexGen. A
+// fragment the sun cannot see keeps the ambient part only (emission + material ambient times
+// the sky's light-model ambient): shadows are darker, never black. Textured parts (unit 0) set
+// `textured` (BodyGraph); the mask capture turns it off.
+constexpr const char* kShadowFragmentShader = R"(
+uniform sampler2D baseTexture;
+uniform sampler2DShadow shadowTexture;
+uniform bool textured;
+void main() {
+  vec4 base = textured ? texture2D(baseTexture, gl_TexCoord[0].xy) : vec4(1.0);
+  float sunlit = shadow2DProj(shadowTexture, gl_TexCoord[1]).r;
+  vec4 colour = mix(gl_FrontLightModelProduct.sceneColor, gl_Color, sunlit);
+  colour.a = gl_Color.a;
+  gl_FragColor = colour * base;
+}
+)";
+
+constexpr osg::Node::NodeMask kReceivesShadow = 0x1;
+constexpr osg::Node::NodeMask kCastsShadow = 0x2;
 
 // 1 m grid lines on z = 0 (slightly above, so a floor's top face at z = 0 does not hide them),
 // 40 m across, unlit.
@@ -104,10 +131,54 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
 
   root_ = new osg::Group;
   root_->setName("scene");
-  root_->addChild(bodies_.root());
+  if (options.shadows != Shadows::Off && options.shadow_map_size < 64) {
+    throw RenderError("shadow map size must be at least 64");
+  }
+  // The renderer decides Shadows::Auto.
+  if (context->realize() && context->makeCurrent()) {
+    if (const GLubyte* name = glGetString(GL_RENDERER)) {
+      gl_renderer_ = reinterpret_cast<const char*>(name);
+    }
+    context->releaseContext();
+  }
+  const bool software = gl_renderer_.find("llvmpipe") != std::string::npos ||
+                        gl_renderer_.find("softpipe") != std::string::npos ||
+                        gl_renderer_.find("swrast") != std::string::npos;
+  shadows_ = options.shadows == Shadows::On || (options.shadows == Shadows::Auto && !software);
+  shadow_map_size_ = options.shadow_map_size;
+  shadow_program_ = new osg::Program;
+  shadow_program_->setName("sun_shadow");
+  shadow_program_->addShader(new osg::Shader(osg::Shader::FRAGMENT, kShadowFragmentShader));
+  // What every camera draws: the sun, the bodies, the ground. Each camera (main view, insets)
+  // sees it through its own shadowed scene (shadowedWorld), whose shadow map is fitted to that
+  // camera's view.
+  content_ = new osg::Group;
+  content_->setName("world");
+  osg::ref_ptr<osg::LightModel> sky = new osg::LightModel;
+  sky->setAmbientIntensity(osg::Vec4(0.42f, 0.44f, 0.48f, 1.0f));
+  content_->getOrCreateStateSet()->setAttributeAndModes(sky.get());
+  world_ = shadowedWorld();
+  root_->addChild(world_.get());
+  // The sun, from the south-east and high, in world coordinates: a light source in the graph
+  // (rather than the viewer's sky light, which sits in the main camera's eye space) lights
+  // every camera that draws the world, inset views included, from the same direction.
+  osg::ref_ptr<osg::LightSource> sun_source = new osg::LightSource;
+  osg::Light* sun = sun_source->getLight();
+  sun->setLightNum(0);
+  sun->setPosition(osg::Vec4(0.45f, -0.35f, 0.82f, 0.0f));  // directional: w = 0
+  sun->setDiffuse(osg::Vec4(0.85f, 0.83f, 0.78f, 1.0f));
+  // The sky's ambient is the light model's, not the sun's: a shadowed fragment keeps the
+  // ambient part only, so it must not come from the light that is blocked.
+  sun->setAmbient(osg::Vec4(0.0f, 0.0f, 0.0f, 1.0f));
+  sun->setSpecular(osg::Vec4(0.4f, 0.4f, 0.4f, 1.0f));
+  sun_source->setStateSetModes(*content_->getOrCreateStateSet(), osg::StateAttribute::ON);
+  content_->getOrCreateStateSet()->setMode(GL_LIGHTING, osg::StateAttribute::ON);
+  content_->addChild(sun_source.get());
+  content_->addChild(bodies_.root());
   if (options.ground_grid) {
     ground_ = makeGroundGrid();
-    root_->addChild(ground_.get());
+    ground_->setNodeMask(kReceivesShadow);  // lines cast nothing
+    content_->addChild(ground_.get());
   }
 
   // Debug lines: one dynamic geometry, unlit, over everything (no depth test).
@@ -130,13 +201,7 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
 
   viewer_ = std::make_unique<osgViewer::Viewer>();
   viewer_->setThreadingModel(osgViewer::Viewer::SingleThreaded);
-  // A sun from the south-east, high; a faint sky ambient so shaded faces keep their colour.
-  viewer_->setLightingMode(osg::View::SKY_LIGHT);
-  osg::Light* sun = viewer_->getLight();
-  sun->setPosition(osg::Vec4(0.45f, -0.35f, 0.82f, 0.0f));  // directional: w = 0
-  sun->setDiffuse(osg::Vec4(0.85f, 0.83f, 0.78f, 1.0f));
-  sun->setAmbient(osg::Vec4(0.35f, 0.37f, 0.40f, 1.0f));
-  sun->setSpecular(osg::Vec4(0.4f, 0.4f, 0.4f, 1.0f));
+  viewer_->setLightingMode(osg::View::NO_LIGHT);  // the sun is in the world (above)
 
   osg::Camera* camera = viewer_->getCamera();
   camera->setGraphicsContext(context.get());
@@ -158,6 +223,34 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
 }
 
 SceneView::~SceneView() = default;
+
+osg::ref_ptr<osg::Group> SceneView::shadowedWorld() const {
+  if (!shadows_) {
+    osg::ref_ptr<osg::Group> plain = new osg::Group;
+    plain->addChild(content_.get());
+    return plain;
+  }
+  // A view-dependent shadow map from the sun (light 0) on texture unit 1. The technique's own
+  // fragment shader does not compile on Mesa (it indexes gl_TexCoord by a uniform) and the fixed
+  // pipeline would paint shadows black, so ours combines them: see kShadowFragmentShader.
+  osg::ref_ptr<osgShadow::ShadowedScene> shadowed = new osgShadow::ShadowedScene;
+  osgShadow::ShadowSettings* settings = shadowed->getShadowSettings();
+  settings->setReceivesShadowTraversalMask(kReceivesShadow);
+  settings->setCastsShadowTraversalMask(kCastsShadow);
+  settings->setLightNum(0);
+  settings->setTextureSize(osg::Vec2s(static_cast<short>(shadow_map_size_),
+                                      static_cast<short>(shadow_map_size_)));
+  settings->setShaderHint(osgShadow::ShadowSettings::NO_SHADERS);
+  settings->setMaximumShadowMapDistance(60.0);
+  shadowed->setShadowTechnique(new osgShadow::ViewDependentShadowMap);
+  shadowed->addChild(content_.get());
+  osg::StateSet* state = shadowed->getOrCreateStateSet();
+  state->setAttributeAndModes(shadow_program_.get());
+  state->addUniform(new osg::Uniform("baseTexture", 0));
+  state->addUniform(new osg::Uniform("shadowTexture", 1));
+  state->addUniform(new osg::Uniform("textured", false));
+  return shadowed;
+}
 
 void SceneView::setCamera(const ViewCamera& camera) {
   if (viewer_->getCameraManipulator()) viewer_->setCameraManipulator(nullptr, false);
@@ -199,6 +292,60 @@ void SceneView::applyCamera() {
   // Fixed near/far planes: the projection used for drawing is the one project() reports.
   camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
 }
+
+std::size_t SceneView::addInset(const InsetPlace& place) {
+  const auto in = [](double v) { return std::isfinite(v) && v >= 0.0 && v <= 1.0; };
+  if (!in(place.x) || !in(place.y) || !in(place.width) || !in(place.height) ||
+      place.width <= 0.0 || place.height <= 0.0 || place.x + place.width > 1.0 + 1e-9 ||
+      place.y + place.height > 1.0 + 1e-9) {
+    throw RenderError("an inset view must lie inside the window (fractions in [0, 1])");
+  }
+  Inset inset;
+  const int left = static_cast<int>(std::lround(place.x * width_));
+  const int top = static_cast<int>(std::lround(place.y * height_));
+  const int w = std::max(1, static_cast<int>(std::lround(place.width * width_)));
+  const int h = std::max(1, static_cast<int>(std::lround(place.height * height_)));
+  inset.pixels = {left, top, w, h};
+  inset.camera = new osg::Camera;
+  inset.camera->setName("inset" + std::to_string(insets_.size()));
+  inset.camera->setReferenceFrame(osg::Transform::ABSOLUTE_RF);
+  // After the main view, before the HUD (order 100).
+  inset.camera->setRenderOrder(osg::Camera::POST_RENDER, 1 + static_cast<int>(insets_.size()));
+  inset.camera->setClearMask(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+  inset.camera->setClearColor(kSky);
+  inset.camera->setViewport(left, height_ - top - h, w, h);  // OpenGL's origin: bottom-left
+  inset.camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
+  inset.camera->addChild(shadowedWorld().get());
+  root_->addChild(inset.camera.get());
+  insets_.push_back(inset);
+  setInsetCamera(insets_.size() - 1, ViewCamera{});
+  return insets_.size() - 1;
+}
+
+void SceneView::setInsetCamera(std::size_t i, const ViewCamera& view) {
+  osg::Camera* camera = insets_.at(i).camera.get();
+  const auto v = [](const std::array<double, 3>& a) { return osg::Vec3d(a[0], a[1], a[2]); };
+  camera->setViewMatrixAsLookAt(v(view.eye_m), v(view.target_m), v(view.up));
+  const auto& px = insets_[i].pixels;
+  camera->setProjectionMatrixAsPerspective(view.fov_deg, static_cast<double>(px[2]) / px[3],
+                                           0.05, 500.0);
+}
+
+std::array<double, 2> SceneView::projectInset(std::size_t i,
+                                              const std::array<double, 3>& world_m) const {
+  const osg::Camera* camera = insets_.at(i).camera.get();
+  const osg::Matrixd window = camera->getViewMatrix() * camera->getProjectionMatrix() *
+                              camera->getViewport()->computeWindowMatrix();
+  const osg::Vec3d p = osg::Vec3d(world_m[0], world_m[1], world_m[2]) * window;
+  return {p.x(), static_cast<double>(height_) - p.y()};
+}
+
+void SceneView::setInsetVisible(std::size_t i, bool visible) {
+  insets_.at(i).visible = visible;
+  insets_[i].camera->setNodeMask(visible ? ~0u : 0u);
+}
+
+std::array<int, 4> SceneView::insetPixels(std::size_t i) const { return insets_.at(i).pixels; }
 
 void SceneView::setDebugOverlay(bool on) {
   debug_on_ = on;
@@ -292,6 +439,12 @@ RgbImage SceneView::captureMask(std::span<const BodyPose> poses, const std::vect
   camera->setClearColor(osg::Vec4(0, 0, 0, 1));
   if (ground_) ground_->setNodeMask(0);
   if (hud_) hud_->camera()->setNodeMask(0);
+  for (const Inset& inset : insets_) inset.camera->setNodeMask(0);
+  root_->replaceChild(world_.get(), content_.get());  // no shadow pass
+  // Textures would tint the white (the fixed pipeline: turning unit 0 off is enough).
+  state->setTextureMode(0, GL_TEXTURE_2D, osg::StateAttribute::OFF | osg::StateAttribute::OVERRIDE);
+  osg::ref_ptr<osg::Uniform> untextured = new osg::Uniform("textured", false);
+  state->addUniform(untextured.get(), osg::StateAttribute::ON | osg::StateAttribute::OVERRIDE);
   debug_->setNodeMask(0);
   bodies_.setCollisionVisible(false);
   for (std::size_t i = 0; i < bodies_.size(); ++i) {
@@ -300,8 +453,12 @@ RgbImage SceneView::captureMask(std::span<const BodyPose> poses, const std::vect
   RgbImage mask = drawAndRead(poses);
   // Back to the normal look.
   state->removeAttribute(white.get());
+  state->removeTextureMode(0, GL_TEXTURE_2D);
+  state->removeUniform(untextured.get());
+  root_->replaceChild(content_.get(), world_.get());
+  for (const Inset& inset : insets_) inset.camera->setNodeMask(inset.visible ? ~0u : 0u);
   camera->setClearColor(kSky);
-  if (ground_) ground_->setNodeMask(~0u);
+  if (ground_) ground_->setNodeMask(kReceivesShadow);
   if (hud_) hud_->camera()->setNodeMask(~0u);
   setDebugOverlay(debug_on_);
   for (std::size_t i = 0; i < bodies_.size(); ++i) bodies_.transform(i)->setNodeMask(~0u);

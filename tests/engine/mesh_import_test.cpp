@@ -339,6 +339,45 @@ TEST(MeshImportRejects, ReferencedFileOutsideTheModelDirectory) {
   EXPECT_EQ(message.rfind(path.string() + ": ", 0), 0u) << message;
 }
 
+// An OBJ board with texture coordinates and a material whose map_Kd names `map`.
+fs::path texturedBoard(const std::string& name, const std::string& map) {
+  const fs::path dir = scratch(name);
+  writeBytes(dir / "board.obj",
+             "mtllib board.mtl\nv 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\n"
+             "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nusemtl m\nf 1/1 2/2 3/3\nf 1/1 3/3 4/4\n");
+  writeBytes(dir / "board.mtl", "newmtl m\nKd 1 1 1\nmap_Kd " + map + "\n");
+  return dir / "board.obj";
+}
+
+TEST(MeshImport, TextureCoordinatesAndTexturePathComeWithTheMesh) {
+  const fs::path path = texturedBoard("textured", "images/paint.png");
+  for (const bool isolate : {true, false}) {
+    MeshImportOptions options;
+    options.isolate = isolate;
+    const auto model = importMesh(path.string(), options);
+    ASSERT_EQ(model.meshes.size(), 1u);
+    const auto& mesh = model.meshes[0];
+    ASSERT_EQ(mesh.uvs.size(), mesh.vertices.size());
+    // Each vertex keeps its own (u, v): the board's corners are (x, z) = (u, v).
+    for (std::size_t i = 0; i < mesh.vertices.size(); ++i) {
+      EXPECT_DOUBLE_EQ(mesh.uvs[i][0], mesh.vertices[i][0]);
+      EXPECT_DOUBLE_EQ(mesh.uvs[i][1], mesh.vertices[i][2]);
+    }
+    EXPECT_EQ(mesh.material.texture, (path.parent_path() / "images/paint.png").string());
+  }
+}
+
+TEST(MeshImportRejects, TextureOutsideTheModelDirectory) {
+  for (const std::string map : {"../paint.png", "/etc/paint.png"}) {
+    const fs::path path = texturedBoard("texture_outside", map);
+    const std::string message = importError(path);
+    EXPECT_NE(message.find("texture \"" + map + "\" is outside the model's directory"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.rfind(path.string() + ": ", 0), 0u) << message;
+  }
+}
+
 TEST(MeshImportRejects, TruncatedFiles) {
   // Every format cut at several lengths: an error naming the file, or (where the cut lands on a
   // harmless spot of a text format) a model no larger than the whole one. Never a crash.

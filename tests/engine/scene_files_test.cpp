@@ -426,10 +426,13 @@ bodies:
 cameras:
   - {name: chase, type: follow, body: cart}
   - {name: eye, type: onboard, body: cart, direction: [0, 0, -2], fov: 90}
-  - {name: post, type: fixed, position: [1, 2, 3], target: [0, 0, 0]}
+  - {name: post, type: fixed, position: [1, 2, 3], target: [0, 0, 0], inset: [0.7, 0, 0.3, 0.25]}
 )");
   const Scene scene = loadScene(path);
   ASSERT_EQ(scene.cameras.size(), 3u);
+  EXPECT_FALSE(scene.cameras[0].inset.has_value());
+  ASSERT_TRUE(scene.cameras[2].inset.has_value());
+  EXPECT_EQ(*scene.cameras[2].inset, (std::array<double, 4>{0.7, 0.0, 0.3, 0.25}));
   EXPECT_EQ(scene.default_camera, 0);  // the first, when none says default
   EXPECT_EQ(scene.cameras[0].kind, CameraDef::Kind::Follow);
   EXPECT_NEAR((scene.cameras[1].direction - Vec3(0, 0, -1)).norm(), 0.0, 1e-15);
@@ -450,6 +453,12 @@ cameras:
             bad + ":4: cameras[c].target: the camera's position and target coincide");
   EXPECT_EQ(cameraError("{name: c, type: fixed, fov: 180}"),
             bad + ":4: cameras[c].fov: expected a field of view in (0, 180) degrees, got 180");
+  EXPECT_EQ(cameraError("{name: c, type: orbit, inset: [0.8, 0, 0.3, 0.2]}"),
+            bad + ":4: cameras[c].inset: expected a place inside the window: x, y >= 0, width, "
+                  "height > 0, x + width <= 1 and y + height <= 1, got [0.8, 0, 0.3, 0.2]");
+  EXPECT_EQ(cameraError("{name: c, type: orbit, inset: [0.8, 0]}"),
+            bad + ":4: cameras[c].inset: expected a list of 4 numbers [x, y, width, height] "
+                  "(fractions of the window), got a list of 2");
   const std::string two = write("two.yaml", R"(cameras:
   - {name: a, type: orbit, default: true}
   - {name: b, type: orbit, default: true}

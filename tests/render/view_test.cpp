@@ -223,5 +223,103 @@ TEST_F(View, HudBarsShowTheirValues) {
   EXPECT_NE(again.rgb, image.rgb);
 }
 
+// A picture-in-picture view: its own camera's picture inside its rectangle, the main view
+// untouched around it, the same sky and lit bodies.
+TEST_F(View, InsetShowsItsOwnCameraAndLeavesTheRestAlone) {
+  const render::RgbImage plain = view_->capture(poses_);
+  const std::size_t inset = view_->addInset({0.6, 0.05, 0.35, 0.4});
+  const auto px = view_->insetPixels(inset);
+  EXPECT_EQ(px[0], 192);  // 0.6 × 320
+  EXPECT_EQ(px[1], 12);   // 0.05 × 240
+  EXPECT_EQ(px[2], 112);
+  EXPECT_EQ(px[3], 96);
+  // Level with the crate, from the -x side: sky in the upper half, the crate in the middle.
+  render::ViewCamera side;
+  side.eye_m = {-2.2, 0.9, 0.35};
+  side.target_m = {-0.2, 0.9, 0.35};
+  side.fov_deg = 40.0;
+  view_->setInsetCamera(inset, side);
+  const render::RgbImage image = view_->capture(poses_);
+  const auto inRect = [&](int x, int y) {
+    return x >= px[0] && x < px[0] + px[2] && y >= px[1] && y < px[1] + px[3];
+  };
+  int outside_changed = 0;
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < image.width; ++x) {
+      if (inRect(x, y)) continue;
+      for (int c = 0; c < 3; ++c) outside_changed += image.pixel(x, y)[c] != plain.pixel(x, y)[c];
+    }
+  }
+  EXPECT_EQ(outside_changed, 0);
+  // The crate's centre as the inset camera projects it lands inside the rectangle and is not sky.
+  const auto crate = view_->projectInset(inset, {-0.2, 0.9, 0.2});
+  ASSERT_TRUE(inRect(static_cast<int>(crate[0]), static_cast<int>(crate[1])));
+  const std::uint8_t* body = image.pixel(static_cast<int>(crate[0]), static_cast<int>(crate[1]));
+  const std::uint8_t* sky = image.pixel(px[0] + 4, px[1] + 4);  // upper corner: above the horizon
+  const std::uint8_t* main_sky = plain.pixel(2, 2);
+  for (int c = 0; c < 3; ++c) EXPECT_NEAR(sky[c], main_sky[c], 2) << "channel " << c;
+  int differs = 0;
+  for (int c = 0; c < 3; ++c) differs += std::abs(int(body[c]) - int(sky[c]));
+  EXPECT_GT(differs, 60);
+  // Hidden, the main view is whole again.
+  view_->setInsetVisible(inset, false);
+  EXPECT_EQ(view_->capture(poses_).rgb, plain.rgb);
+  EXPECT_THROW(view_->addInset({0.8, 0.0, 0.3, 0.2}), render::RenderError);
+}
+
+// The sun's shadow: a box floating 1.5 m above the ground, seen from straight above. With shadows
+// on, the ground where the box's centre projects along the sun is darker than with them off,
+// by about the ratio of ambient to ambient + diffuse light; ground in the open is unchanged.
+TEST(Shadows, TheGroundBehindABodyFromTheSunIsDarker) {
+  const engine::Scene scene = engine::loadSceneFromString(R"(
+bodies:
+  - {name: ground, static: true, shapes: [{type: plane}]}
+  - {name: slab, static: true, position: [0, 0, 1.5], shapes: [{type: box, size: [0.6, 0.6, 0.1]}]}
+)",
+                                                          "shadow_test.yaml");
+  const auto visuals = engine::bodyVisuals(scene);
+  dynamics::Simulator sim(scene.model);
+  const auto poses = engine::bodyPoses(sim.initialState());
+  render::ViewCamera above;
+  above.eye_m = {0.0, 0.0, 6.0};
+  above.target_m = {0.0, 0.0, 0.0};
+  above.up = {0.0, 1.0, 0.0};
+  const auto picture = [&](render::Shadows shadows, render::SceneView** made,
+                           std::unique_ptr<render::SceneView>& keep) {
+    render::ViewOptions options;
+    options.width = 240;
+    options.height = 240;
+    options.offscreen = true;
+    options.shadows = shadows;
+    options.ground_grid = false;
+    keep = std::make_unique<render::SceneView>(visuals, options);
+    keep->setCamera(above);
+    *made = keep.get();
+    return keep->capture(poses);
+  };
+  std::unique_ptr<render::SceneView> on_view, off_view;
+  render::SceneView* on = nullptr;
+  render::SceneView* off = nullptr;
+  const render::RgbImage with = picture(render::Shadows::On, &on, on_view);
+  const render::RgbImage without = picture(render::Shadows::Off, &off, off_view);
+  EXPECT_TRUE(on->shadowsOn());
+  EXPECT_FALSE(off->shadowsOn());
+  // The sun's direction (view.cpp): the slab's centre at 1.5 m casts onto z = 0 at
+  // -1.5 (dx, dy) / dz.
+  const double dx = 0.45, dy = -0.35, dz = 0.82;
+  const std::array<double, 3> shadow{-1.5 * dx / dz, -1.5 * dy / dz, 0.0};
+  const std::array<double, 3> open{1.2, -1.0, 0.0};
+  const auto brightness = [&](const render::RgbImage& image, const std::array<double, 3>& at) {
+    const auto p = on->project(at);
+    const std::uint8_t* px = image.pixel(static_cast<int>(p[0]), static_cast<int>(p[1]));
+    return int(px[0]) + int(px[1]) + int(px[2]);
+  };
+  // Ambient 0.42–0.48 against ambient + diffuse (0.85 × cos ≈ 0.70) ≈ 1.15 of the ground's
+  // colour: a shadowed ground keeps under 60 % of its lit brightness; 75 % leaves room for the
+  // shadow map's filtering at its edge.
+  EXPECT_LT(brightness(with, shadow), 0.75 * brightness(without, shadow));
+  EXPECT_NEAR(brightness(with, open), brightness(without, open), 6);
+}
+
 }  // namespace
 }  // namespace sim

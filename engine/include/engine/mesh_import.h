@@ -103,7 +103,16 @@ struct ImportedMesh {
   std::vector<Vec3d> vertices;  ///< m, in ImportedModel's frame.
   std::vector<Vec3d> normals;   ///< Unit vectors, parallel to `vertices`.
   std::vector<std::array<std::uint32_t, 3>> triangles;  ///< Counter-clockwise seen from outside.
+  /// Texture coordinates (u, v) of the first UV channel, parallel to `vertices`; empty when the
+  /// mesh has none. v = 0 is the bottom row of the image (OpenGL's convention, as Assimp gives).
+  std::vector<std::array<double, 2>> uvs;
   MeshMaterial material;
+};
+
+/// A texture stored inside the model file (glTF .glb, FBX): still encoded, as in the file.
+struct EmbeddedTexture {
+  std::string format;  ///< File extension of the encoding without the dot ("png", "jpg").
+  std::string bytes;   ///< The encoded image.
 };
 
 /// Axis-aligned bounding box, m. Empty (min > max) when it holds no point.
@@ -130,6 +139,9 @@ struct ImportedModel {
   /// expressed in this frame. A scale inside the node's transform stays in the vertices. Without a
   /// filter: identity, and the vertices are in the model frame.
   Pose frame;
+  /// The embedded textures that MeshMaterial::texture "*N" refers to, by N. Only compressed
+  /// (PNG, JPEG) ones are kept; a raw-texel one is left empty and the mesh drawn untextured.
+  std::vector<EmbeddedTexture> embedded_textures;
 
   std::size_t vertexCount() const;
   std::size_t triangleCount() const;

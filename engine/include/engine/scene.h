@@ -103,6 +103,9 @@ struct CameraDef {
   dynamics::Vec3 target_m = dynamics::Vec3::Zero();
   dynamics::Vec3 direction = dynamics::Vec3::UnitX();  ///< Onboard: unit, body reference axes.
   double fov_deg = 60.0;  ///< Vertical field of view.
+  /// `inset: [x, y, width, height]`: also shown all the time as a picture-in-picture at this
+  /// place of the window, fractions from its top-left corner; empty: only when selected.
+  std::optional<std::array<double, 4>> inset;
 };
 
 struct Scene {

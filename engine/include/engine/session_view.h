@@ -20,6 +20,9 @@ struct ViewSetup {
   int height = 720;
   bool offscreen = false;  ///< Pixel buffer (screenshots) instead of a window.
   std::string camera;      ///< A camera of the scene by name; empty: its default camera.
+  render::Shadows shadows = render::Shadows::Auto;  ///< See render::Shadows.
+  int shadow_map_size = 2048;  ///< Texels per side of each camera's shadow map.
+  bool insets = true;      ///< Draw the scene's inset cameras (`cameras[].inset`).
 };
 
 class SessionView {
@@ -75,6 +78,7 @@ class SessionView {
   const Scene& scene_;
   const CameraDef* camera_ = nullptr;
   const CameraDef* orbiting_ = nullptr;  // the orbit camera the mouse controls, if any
+  std::vector<const CameraDef*> inset_cameras_;  // by inset index of the view
   std::function<void(int, bool)> sink_;
   RunControl* control_ = nullptr;
   // Per-frame buffers, reused so that drawing a frame allocates nothing once they have grown.

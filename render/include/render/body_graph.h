@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +24,17 @@ struct BodyPose {
   std::array<double, 4> orientation_wxyz{1.0, 0.0, 0.0, 0.0};  ///< Unit quaternion.
 };
 
+/// A colour image on a mesh: a file the render decodes (PNG, JPEG, ... through osgDB's plugins),
+/// or an encoded image held in memory (a texture embedded in a model file).
+struct TextureImage {
+  std::string file;                              ///< Path of an image file; empty for `encoded`.
+  std::shared_ptr<const std::string> encoded;    ///< The encoded image when not from a file.
+  std::string format;                            ///< Extension of `encoded` ("png", "jpg").
+  bool empty() const { return file.empty() && !encoded; }
+  /// For messages: the file, or "embedded <format> image".
+  std::string describe() const;
+};
+
 /// One triangle mesh of a body's look, in its own frame placed by `pose` in the body frame.
 struct MeshPart {
   std::string name;
@@ -30,6 +42,11 @@ struct MeshPart {
   std::vector<std::array<float, 3>> normals;  ///< Unit, parallel to vertices_m.
   std::vector<std::uint32_t> indices;         ///< Three per triangle, counter-clockwise outside.
   std::array<float, 4> color_rgba{0.7f, 0.7f, 0.75f, 1.0f};
+  /// Texture coordinates parallel to vertices_m (empty: untextured) and the image they index;
+  /// the image modulates color_rgba. A texture that cannot be read leaves the part untextured
+  /// with a warning (BodyGraph::warnings()).
+  std::vector<std::array<float, 2>> uvs;
+  TextureImage texture;
   BodyPose pose;
 };
 
@@ -62,10 +79,17 @@ class BodyGraph {
   /// Throws std::invalid_argument when the number of poses differs from the number of bodies.
   void update(std::span<const BodyPose> poses);
 
+  /// Problems met while building (textures that could not be read), one line each.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  /// How many mesh parts are drawn with a texture.
+  std::size_t texturedParts() const { return textured_parts_; }
+
  private:
   osg::ref_ptr<osg::Group> root_;
   std::vector<osg::ref_ptr<osg::MatrixTransform>> transforms_;
   std::vector<osg::ref_ptr<osg::Group>> collision_;
+  std::vector<std::string> warnings_;
+  std::size_t textured_parts_ = 0;
 };
 
 /// World matrix of a pose (OSG row-vector convention: v_world = v_body * M).

@@ -8,6 +8,7 @@
 
 #include <osg/Geode>
 #include <osg/Geometry>
+#include <osg/Program>
 #include <osg/ref_ptr>
 
 #include <array>
@@ -39,12 +40,26 @@ struct ViewCamera {
   double fov_deg = 60.0;  ///< Vertical field of view.
 };
 
+/// Whether the sun casts shadows. Auto: yes with a hardware OpenGL driver, no with a software
+/// rasteriser (Mesa llvmpipe, softpipe, swrast), where a shadow map costs more than the frame
+/// budget (bench/README.md, bench_render).
+enum class Shadows { Auto, On, Off };
+
 struct ViewOptions {
   int width = 1280;  ///< Pixels.
   int height = 720;
   bool offscreen = false;  ///< A pixel buffer instead of a window (screenshots, tests).
   bool ground_grid = true;  ///< 1 m grid lines on z = 0.
+  /// The sun casts shadows (a view-dependent shadow map of `shadow_map_size` texels square).
+  Shadows shadows = Shadows::Auto;
+  int shadow_map_size = 2048;
   std::string title = "simtrainer";
+};
+
+/// Where an inset view sits in the window: fractions of the window's width and height, from its
+/// top-left corner (x right, y down), all in [0, 1] with x + width <= 1 and y + height <= 1.
+struct InsetPlace {
+  double x = 0.68, y = 0.02, width = 0.3, height = 0.3;
 };
 
 /// A line of the debug overlay, world coordinates (m).
@@ -89,6 +104,19 @@ class SceneView {
   /// The camera of the last frame.
   const ViewCamera& camera() const { return camera_; }
 
+  /// Adds a picture-in-picture view of the same scene (its own camera, drawn over the main view
+  /// and under the HUD) and returns its index. Throws RenderError for a place outside the window.
+  std::size_t addInset(const InsetPlace& place);
+  std::size_t insetCount() const { return insets_.size(); }
+  /// Shows or hides inset `i` (shown when added).
+  void setInsetVisible(std::size_t i, bool visible);
+  /// The camera of inset `i` for the next frames.
+  void setInsetCamera(std::size_t i, const ViewCamera& camera);
+  /// Pixel coordinates (x right, y down) of a world point in inset `i`'s camera, in the window.
+  std::array<double, 2> projectInset(std::size_t i, const std::array<double, 3>& world_m) const;
+  /// Inset `i`'s rectangle in window pixels: left, top, width, height.
+  std::array<int, 4> insetPixels(std::size_t i) const;
+
   /// Moves the bodies and draws one frame.
   void frame(std::span<const BodyPose> poses);
   /// The user closed the window (always false offscreen).
@@ -128,6 +156,10 @@ class SceneView {
   const Hud* hud() const { return hud_.get(); }
 
   const BodyGraph& bodies() const { return bodies_; }
+  /// The sun casts shadows in this view (ViewOptions::shadows resolved).
+  bool shadowsOn() const { return shadows_; }
+  /// GL_RENDERER of the context, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)".
+  const std::string& glRenderer() const { return gl_renderer_; }
   int width() const { return width_; }
   int height() const { return height_; }
 
@@ -143,6 +175,20 @@ class SceneView {
   ViewCamera camera_;
   std::unique_ptr<osgViewer::Viewer> viewer_;
   osg::ref_ptr<osg::Group> root_;
+  osg::ref_ptr<osg::Group> shadowedWorld() const;
+
+  osg::ref_ptr<osg::Group> content_;  // sun, bodies and ground: what every camera draws
+  osg::ref_ptr<osg::Group> world_;    // content_ as the main camera sees it (with its shadows)
+  bool shadows_ = true;
+  int shadow_map_size_ = 2048;
+  osg::ref_ptr<osg::Program> shadow_program_;
+  std::string gl_renderer_;
+  struct Inset {
+    osg::ref_ptr<osg::Camera> camera;
+    std::array<int, 4> pixels{};  // left, top, width, height
+    bool visible = true;
+  };
+  std::vector<Inset> insets_;
   osg::ref_ptr<osg::Node> ground_;
   osg::ref_ptr<Capture> capture_;
   std::unique_ptr<Hud> hud_;
