@@ -254,7 +254,8 @@ namespace sim::dynamics::detail {
 
 /// Where a block row's accumulated impulse is kept in the state (warm start and reactions).
 enum class ImpulseSink {
-  JointLinear, JointAngular, JointLimit, MotorCoupling, MotorCharacteristic, Repeater
+  JointLinear, JointAngular, JointLimit, MotorCoupling, MotorBacklash, MotorCharacteristic,
+  Repeater
 };
 
 /// LDL^T of a small symmetric positive definite matrix, without pivoting, over flat arrays sized
@@ -312,7 +313,7 @@ struct BlockRow {
   double compliance = 0.0, target = 0.0;
   bool unilateral = false;
   bool active = true;  ///< Unilateral rows: currently in the active set.
-  double sign = 1.0;   ///< JointLimit sink: +1 lower limit, -1 upper limit.
+  double sign = 1.0;   ///< JointLimit: +1 lower, -1 upper limit; MotorBacklash: the flank.
   ImpulseSink sink = ImpulseSink::JointLinear;
   int owner = 0;  ///< Joint, motor or repeater index the sink refers to.
 };

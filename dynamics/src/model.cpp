@@ -165,6 +165,25 @@ std::vector<ModelError> validate(const Model& model) {
       if (!(j.friction.exponent > 0.0) || !std::isfinite(j.friction.exponent))
         fail(at + ".friction.exponent", "must be > 0");
     }
+    if (j.friction.model == JointFrictionModel::LuGre) {
+      const JointFriction& f = j.friction;
+      if (j.type != JointType::Hinge && j.type != JointType::Prismatic)
+        fail(at + ".friction.model", "lugre applies to hinge and prismatic joints only");
+      if (!(f.coulomb > 0.0) || !std::isfinite(f.coulomb))
+        fail(at + ".friction.coulomb", "must be > 0 with lugre");
+      if (!(f.breakaway >= f.coulomb) || !std::isfinite(f.breakaway))
+        fail(at + ".friction.breakaway", "must be >= coulomb with lugre");
+      if (!(f.stribeck_speed > 0.0) || !std::isfinite(f.stribeck_speed))
+        fail(at + ".friction.stribeck_speed", "must be > 0 with lugre");
+      if (!(f.sigma0 > 0.0) || !std::isfinite(f.sigma0))
+        fail(at + ".friction.sigma0", "must be > 0");
+      if (!(f.sigma1 >= 0.0) || !std::isfinite(f.sigma1))
+        fail(at + ".friction.sigma1", "must be >= 0");
+      if (!(f.zero_speed > 0.0) || !std::isfinite(f.zero_speed))
+        fail(at + ".friction.zero_speed", "must be > 0");
+      if (f.curve != JointFrictionCurve::Constant)
+        fail(at + ".friction.curve", "not used with lugre (its curve is the Gaussian one)");
+    }
   }
 
   auto isDrivable = [&](int joint) {
@@ -191,6 +210,30 @@ std::vector<ModelError> validate(const Model& model) {
       fail(at + ".r", "gear ratio must be > 0");
     if (m.bearing_friction < 0.0) fail(at + ".b", "bearing friction must be >= 0");
     if (!(std::abs(m.initial_voltage) <= 1.0)) fail(at + ".u", "voltage must be in [-1, 1]");
+    if (m.drive) {
+      const DriveDef& d = *m.drive;
+      const std::string dat = at + ".drive.";
+      auto positive = [&](double v, const char* key, const char* what) {
+        if (!(v > 0.0) || !std::isfinite(v)) fail(dat + key, std::string(what) + " must be > 0");
+      };
+      auto nonNegative = [&](double v, const char* key, const char* what) {
+        if (!(v >= 0.0) || !std::isfinite(v)) fail(dat + key, std::string(what) + " must be >= 0");
+      };
+      positive(d.inductance_H, "L", "inductance (H)");
+      positive(d.resistance_ohm, "R", "resistance (ohm)");
+      positive(d.k_E, "k_E", "back-EMF constant (V s/rad)");
+      positive(d.k_M, "k_M", "torque constant (N m/A)");
+      positive(d.supply_V, "U", "supply voltage (V)");
+      positive(d.stiffness, "c", "transmission stiffness (N m/rad)");
+      nonNegative(d.damping, "K_V1", "internal damping (N m s/rad)");
+      nonNegative(d.backlash, "backlash", "half gap theta_bn (rad)");
+      nonNegative(d.K_ML, "K_ML", "load-dependent friction factor (1/(N m))");
+      nonNegative(d.coulomb, "M_C", "Coulomb friction (N m)");
+      if (!(d.breakaway >= d.coulomb) || !std::isfinite(d.breakaway))
+        fail(dat + "M_S", "breakaway friction must be >= M_C");
+      positive(d.stribeck_speed, "stribeck_speed", "Stribeck speed (rad/s)");
+      positive(d.exponent, "exponent", "Stribeck exponent");
+    }
     for (std::size_t k = 0; k < i; ++k) {
       if (model.motors[k].joint == m.joint) fail(at + ".joint", "joint already has a motor");
     }

@@ -11,6 +11,7 @@
 #include "constraint_parts.h"
 #include "contacts.h"
 #include "joint_geometry.h"
+#include "soft_row.h"
 
 namespace sim::dynamics {
 
@@ -36,6 +37,12 @@ friction::StribeckCurve curveOf(JointFrictionCurve c) {
     case JointFrictionCurve::Constant: break;
   }
   return friction::StribeckCurve::Generalised;
+}
+
+/// Seed 003 Gaussian curve g(v) of a LuGre joint.
+double lugreCurve(const JointFriction& f, double v) {
+  const double r = v / f.stribeck_speed;
+  return f.coulomb + (f.breakaway - f.coulomb) * std::exp(-r * r);
 }
 
 /// x += d y, written out: GCC leaves Eigen's 3-vector expression uninlined in long loops.
@@ -104,6 +111,7 @@ struct JointWork {
   double viscous_gamma = 0;  // soft row: impulse per unit speed
   bool has_friction = false;
   double friction_level = 0.0;  // load-independent Coulomb bound this substep (N m or N)
+  double start_speed = 0.0;     // axis speed at the start of the substep (LuGre z update)
 };
 
 struct MotorWork {
@@ -114,6 +122,7 @@ struct MotorWork {
   double coupling_ratio = 0.0;  // 1/r
   double coupling_k_inv = 0.0;
   int joint = 0;
+  const DriveDef* drive = nullptr;  // seed 000 drive unit, or none (rigid gear coupling)
 };
 
 struct RepeaterWork {
@@ -166,6 +175,8 @@ struct Simulator::Impl {
   void addJointRows(RowBlock& block, int j);
   void buildBlocks(const State& s, double h);
   void solveBlock(RowBlock& block, State& s, double& largest);
+  void addDriveRows(RowBlock& block, const State& s, int motor, double h);
+  void updateDrivesAndFriction(State& s, double h);
 
   explicit Impl(Model m);
   void load(const State& s);
@@ -267,12 +278,18 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
     joints[j].a = def.body_a == kWorld ? world : def.body_a;
     joints[j].b = def.body_b;
     joints[j].type = def.type;
-    joints[j].has_friction = def.friction.coefficient > 0.0 || def.friction.breakaway > 0.0;
+    joints[j].has_friction = def.friction.coefficient > 0.0 || def.friction.breakaway > 0.0 ||
+                             def.friction.model == JointFrictionModel::LuGre;
   }
   motors.assign(model.motors.size(), MotorWork{});
   motor_of_joint.assign(model.joints.size(), -1);
   for (std::size_t i = 0; i < model.motors.size(); ++i) {
-    motor_of_joint[model.motors[i].joint] = static_cast<int>(i);
+    const MotorDef& md = model.motors[i];
+    motor_of_joint[md.joint] = static_cast<int>(i);
+    if (md.drive) {
+      motors[i].drive = &*md.drive;
+      joints[md.joint].has_friction = true;  // the drive's output friction
+    }
   }
   repeaters.assign(model.repeaters.size(), RepeaterWork{});
   rotor_inv_inertia.assign(model.motors.size(), 0.0);
@@ -348,7 +365,8 @@ void Simulator::Impl::store(State& s, double h) const {
     ms.angle_rad = rotor_angle[m];
     ms.speed_radps = rotor_speed[m];
     const double u = std::clamp(ms.voltage, -1.0, 1.0);
-    ms.torque_Nm = def.stall_torque_Nm * (u - ms.speed_radps / def.no_load_speed_radps);
+    ms.torque_Nm = def.drive ? def.drive->k_M * ms.current_A
+                             : def.stall_torque_Nm * (u - ms.speed_radps / def.no_load_speed_radps);
   }
   for (std::size_t j = 0; j < joints.size(); ++j) {
     const JointWork& w = joints[j];
@@ -473,6 +491,31 @@ void Simulator::Impl::prepare(const State& s, double h) {
       w.friction_level = friction::stribeckMagnitude(curveOf(def.friction.curve), sp,
                                                      std::abs(w.axis.velocity(a, b)));
     }
+    w.start_speed = w.has_axis_rows ? w.axis.velocity(a, b) : 0.0;
+    if (def.friction.model == JointFrictionModel::LuGre) {
+      // Seed 003 LuGre: |F| at the starting speed bounds the friction row (stick while the
+      // load stays below it); σ2 v is the viscous soft row below.
+      const JointFriction& fr = def.friction;
+      const double v = w.start_speed;
+      const double g = lugreCurve(fr, v);
+      const double z = s.joints[j].friction_z;
+      const double zdot = v - fr.sigma0 * std::abs(v) * z / g;
+      w.friction_level = std::abs(fr.sigma0 * z + fr.sigma1 * zdot);
+    }
+    // Seed 000 output friction (|M1| K_ML + 1) M_f(Ω): M1 from the last substep's transmission
+    // impulse and Ω the starting speed, so the bound is known before the solve (no loop).
+    if (const int m = motor_of_joint[j]; m >= 0 && motors[m].drive != nullptr) {
+      const DriveDef& d = *motors[m].drive;
+      friction::StribeckParams sp;
+      sp.coulomb = d.coulomb;
+      sp.breakaway = d.breakaway;
+      sp.stribeck_speed = d.stribeck_speed;
+      sp.exponent = d.exponent;
+      const double m1 = std::abs(s.motors[m].coupling_impulse) / h;
+      w.friction_level += (m1 * d.K_ML + 1.0) *
+                          friction::stribeckMagnitude(friction::StribeckCurve::Generalised, sp,
+                                                      std::abs(w.start_speed));
+    }
     // Joint viscous friction as a soft row (backward Euler: impulse = c h * speed).
     w.viscous_gamma = def.friction.viscous * h;
   }
@@ -489,10 +532,23 @@ void Simulator::Impl::prepare(const State& s, double h) {
     w.joint = def.joint;
     w.coupling_ratio = 1.0 / r;
     const double u = std::clamp(s.motors[m].voltage, -1.0, 1.0);
-    const double c_motor = def.stall_torque_Nm / def.no_load_speed_radps;
-    const double c = c_motor + def.bearing_friction / (r * r);
-    w.target_speed = c_motor * def.no_load_speed_radps * u / c;
-    w.damping = c;
+    if (w.drive != nullptr) {
+      // Armature circuit L di/dt = U u - R i - k_E w_m by backward Euler with the rotor speed at
+      // the end of the substep: i' = (L i + h (U u - k_E w')) / (L + h R). The motor torque
+      // k_M i' = A - B w' is then a damper B toward A / B on the rotor, solved with the rest of
+      // the block, so current and speed are implicit together (no algebraic loop).
+      const DriveDef& d = *w.drive;
+      const double denom = d.inductance_H + h * d.resistance_ohm;
+      const double a = d.k_M * (d.inductance_H * s.motors[m].current_A + h * d.supply_V * u) / denom;
+      const double b = d.k_M * d.k_E * h / denom;
+      w.damping = b + def.bearing_friction / (r * r);
+      w.target_speed = a / w.damping;
+    } else {
+      const double c_motor = def.stall_torque_Nm / def.no_load_speed_radps;
+      const double c = c_motor + def.bearing_friction / (r * r);
+      w.target_speed = c_motor * def.no_load_speed_radps * u / c;
+      w.damping = c;
+    }
     const double kc = joints[def.joint].axis.k + w.inv_inertia / (r * r);
     w.coupling_k_inv = kc > 0.0 ? 1.0 / kc : 0.0;
   }
@@ -601,12 +657,18 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
       const int owner = is_motor ? driver : -driver - 2;
       const int rotor = is_motor ? driver : repeaters[owner].motor;
       const double ratio = is_motor ? motors[driver].coupling_ratio : repeaters[owner].ratio;
-      detail::BlockRow& c = block.add(bodies, w.a, w.b, -ax.lin, ax.ang_a, ax.lin, ax.ang_b,
-                                      is_motor ? ImpulseSink::MotorCoupling : ImpulseSink::Repeater,
-                                      owner);
-      c.rotor = rotor;
-      c.rotor_coef = -ratio;
-      c.rotor_dw = -ratio * motors[rotor].inv_inertia;
+      const DriveDef* drive = is_motor ? motors[driver].drive : nullptr;
+      if (drive == nullptr) {
+        detail::BlockRow& c = block.add(bodies, w.a, w.b, -ax.lin, ax.ang_a, ax.lin, ax.ang_b,
+                                        is_motor ? ImpulseSink::MotorCoupling
+                                                 : ImpulseSink::Repeater,
+                                        owner);
+        c.rotor = rotor;
+        c.rotor_coef = -ratio;
+        c.rotor_dw = -ratio * motors[rotor].inv_inertia;
+      } else {
+        addDriveRows(block, s, driver, h);
+      }
       if (w.limit_side != 0) {
         const double sd = w.limit_side;
         detail::BlockRow& l = block.add(bodies, w.a, w.b, -sd * ax.lin, sd * ax.ang_a, sd * ax.lin,
@@ -633,8 +695,8 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
       const int motor = plan.motors[i];
       MotorWork& mw = motors[motor];
       const double ch = mw.damping * h;
-      const double mobility = block.constrainedMobility(i);
-      const double x = ch * mobility;  // c h / I
+      // A drive's circuit is already a backward-Euler step: alpha = 1.
+      const double x = mw.drive != nullptr ? 1e300 : ch * block.constrainedMobility(i);  // c h / I
       double alpha;
       if (!std::isfinite(x) || x > 700.0) alpha = 1.0;
       else if (x < 1e-4) alpha = 0.5 + x / 12.0;  // series: cancellation-free near 0
@@ -649,6 +711,74 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
   }
 }
 
+// The transmission of a seed 000 drive unit (SPEC §3) in place of the rigid gear coupling. Twist
+// θ = a_m / r - q (output side); M1 = c b(θ) + K_V1 b'(θ) dθ/dt. Without backlash one bilateral
+// soft row (stiffness c, damping K_V1: the implicit-Euler spring-damper of soft_row.h, stable at
+// any stiffness). With backlash θ_bn > 0 two one-sided soft rows, one per flank: flank s pushes
+// only (its impulse s M1 h >= 0) and only once s θ exceeds θ_bn; while the flank is open it is
+// speculative (it may close by its gap in one substep, no more), so the gap's lost motion 2 θ_bn
+// is kept exactly. All rows store M1 h in the motor's coupling impulse.
+void Simulator::Impl::addDriveRows(RowBlock& block, const State& s, int motor, double h) {
+  const MotorWork& mw = motors[motor];
+  const DriveDef& d = *mw.drive;
+  const JointWork& w = joints[mw.joint];
+  const AxisRow& ax = w.axis;
+  const double ratio = mw.coupling_ratio;
+  // Row error C = q - a_m / r = -θ: its velocity is the row's Cdot (axis - ratio * rotor).
+  const double error = w.position - ratio * rotor_angle[motor];
+  const detail::SoftRowCoefficients soft = detail::softRowCoefficients(d.stiffness, d.damping, h);
+  auto add = [&](double sign, ImpulseSink sink) -> detail::BlockRow& {
+    detail::BlockRow& r = block.add(bodies, w.a, w.b, -sign * ax.lin, sign * ax.ang_a,
+                                    sign * ax.lin, sign * ax.ang_b, sink, motor);
+    r.rotor = motor;
+    r.rotor_coef = -sign * ratio;
+    r.rotor_dw = -sign * ratio * mw.inv_inertia;
+    r.compliance = soft.gamma;
+    r.sign = sign;
+    return r;
+  };
+  if (d.backlash == 0.0) {
+    add(1.0, ImpulseSink::MotorCoupling).target = -soft.bias / h * error;
+    return;
+  }
+  for (const double sign : {1.0, -1.0}) {
+    // Flank `sign` holds sign * C >= -θ_bn: its row position is sign * C + θ_bn (>= 0 open).
+    const double opening = sign * error + d.backlash;
+    detail::BlockRow& r = add(sign, ImpulseSink::MotorBacklash);
+    r.unilateral = true;
+    r.target = opening > 0.0 ? -opening / h : -soft.bias / h * opening;
+    r.active = sign * s.motors[motor].coupling_impulse > 0.0;
+  }
+}
+
+// After a substep: the drive currents from the new rotor speeds (the same backward-Euler step
+// the characteristic row used), LuGre bristle states and stick/slip flags.
+void Simulator::Impl::updateDrivesAndFriction(State& s, double h) {
+  for (std::size_t m = 0; m < motors.size(); ++m) {
+    if (motors[m].drive == nullptr) continue;
+    const DriveDef& d = *motors[m].drive;
+    MotorState& ms = s.motors[m];
+    const double u = std::clamp(ms.voltage, -1.0, 1.0);
+    ms.current_A = (d.inductance_H * ms.current_A +
+                    h * (d.supply_V * u - d.k_E * rotor_speed[m])) /
+                   (d.inductance_H + h * d.resistance_ohm);
+  }
+  for (std::size_t j = 0; j < joints.size(); ++j) {
+    const JointFriction& fr = model.joints[j].friction;
+    if (fr.model != JointFrictionModel::LuGre) continue;
+    JointState& js = s.joints[j];
+    const JointWork& w = joints[j];
+    // z exactly over the substep at the starting speed (dz/dt is linear in z).
+    const double v = w.start_speed;
+    const double rate = fr.sigma0 * std::abs(v) / lugreCurve(fr, v);
+    const double z_inf = rate > 0.0 ? v / rate : 0.0;
+    js.friction_z = rate > 0.0 ? z_inf + (js.friction_z - z_inf) * std::exp(-rate * h)
+                               : js.friction_z + v * h;
+    const bool in_window = std::abs(w.axis.velocity(bodies[w.a], bodies[w.b])) < fr.zero_speed;
+    js.slipping = !in_window;
+  }
+}
+
 // One block Gauss-Seidel update: solve the block's rows together, with a few active-set passes
 // so limits push but never pull.
 void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
@@ -657,6 +787,9 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
     switch (r.sink) {
       case ImpulseSink::MotorCharacteristic: return s.motors[r.owner].characteristic_impulse;
       case ImpulseSink::JointLimit: return r.sign * s.joints[r.owner].impulses.limit;
+      case ImpulseSink::MotorCoupling: return s.motors[r.owner].coupling_impulse;
+      case ImpulseSink::MotorBacklash:
+        return std::max(0.0, r.sign * s.motors[r.owner].coupling_impulse);
       default: return 0.0;
     }
   };
@@ -713,6 +846,7 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
       case ImpulseSink::JointAngular: s.joints[r.owner].impulses.angular += d * r.ang_b; break;
       case ImpulseSink::JointLimit: s.joints[r.owner].impulses.limit += r.sign * d; break;
       case ImpulseSink::MotorCoupling: s.motors[r.owner].coupling_impulse += d; break;
+      case ImpulseSink::MotorBacklash: s.motors[r.owner].coupling_impulse += r.sign * d; break;
       case ImpulseSink::MotorCharacteristic: s.motors[r.owner].characteristic_impulse += d; break;
       case ImpulseSink::Repeater: s.repeaters[r.owner].coupling_impulse += d; break;
     }
@@ -1011,6 +1145,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
     // Motor and repeater couplings: joint coordinate - ratio * rotor angle (- offset) = 0.
     for (std::size_t m = 0; m < motors.size(); ++m) {
       const MotorWork& mw = motors[m];
+      if (mw.drive != nullptr) continue;  // an elastic transmission: its twist is physical
       const JointWork& w = joints[mw.joint];
       const double c = unwrappedJoint(mw.joint, w.position) - mw.coupling_ratio * rotor_angle[m];
       largest = std::max(largest, std::abs(c));
@@ -1193,6 +1328,7 @@ StepReport Simulator::step(State& state) {
     report.position_iterations = std::max(report.position_iterations, pos_iterations);
     report.position_error = std::max(report.position_error, err);
     im.updateJointCoordinates(state);
+    im.updateDrivesAndFriction(state, h);
     im.contacts.store(state);
   }
   im.store(state, h);

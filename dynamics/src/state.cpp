@@ -12,7 +12,7 @@ namespace sim::dynamics {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x53545331;  // "STS1"
-constexpr std::uint32_t kVersion = 3;  // 2: contacts, 3: sleeping
+constexpr std::uint32_t kVersion = 4;  // 2: contacts, 3: sleeping, 4: drive units, LuGre
 
 // Visits every field of a state in canonical order; the same order serves serialize,
 // deserialize and hash, so the three can never disagree.
@@ -36,6 +36,8 @@ void visitFields(S& s, F&& f) {
     f(j.impulses.limit);
     f(j.impulses.friction);
     f(j.impulses.viscous);
+    f(j.friction_z);
+    f(j.slipping);
   }
   for (auto& m : s.motors) {
     f(m.angle_rad);
@@ -44,6 +46,7 @@ void visitFields(S& s, F&& f) {
     f(m.torque_Nm);
     f(m.characteristic_impulse);
     f(m.coupling_impulse);
+    f(m.current_A);
   }
   for (auto& r : s.repeaters) f(r.coupling_impulse);
   for (auto& c : s.contacts) {

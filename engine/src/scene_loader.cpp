@@ -675,7 +675,7 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   if (m.has("friction")) {
     MapReader f(ctx, m.value("friction"), m.join("friction"),
                 {"coefficient", "breakaway", "viscous", "curve", "coulomb", "stribeck_speed",
-                 "exponent"});
+                 "exponent", "model", "sigma0", "sigma1", "zero_speed"});
     joint.friction.coefficient = f.number("coefficient", 0.0);
     joint.friction.breakaway = f.number("breakaway", 0.0);
     joint.friction.viscous = f.number("viscous", 0.0);
@@ -702,6 +702,20 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
     joint.friction.coulomb = f.number("coulomb", 0.0);
     joint.friction.stribeck_speed = f.number("stribeck_speed", 0.0);
     joint.friction.exponent = f.number("exponent", 2.0);
+    if (f.has("model")) {
+      const std::string model = f.string("model");
+      if (model == "coulomb") {
+        joint.friction.model = dynamics::JointFrictionModel::Coulomb;
+      } else if (model == "lugre") {
+        joint.friction.model = dynamics::JointFrictionModel::LuGre;
+      } else {
+        ctx.fail(f.value("model"), f.join("model"),
+                 fmt::format("expected coulomb or lugre, got \"{}\"", model));
+      }
+    }
+    joint.friction.sigma0 = f.number("sigma0", joint.friction.sigma0);
+    joint.friction.sigma1 = f.number("sigma1", joint.friction.sigma1);
+    joint.friction.zero_speed = f.number("zero_speed", joint.friction.zero_speed);
   }
   joint.collide_connected = m.boolean("collide_connected", false);
   scene.model.joints.push_back(std::move(joint));
@@ -710,18 +724,49 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
 void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
                LoadState& state) {
   MapReader m(ctx, node, path,
-              {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u"});
+              {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u", "drive"});
   dynamics::MotorDef motor;
   motor.name = m.string("name");
   claimName(ctx, state, m, "motor", motor.name);
   motor.joint = findByName(ctx, m, "joint", scene.model.joints, "joint");
-  motor.stall_torque_Nm = m.number("Mp");
-  m.exactlyOne("w_xx", "w_xx_rpm");
-  if (m.has("w_xx")) {
-    motor.no_load_speed_radps = m.number("w_xx");
+  if (m.has("drive")) {
+    // Seed 000 drive unit (SPEC §3): every key has the identified gripper drive's value as its
+    // default. The circuit replaces the passport characteristic; Mp and w_xx default to the
+    // circuit's k_M U / R and U / k_E (shown in the HUD and summaries).
+    MapReader d(ctx, m.value("drive"), m.join("drive"),
+                {"L", "R", "k_E", "k_M", "U", "c", "K_V1", "backlash", "K_ML", "M_C", "M_S",
+                 "stribeck_speed", "exponent"});
+    dynamics::DriveDef drive;
+    drive.inductance_H = d.number("L", drive.inductance_H);
+    drive.resistance_ohm = d.number("R", drive.resistance_ohm);
+    drive.k_E = d.number("k_E", drive.k_E);
+    drive.k_M = d.number("k_M", drive.k_M);
+    drive.supply_V = d.number("U", drive.supply_V);
+    drive.stiffness = d.number("c", drive.stiffness);
+    drive.damping = d.number("K_V1", drive.damping);
+    drive.backlash = d.number("backlash", drive.backlash);
+    drive.K_ML = d.number("K_ML", drive.K_ML);
+    drive.coulomb = d.number("M_C", drive.coulomb);
+    drive.breakaway = d.number("M_S", drive.breakaway);
+    drive.stribeck_speed = d.number("stribeck_speed", drive.stribeck_speed);
+    drive.exponent = d.number("exponent", drive.exponent);
+    motor.drive = drive;
+    motor.stall_torque_Nm = m.number("Mp", drive.k_M * drive.supply_V / drive.resistance_ohm);
+    motor.no_load_speed_radps = drive.k_E > 0.0 ? drive.supply_V / drive.k_E : 0.0;
+    if (m.has("w_xx") || m.has("w_xx_rpm")) {
+      m.exactlyOne("w_xx", "w_xx_rpm");
+      motor.no_load_speed_radps = m.has("w_xx") ? m.number("w_xx")
+                                                : m.number("w_xx_rpm") * kRpmToRadps;
+    }
   } else {
-    motor.no_load_speed_radps = m.number("w_xx_rpm") * kRpmToRadps;
-    ctx.lines[m.join("w_xx")] = m.keyLine("w_xx_rpm");  // validate() says "w_xx"
+    motor.stall_torque_Nm = m.number("Mp");
+    m.exactlyOne("w_xx", "w_xx_rpm");
+    if (m.has("w_xx")) {
+      motor.no_load_speed_radps = m.number("w_xx");
+    } else {
+      motor.no_load_speed_radps = m.number("w_xx_rpm") * kRpmToRadps;
+      ctx.lines[m.join("w_xx")] = m.keyLine("w_xx_rpm");  // validate() says "w_xx"
+    }
   }
   m.exactlyOne("t_m", "I_m");
   if (m.has("t_m")) {

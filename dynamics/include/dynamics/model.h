@@ -86,6 +86,14 @@ enum class JointType { Fixed, Ball, Hinge, Prismatic };
 /// algebraic loop and no extra state). Below the bound the row holds the joint (stiction).
 enum class JointFrictionCurve { Constant, Lorentz, Tustin, Gaussian, Generalised };
 
+/// Which friction law a joint uses: the Coulomb/Stribeck bound above, or LuGre with explicit
+/// stick and slip states (SPEC §4, seed 003): F = σ0 z + σ1 dz/dt + σ2 v with the Gaussian curve
+/// g(v) = F_C + (F_S − F_C) exp(−(v/v_S)²) (coulomb, breakaway, stribeck_speed; σ2 is `viscous`).
+/// In the solver |F| at the substep's starting speed bounds the joint's friction row, so the joint
+/// sticks while the load it must hold stays below |F| and slips when it exceeds it; z is advanced
+/// exactly at that speed, and the stick/slip flag switches at the zero-speed window.
+enum class JointFrictionModel { Coulomb, LuGre };
+
 struct JointFriction {
   double coefficient = 0.0;  ///< m (hinge) or - (prismatic).
   double breakaway = 0.0;    ///< N m (hinge) or N (prismatic), load-independent part.
@@ -94,6 +102,10 @@ struct JointFriction {
   double coulomb = 0.0;         ///< Sliding level F_C (N m or N), ≤ breakaway; curves only.
   double stribeck_speed = 0.0;  ///< v_S (rad/s or m/s), > 0; curves only.
   double exponent = 2.0;        ///< β of the generalised curve, > 0.
+  JointFrictionModel model = JointFrictionModel::Coulomb;
+  double sigma0 = 1e5;          ///< LuGre bristle stiffness σ0 (N m/rad or N/m), > 0.
+  double sigma1 = 316.0;        ///< LuGre bristle damping σ1 (N m s/rad or N s/m), >= 0.
+  double zero_speed = 5e-5;     ///< LuGre stick/slip window v_zero (rad/s or m/s), > 0.
 };
 
 /// A joint between body_a (or the world) and body_b. Each side has a local frame whose origin is
@@ -114,6 +126,28 @@ struct JointDef {
   bool collide_connected = false;  ///< Let the two joined bodies' shapes collide.
 };
 
+/// Seed 000 drive unit (SPEC §3) between a motor's rotor and its joint. With it the motor is
+/// driven by its armature circuit instead of the passport characteristic, and the rigid gear
+/// coupling becomes an elastic, damped transmission with backlash and load-dependent output
+/// friction. Output-side quantities are in the joint's units (N m and rad for a hinge, N and m
+/// for a prismatic joint); the gear ratio is the motor's `gear_ratio`, the input inertia J1 its
+/// rotor inertia, the output inertia the link's.
+struct DriveDef {
+  double inductance_H = 0.746e-3;   ///< L, > 0.
+  double resistance_ohm = 7.25;     ///< R, > 0.
+  double k_E = 0.0453;              ///< Back-EMF constant (V s/rad, motor side), > 0.
+  double k_M = 0.0452;              ///< Torque constant (N m/A), > 0.
+  double supply_V = 12.0;           ///< U: the armature voltage at input u = 1, > 0.
+  double stiffness = 1003.0;        ///< c, transmission stiffness, output side (N m/rad), > 0.
+  double damping = 0.146;           ///< K_V1, internal damping, output side (N m s/rad), >= 0.
+  double backlash = 0.0;            ///< θ_bn, half the gap, output side (rad), >= 0.
+  double K_ML = 3.266;              ///< Friction growth with transmitted torque (1/(N m)), >= 0.
+  double coulomb = 0.0405;          ///< M_C (N m), >= 0.
+  double breakaway = 0.0467;        ///< M_S (N m), >= M_C.
+  double stribeck_speed = 10.47;    ///< Ω_2S (rad/s), > 0.
+  double exponent = 2.0;            ///< β, > 0.
+};
+
 /// A DC gear motor given by passport data (SPEC §2.1), driving the coordinate of one hinge or
 /// prismatic joint. Its rotor is a one-degree-of-freedom body inside the solver.
 struct MotorDef {
@@ -130,6 +164,9 @@ struct MotorDef {
   double gear_ratio = 1.0;
   double bearing_friction = 0.0;  ///< b: viscous friction on the joint (N m s/rad or N s/m).
   double initial_voltage = 0.0;   ///< u at t = 0, in [-1, 1].
+  /// Seed 000 drive unit; when set, the characteristic Mp, w_xx is not used (the circuit drives
+  /// the rotor) and repeaters of this motor stay rigidly coupled to the rotor.
+  std::optional<DriveDef> drive;
 
   /// Rotor inertia actually used (kg m^2).
   double rotorInertia() const {

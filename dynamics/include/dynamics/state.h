@@ -43,6 +43,8 @@ struct JointState {
   double position = 0.0;
   double speed = 0.0;  ///< d(position)/dt after the last step (rad/s or m/s).
   JointImpulses impulses;
+  double friction_z = 0.0;  ///< LuGre bristle deflection z (rad or m); 0 for other models.
+  bool slipping = false;    ///< LuGre stick/slip state (false: sticking).
 };
 
 struct MotorState {
@@ -53,6 +55,7 @@ struct MotorState {
   double torque_Nm = 0.0;
   double characteristic_impulse = 0.0;  ///< Warm start of the characteristic row (N m s).
   double coupling_impulse = 0.0;        ///< Warm start of the motor constraint row.
+  double current_A = 0.0;  ///< Armature current of a drive unit (0 without one).
 };
 
 struct RepeaterState {
