@@ -153,7 +153,14 @@ std::vector<ModelError> validate(const Model& model) {
       fail(at + ".frame", "rotations must be unit quaternions");
     if (j.limit_enabled && !(j.lower_limit <= j.upper_limit))
       fail(at + ".limits", "lower limit must not exceed the upper limit");
-    if (j.limit_enabled && (j.type == JointType::Fixed || j.type == JointType::Ball))
+    if (j.type == JointType::Flexure) {
+      for (const std::string& e : validateFlexure(j.flexure)) {
+        const auto colon = e.find(':');
+        fail(at + ".flexure." + e.substr(0, colon), e.substr(colon + 2));
+      }
+    }
+    if (j.limit_enabled &&
+        (j.type == JointType::Fixed || j.type == JointType::Ball || j.type == JointType::Flexure))
       fail(at + ".limits", "limits apply to hinge and prismatic joints only");
     if (j.friction.coefficient < 0 || j.friction.breakaway < 0 || j.friction.viscous < 0)
       fail(at + ".friction", "coefficients must be >= 0");

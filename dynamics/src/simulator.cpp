@@ -112,7 +112,71 @@ struct JointWork {
   bool has_friction = false;
   double friction_level = 0.0;  // load-independent Coulomb bound this substep (N m or N)
   double start_speed = 0.0;     // axis speed at the start of the substep (LuGre z update)
+  // Flexure: rows 0-2 hold the out-of-plane motion (translation along the axis, two tilts) hard;
+  // rows 3-5 are the spring on (x, y, θ), soft rows whose compliance gamma comes from the
+  // stiffness and damping (soft_row.h). The torsion-spring model holds rows 3-4 hard too. All six
+  // are solved as one block: d_lambda = -(K + Gamma)^-1 (Cdot + bias + Gamma lambda), Gamma the
+  // soft rows' compliance (zero on hard rows, coupled between the spring's rows).
+  Row flex_rows[6];
+  Eigen::Matrix<double, 6, 6> flex_inv = Eigen::Matrix<double, 6, 6>::Zero();
+  Eigen::Matrix<double, 6, 6> flex_gamma = Eigen::Matrix<double, 6, 6>::Zero();
+  Eigen::Matrix<double, 6, 1> flex_bias = Eigen::Matrix<double, 6, 1>::Zero();  // row speed
+  Eigen::Matrix<double, 6, 1> flex_lambda = Eigen::Matrix<double, 6, 1>::Zero();  // this substep
 };
+
+namespace {
+
+using Row6 = Eigen::Matrix<double, 6, 1>;
+
+double rowVelocity(const JointWork::Row& r, const SolverBody& a, const SolverBody& b) {
+  return r.lin_a.dot(a.v) + r.ang_a.dot(a.w) + r.lin_b.dot(b.v) + r.ang_b.dot(b.w);
+}
+
+void applyRow(const JointWork::Row& r, SolverBody& a, SolverBody& b, double l) {
+  a.v += (a.inv_mass * l) * r.lin_a;
+  a.w += a.inv_inertia * (l * r.ang_a);
+  b.v += (b.inv_mass * l) * r.lin_b;
+  b.w += b.inv_inertia * (l * r.ang_b);
+}
+
+/// K = J M^-1 J^T of n generic rows.
+template <int N>
+Eigen::Matrix<double, N, N> rowGram(const JointWork::Row* rows, const int* index,
+                                    const SolverBody& a, const SolverBody& b) {
+  Eigen::Matrix<double, N, N> k;
+  for (int i = 0; i < N; ++i) {
+    const JointWork::Row& ri = rows[index[i]];
+    for (int j = 0; j <= i; ++j) {
+      const JointWork::Row& rj = rows[index[j]];
+      k(i, j) = k(j, i) = a.inv_mass * ri.lin_a.dot(rj.lin_a) +
+                          ri.ang_a.dot(a.inv_inertia * rj.ang_a) +
+                          b.inv_mass * ri.lin_b.dot(rj.lin_b) +
+                          ri.ang_b.dot(b.inv_inertia * rj.ang_b);
+    }
+  }
+  return k;
+}
+
+/// The flexure's six rows at frames f (see JointWork), its deformation q = (x, y, θ) and the
+/// errors of its three out-of-plane rows (along the axis, two tilts).
+void flexureRows(const JointFrames& f, JointWork::Row rows[6], Vec3& q, Vec3& out_of_plane) {
+  const Vec3 d = f.anchor_b - f.anchor_a;
+  const Vec3 a0 = f.axes_a.col(0);
+  auto linear = [&](const Vec3& e) {
+    return JointWork::Row{-e, -(f.arm_a + d).cross(e), e, f.arm_b.cross(e)};
+  };
+  auto angular = [](const Vec3& u) { return JointWork::Row{Vec3::Zero(), -u, Vec3::Zero(), u}; };
+  rows[0] = linear(a0);
+  rows[1] = angular(f.axes_b.col(1).cross(a0));
+  rows[2] = angular(f.axes_b.col(2).cross(a0));
+  rows[3] = linear(f.axes_a.col(1));
+  rows[4] = linear(f.axes_a.col(2));
+  rows[5] = angular(detail::hingeAngleGradient(f));
+  q = {d.dot(f.axes_a.col(1)), d.dot(f.axes_a.col(2)), detail::hingeAngle(f)};
+  out_of_plane = {d.dot(a0), a0.dot(f.axes_b.col(1)), a0.dot(f.axes_b.col(2))};
+}
+
+}  // namespace
 
 struct MotorWork {
   double inv_inertia = 0.0;  // 1 / I_m
@@ -141,6 +205,7 @@ struct Simulator::Impl {
   std::vector<char> body_gyroscopic;  // 1 when the inertia is not isotropic (ω × Iω can be nonzero)
   std::vector<double> repeater_offset;
   std::vector<int> motor_of_joint;  // -1 when undriven
+  std::vector<Vec3> load_force, load_torque;  // setBodyLoad(), per body (world axes)
 
   // Scratch, sized once.
   std::vector<SolverBody> bodies;
@@ -189,6 +254,8 @@ struct Simulator::Impl {
   double solvePosition(int& iterations);
   void updateJointCoordinates(State& s);
   void updateSleep(State& s);
+  void prepareFlexure(JointWork& w, const FlexureDef& def, const JointFrames& f, double h);
+  double solveFlexurePosition(int j, double beta);
   std::vector<int> sleep_parent, sleep_flags;  // scratch of updateSleep, sized once
   JointFrames frames(const JointDef& def, const JointWork& w) const {
     return detail::computeFrames(positions[w.a], orientations[w.a], def.frame_a, positions[w.b],
@@ -258,6 +325,8 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
   body_inv_inertia_local.assign(nb + 1, Mat3::Zero());
   body_inertia_local.assign(nb + 1, Mat3::Zero());
   body_gyroscopic.assign(nb + 1, 0);
+  load_force.assign(nb + 1, Vec3::Zero());
+  load_torque.assign(nb + 1, Vec3::Zero());
   for (int i = 0; i < nb; ++i) {
     const BodyDef& b = model.bodies[i];
     if (b.is_static) continue;
@@ -321,7 +390,8 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
 double Simulator::Impl::measureJoint(int j) const {
   const JointDef& def = model.joints[j];
   const JointFrames f = frames(def, joints[j]);
-  if (def.type == JointType::Hinge) return detail::hingeAngle(f);
+  if (def.type == JointType::Hinge || def.type == JointType::Flexure)
+    return detail::hingeAngle(f);
   if (def.type == JointType::Prismatic) return detail::prismaticPosition(f);
   return 0.0;
 }
@@ -329,7 +399,8 @@ double Simulator::Impl::measureJoint(int j) const {
 /// The joint coordinate nearest to `reference`: hinge angles continue across +-pi.
 double Simulator::Impl::unwrappedJoint(int j, double reference) const {
   const double measured = measureJoint(j);
-  if (model.joints[j].type != JointType::Hinge) return measured;
+  const JointType t = model.joints[j].type;
+  if (t != JointType::Hinge && t != JointType::Flexure) return measured;
   return reference + detail::wrapAngle(measured - reference);
 }
 
@@ -372,6 +443,8 @@ void Simulator::Impl::store(State& s, double h) const {
     const JointWork& w = joints[j];
     if (w.type == JointType::Hinge || w.type == JointType::Prismatic)
       s.joints[j].speed = w.axis.velocity(bodies[w.a], bodies[w.b]);
+    if (w.type == JointType::Flexure)
+      s.joints[j].speed = rowVelocity(w.flex_rows[5], bodies[w.a], bodies[w.b]);
   }
   (void)h;
 }
@@ -381,7 +454,12 @@ void Simulator::Impl::applyForces(const State& s, double h) {
   (void)s;
   const Vec3 dv = model.gravity_mps2 * h;
   for (int i = 0; i < world; ++i) {
-    if (bodies[i].inv_mass > 0.0) bodies[i].v += dv;
+    if (bodies[i].inv_mass == 0.0) continue;
+    bodies[i].v += dv + (bodies[i].inv_mass * h) * load_force[i];
+    if (load_torque[i].squaredNorm() > 0.0) {  // world inverse inertia at this pose
+      const Mat3 r = orientations[i].toRotationMatrix();
+      bodies[i].w += h * (r * body_inv_inertia_local[i] * r.transpose() * load_torque[i]);
+    }
   }
   // Gyroscopic torque -ω × Iω, integrated implicitly in body axes with one Newton step
   // (I(ω' - ω) + h ω' × Iω' = 0 linearised at ω): stable at any spin rate, keeps the angular
@@ -445,6 +523,9 @@ void Simulator::Impl::prepare(const State& s, double h) {
         w.axis.setup(a, b, Vec3::Zero(), -g, g);
         break;
       }
+      case JointType::Flexure:
+        prepareFlexure(w, def.flexure, f, h);
+        break;
       case JointType::Prismatic: {
         const Vec3 d = f.anchor_b - f.anchor_a;
         w.rotation.setup(a, b);
@@ -558,6 +639,91 @@ void Simulator::Impl::prepare(const State& s, double h) {
   }
   buildBlocks(s, h);
   contacts.prepare(model, positions, orientations, bodies, s, h);
+}
+
+// A flexure's rows and block (see JointWork). The spring is linearised per substep about the
+// present deformation: load W(q) and tangent S = dW/dq of eq. 2 give the soft rows' compliance
+// and bias (soft_row.h), so the step is implicit Euler of the full coupled spring.
+void Simulator::Impl::prepareFlexure(JointWork& w, const FlexureDef& def, const JointFrames& f,
+                                     double h) {
+  Vec3 q, out_of_plane;
+  flexureRows(f, w.flex_rows, q, out_of_plane);
+  const SolverBody& a = bodies[w.a];
+  const SolverBody& b = bodies[w.b];
+  static constexpr int kAll[6] = {0, 1, 2, 3, 4, 5};
+  Eigen::Matrix<double, 6, 6> k = rowGram<6>(w.flex_rows, kAll, a, b);
+  w.flex_gamma.setZero();
+  w.flex_bias.setZero();
+  w.flex_lambda.setZero();  // warmStart() sets it from the stored impulses
+  const Vec3 load = flexureWrench(def, q);
+  const Mat3 tangent = flexureTangent(def, q);
+  if (def.model == FlexureModel::PlanarSpring) {
+    Mat3 stiffness = tangent;
+    // A softening table can make an own-coordinate slope tiny; a tenth of the slope at rest keeps
+    // the rows' compliance finite (the load W(q) itself stays exact).
+    const StiffnessCurve* curves[3] = {&def.k_x, &def.k_y, &def.k_z};
+    for (int i = 0; i < 3; ++i)
+      stiffness(i, i) = std::max(stiffness(i, i), 0.1 * curves[i]->tangent(0.0));
+    const Vec3 damping(def.damping_linear, def.damping_linear, def.damping_angular);
+    const detail::SoftBlockCoefficients<3> c =
+        detail::softBlockCoefficients<3>(stiffness, damping, load, h);
+    w.flex_gamma.bottomRightCorner<3, 3>() = c.gamma;
+    w.flex_bias.tail<3>() = c.bias;
+  } else {
+    const double stiffness = std::max(tangent(2, 2), 0.1 * def.k_z.tangent(0.0));
+    const detail::SoftRowCoefficients c =
+        detail::softRowCoefficients(stiffness, def.damping_angular, h);
+    w.flex_gamma(5, 5) = c.gamma;
+    w.flex_bias[5] = c.bias * (load.z() / stiffness) / h;
+  }
+  k += w.flex_gamma;
+  // K + Gamma is not symmetric when the spring's coupling is not (eq. 2): full-pivot LU.
+  Eigen::FullPivLU<Eigen::Matrix<double, 6, 6>> lu(k);
+  lu.setThreshold(1e-12);
+  w.flex_inv = lu.isInvertible() ? Eigen::Matrix<double, 6, 6>(lu.inverse())
+                                 : Eigen::Matrix<double, 6, 6>::Zero();
+}
+
+// Split-impulse pass on a flexure's hard rows (the spring's rows have no position error to
+// remove: their softness already accounts for it). Returns the largest error.
+double Simulator::Impl::solveFlexurePosition(int j, double beta) {
+  const JointDef& def = model.joints[j];
+  JointWork& w = joints[j];
+  const SolverBody& a = bodies[w.a];
+  const SolverBody& b = bodies[w.b];
+  JointWork::Row rows[6];
+  Vec3 q, out_of_plane;
+  flexureRows(frames(def, w), rows, q, out_of_plane);
+  Vec3 dx_a = Vec3::Zero(), dt_a = Vec3::Zero(), dx_b = Vec3::Zero(), dt_b = Vec3::Zero();
+  auto accumulate = [&](const JointWork::Row& r, double l) {
+    dx_a += l * r.lin_a;
+    dt_a += l * r.ang_a;
+    dx_b += l * r.lin_b;
+    dt_b += l * r.ang_b;
+  };
+  double largest = out_of_plane.cwiseAbs().maxCoeff();
+  if (def.flexure.model == FlexureModel::PlanarSpring) {
+    static constexpr int kHard[3] = {0, 1, 2};
+    const Mat3 k = rowGram<3>(rows, kHard, a, b);
+    if (!(k.determinant() > 0.0)) return largest;
+    const Vec3 p = -beta * k.ldlt().solve(out_of_plane);
+    for (int i = 0; i < 3; ++i) accumulate(rows[kHard[i]], p[i]);
+  } else {
+    static constexpr int kHard[5] = {0, 1, 2, 3, 4};
+    const Eigen::Matrix<double, 5, 5> k = rowGram<5>(rows, kHard, a, b);
+    Eigen::Matrix<double, 5, 1> c;
+    c << out_of_plane, q.x(), q.y();
+    largest = std::max(largest, c.cwiseAbs().maxCoeff());
+    const Eigen::LDLT<Eigen::Matrix<double, 5, 5>> ldlt(k);
+    if (ldlt.info() != Eigen::Success || !(ldlt.vectorD().minCoeff() > 0.0)) return largest;
+    const Eigen::Matrix<double, 5, 1> p = -beta * ldlt.solve(c);
+    for (int i = 0; i < 5; ++i) accumulate(rows[kHard[i]], p[i]);
+  }
+  positions[w.a] += a.inv_mass * dx_a;
+  orientations[w.a] = rotateBy(orientations[w.a], a.inv_inertia * dt_a);
+  positions[w.b] += b.inv_mass * dx_b;
+  orientations[w.b] = rotateBy(orientations[w.b], b.inv_inertia * dt_b);
+  return largest;
 }
 
 // The hard rows of a driven joint, in the generic row form of RowBlock.
@@ -875,6 +1041,19 @@ void Simulator::Impl::warmStart(State& s) {
     SolverBody& a = bodies[w.a];
     SolverBody& b = bodies[w.b];
     switch (w.type) {
+      case JointType::Flexure: {
+        // The stored world vectors back onto this substep's rows: linear ones along orthonormal
+        // directions, angular ones along near-orthogonal directions (exact at rest).
+        JointWork& fw = joints[j];
+        for (int r = 0; r < 6; ++r) {
+          const bool lin = r == 0 || r == 3 || r == 4;
+          const Vec3& dir = lin ? fw.flex_rows[r].lin_b : fw.flex_rows[r].ang_b;
+          const double n2 = dir.squaredNorm();
+          fw.flex_lambda[r] = n2 > 0.0 ? (lin ? imp.linear : imp.angular).dot(dir) / n2 : 0.0;
+          applyRow(fw.flex_rows[r], a, b, fw.flex_lambda[r]);
+        }
+        break;
+      }
       case JointType::Ball:
         w.point.apply(a, b, imp.linear);
         break;
@@ -997,6 +1176,16 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
       switch (w.type) {
         case JointType::Hinge:
           break;  // solved above
+        case JointType::Flexure: {
+          Row6 r;
+          for (int k = 0; k < 6; ++k) r[k] = rowVelocity(w.flex_rows[k], a, b);
+          r += w.flex_bias + w.flex_gamma * w.flex_lambda;
+          const Row6 dl = -(w.flex_inv * r);
+          for (int k = 0; k < 6; ++k) applyRow(w.flex_rows[k], a, b, dl[k]);
+          w.flex_lambda += dl;
+          note(dl.cwiseAbs().maxCoeff());
+          break;
+        }
         case JointType::Fixed:
           note(w.fixed_block.solve(a, b, imp.linear, imp.angular));
           break;
@@ -1030,6 +1219,18 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
     }
   }
   iterations = std::min(iterations, cfg.velocity_iterations);
+  // Flexure impulses back into the joint's stored reaction (world vectors on body b).
+  for (std::size_t j = 0; j < joints.size(); ++j) {
+    const JointWork& w = joints[j];
+    if (w.type != JointType::Flexure) continue;
+    JointImpulses& imp = s.joints[j].impulses;
+    imp.linear.setZero();
+    imp.angular.setZero();
+    for (int r = 0; r < 6; ++r) {
+      if (r == 0 || r == 3 || r == 4) imp.linear += w.flex_lambda[r] * w.flex_rows[r].lin_b;
+      else imp.angular += w.flex_lambda[r] * w.flex_rows[r].ang_b;
+    }
+  }
 }
 
 // Stage 5: semi-implicit Euler positions from the new velocities.
@@ -1075,6 +1276,10 @@ double Simulator::Impl::solvePosition(int& iterations) {
       JointWork& w = joints[j];
       const SolverBody& a = bodies[w.a];
       const SolverBody& b = bodies[w.b];
+      if (def.type == JointType::Flexure) {
+        largest = std::max(largest, solveFlexurePosition(static_cast<int>(j), beta));
+        continue;
+      }
       const JointFrames f = frames(def, w);
       if (def.type == JointType::Prismatic) {
         const Vec3 e = rotationError(orientations[w.a] * def.frame_a.rotation,
@@ -1168,7 +1373,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
 void Simulator::Impl::updateJointCoordinates(State& s) {
   for (std::size_t j = 0; j < joints.size(); ++j) {
     const JointType t = model.joints[j].type;
-    if (t != JointType::Hinge && t != JointType::Prismatic) continue;
+    if (t != JointType::Hinge && t != JointType::Prismatic && t != JointType::Flexure) continue;
     s.joints[j].position = unwrappedJoint(static_cast<int>(j), s.joints[j].position);
   }
 }
@@ -1391,9 +1596,15 @@ double Simulator::measureJointPosition(const State& state, int joint) const {
   const BodyState& b = state.bodies.at(def.body_b);
   const JointFrames f = detail::computeFrames(a.position_m, a.orientation, def.frame_a,
                                               b.position_m, b.orientation, def.frame_b);
-  if (def.type == JointType::Hinge) return detail::hingeAngle(f);
+  if (def.type == JointType::Hinge || def.type == JointType::Flexure)
+    return detail::hingeAngle(f);
   if (def.type == JointType::Prismatic) return detail::prismaticPosition(f);
   return 0.0;
+}
+
+void Simulator::setBodyLoad(int body, const Vec3& force_N, const Vec3& torque_Nm) {
+  impl_->load_force.at(static_cast<std::size_t>(body)) = force_N;
+  impl_->load_torque.at(static_cast<std::size_t>(body)) = torque_Nm;
 }
 
 }  // namespace sim::dynamics

@@ -21,3 +21,33 @@ inline SoftRowCoefficients softRowCoefficients(double stiffness, double damping,
 }
 
 }  // namespace sim::dynamics::detail
+
+#include <Eigen/Dense>
+
+namespace sim::dynamics::detail {
+
+/// The same implicit-Euler step for n coupled rows whose force is -W(C) - D Cdot with a tangent
+/// stiffness S = dW/dC that need not be diagonal or symmetric (the flexure's planar spring,
+/// seed 001 eq. 2): the rows solve Cdot + bias + Gamma lambda = 0 with
+/// Gamma = (dt (D + dt S))^-1 and bias = (D + dt S)^-1 W. For diagonal S and W = S C this is
+/// softRowCoefficients row by row. Cross terms left explicit would make stiff, unequal
+/// stiffnesses flutter at the engine step; here they are implicit too.
+/// Precondition: D + dt S invertible (S with a positive-definite symmetric part suffices).
+template <int N>
+struct SoftBlockCoefficients {
+  Eigen::Matrix<double, N, N> gamma;
+  Eigen::Matrix<double, N, 1> bias;  ///< Row speed (m/s or rad/s), not a fraction.
+};
+
+template <int N>
+SoftBlockCoefficients<N> softBlockCoefficients(const Eigen::Matrix<double, N, N>& stiffness,
+                                               const Eigen::Matrix<double, N, 1>& damping,
+                                               const Eigen::Matrix<double, N, 1>& load,
+                                               double dt) {
+  Eigen::Matrix<double, N, N> a = dt * stiffness;
+  a.diagonal() += damping;
+  const Eigen::PartialPivLU<Eigen::Matrix<double, N, N>> lu(a);
+  return {lu.inverse() / dt, lu.solve(load)};
+}
+
+}  // namespace sim::dynamics::detail

@@ -93,6 +93,8 @@ KinematicTree::KinematicTree(const Model& model, std::vector<int> bodies) {
   for (int j = 0; j < nj; ++j) {
     if (!used(j)) continue;
     const JointDef& def = model.joints[j];
+    if (def.type == JointType::Flexure)
+      throw std::invalid_argument("KinematicTree: flexure joint '" + def.name + "' not supported");
     if (def.type == JointType::Ball)
       throw std::invalid_argument("KinematicTree: ball joint '" + def.name + "' not supported");
     if (!parentIsWorld(j) && !in_set[def.body_a]) continue;

@@ -2,6 +2,7 @@
 // Exit codes: 0 success; 1 the run failed (numerical fault, or a scenario expectation failed);
 // 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 replay divergence;
 // 4 internal error.
+#include <dynamics/elastica.h>
 #include <dynamics/identify.h>
 #include <dynamics/simulator.h>
 #include <engine/identify_csv.h>
@@ -454,6 +455,68 @@ int identifyEfficiencyCommand(const std::string& path) {
   return kExitOk;
 }
 
+// `identify flexure`: seed 001's synthesis with the elastica in place of FEM.
+struct FlexureArgs {
+  sim::dynamics::LeafSpring leaf{2.95e9, 0.04, 0.04, 0.0008, 0.12};
+  double max_angle_deg = 32.0;
+  int samples = 21;
+  std::string out, prb_out;
+};
+
+void writeFlexureTables(const std::string& path, const std::string& header,
+                        const sim::dynamics::FlexureDef& def) {
+  std::ofstream out(path);
+  if (!out) throw sim::engine::IdentifyError("cannot write " + path);
+  out << header << "dof,deformation,load\n";
+  const std::pair<const char*, const sim::dynamics::StiffnessCurve*> curves[] = {
+      {"x", &def.k_x}, {"y", &def.k_y}, {"z", &def.k_z}};
+  for (const auto& [dof, c] : curves) {
+    for (std::size_t i = 0; i < c->deformation.size(); ++i)
+      out << fmt::format("{},{:.17g},{:.17g}\n", dof, c->deformation[i], c->load[i]);
+  }
+}
+
+int identifyFlexureCommand(const FlexureArgs& args) {
+  const double deg = 3.14159265358979323846 / 180.0;
+  const sim::dynamics::FlexureFit fit =
+      sim::dynamics::fitFlexure(args.leaf, args.max_angle_deg * deg, args.samples);
+  const auto& l = args.leaf;
+  const std::string specimen = fmt::format(
+      "# leaf E = {:g} Pa, L = {:g} m, W = {:g} m, t = {:g} m, lever {:g} m; elastica, {} loads "
+      "across the lever's end up to {:g} deg\n",
+      l.youngs_modulus_Pa, l.length_m, l.width_m, l.thickness_m, l.lever_m, args.samples,
+      args.max_angle_deg);
+  fmt::print("elastica: {} loads up to {:g} deg (force {:.5g} N at the lever's end)\n",
+             args.samples, args.max_angle_deg, fit.samples.back().force_N);
+  fmt::print("planar spring: a = {:.3f}, b = {:.3f} (drift optimum F2: a = {:.3f}; positive "
+             "secants: {})\n",
+             fit.a, fit.b, fit.a_drift_optimum, fit.positive_secants ? "yes" : "no");
+  fmt::print("PRB torsion spring: lambda = {:.4f}, k_z(0) = {:.5g} N m/rad\n", fit.lambda,
+             fit.prb.k_z.tangent(0.0));
+  if (!args.out.empty()) {
+    writeFlexureTables(args.out,
+                       specimen + fmt::format("# planar spring (seed 001 eq. 2): a = {:.6f}, b = "
+                                              "{:.6f}{}\n",
+                                              fit.a, fit.b,
+                                              fit.positive_secants
+                                                  ? ""
+                                                  : "; negative x/y secants: static model only"),
+                       fit.planar);
+    fmt::print("wrote {}\n", args.out);
+  }
+  if (!args.prb_out.empty()) {
+    writeFlexureTables(args.prb_out,
+                       specimen + fmt::format("# PRB torsion spring: lambda = {:.6f}\n", fit.lambda),
+                       fit.prb);
+    fmt::print("wrote {}\n", args.prb_out);
+  }
+  if (!fit.positive_secants) {
+    fmt::print("note: no compliance centre gives positive k_x, k_y secants for this leaf; the "
+               "planar tables reproduce the elastica statically but a scene rejects them\n");
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -560,6 +623,29 @@ int main(int argc, char** argv) {
       ->add_option("DATA", efficiencyData, "CSV with columns torque_Nm,efficiency ('#' comments)")
       ->required();
 
+  FlexureArgs flexureArgs;
+  auto* identifyFlexureCmd = identifyCmd->add_subcommand(
+      "flexure", "Fit planar-spring and PRB tables of a leaf-spring flexure from the elastica "
+                 "(seed 001 synthesis)");
+  identifyFlexureCmd->add_option("--E", flexureArgs.leaf.youngs_modulus_Pa, "Young's modulus (Pa)")
+      ->capture_default_str();
+  identifyFlexureCmd->add_option("--L", flexureArgs.leaf.length_m, "leaf length (m)")
+      ->capture_default_str();
+  identifyFlexureCmd->add_option("--W", flexureArgs.leaf.width_m, "leaf width (m)")
+      ->capture_default_str();
+  identifyFlexureCmd->add_option("--t", flexureArgs.leaf.thickness_m, "leaf thickness (m)")
+      ->capture_default_str();
+  identifyFlexureCmd->add_option("--lever", flexureArgs.leaf.lever_m, "lever length (m)")
+      ->capture_default_str();
+  identifyFlexureCmd->add_option("--max-angle", flexureArgs.max_angle_deg, "largest tip angle (deg)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 80.0));
+  identifyFlexureCmd->add_option("--samples", flexureArgs.samples, "loads (odd)")
+      ->capture_default_str()
+      ->check(CLI::Range(5, 401));
+  identifyFlexureCmd->add_option("--out", flexureArgs.out, "planar-spring tables (CSV)");
+  identifyFlexureCmd->add_option("--prb-out", flexureArgs.prb_out, "PRB torque table (CSV)");
+
   // Usage errors: one line and exit code 2; --help prints help and exits 0.
   try {
     app.parse(argc, argv);
@@ -580,6 +666,16 @@ int main(int argc, char** argv) {
     if (*validateCmd) return validateCommand(validateScene, validateSets, validateInput);
     if (*devicesCmd) return devicesCommand(devicesDb);
     if (*identifyEfficiencyCmd) return identifyEfficiencyCommand(efficiencyData);
+    if (*identifyFlexureCmd) {
+      const auto& l = flexureArgs.leaf;
+      if (!(l.youngs_modulus_Pa > 0 && l.length_m > 0 && l.width_m > 0 && l.thickness_m > 0 &&
+            l.lever_m >= 0)) {
+        printError("identify flexure: E, L, W, t must be > 0 and lever >= 0");
+        return kExitUsage;
+      }
+      flexureArgs.samples |= 1;
+      return identifyFlexureCommand(flexureArgs);
+    }
   } catch (const sim::engine::SceneError& e) {
     printError(e.what());
     return kExitUsage;

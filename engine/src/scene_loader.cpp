@@ -622,11 +622,144 @@ dynamics::Frame localFrame(const dynamics::BodyDef* body, const Vec3& anchor, co
   return frame;
 }
 
+constexpr std::initializer_list<const char*> kFlexureKeys = {
+    "model", "preset", "length", "direction", "a", "b", "lambda", "k_x", "k_y", "k_z",
+    "tables", "damping"};
+
+// Seed 001 Table 1: PRB torsion-spring λ and planar-spring a, b of four PETG hinges.
+struct FlexurePreset {
+  const char* name;
+  double lambda, a, b;
+};
+constexpr FlexurePreset kFlexurePresets[] = {
+    {"x_hinge", 0.44, 0.44, 0.56}, {"ls", 0.78, 0.64, 0.36}, {"trls2x", 0.77, 0.64, 0.36},
+    {"tfch", 1.47, 0.82, 0.18}};
+
+struct FlexurePlacement {
+  Quat axes;   // x: bending axis, y: along the flexure (world)
+  Vec3 centre;  // compliance centre (planar) or PRB pivot (world)
+};
+
+// `tables:` file: CSV lines "dof,deformation,load" (dof x, y or z; m or rad; N or N m), '#'
+// comments and a header line allowed. Rows of one dof must have increasing deformation.
+void readFlexureTables(Context& ctx, const MapReader& m, dynamics::FlexureDef& flex) {
+  const std::string path = resolveModelPath(ctx, ctx.string(m.value("tables"), m.join("tables")));
+  std::ifstream in(path);
+  if (!in) ctx.failAt(m.keyLine("tables"), m.join("tables"), "cannot open " + path);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line[0] == '#' || line.rfind("dof", 0) == 0) continue;
+    std::stringstream row(line);
+    std::string dof, q, f;
+    std::getline(row, dof, ',');
+    std::getline(row, q, ',');
+    std::getline(row, f, ',');
+    const auto qv = parseNumber(q), fv = parseNumber(f);
+    dynamics::StiffnessCurve* curve = dof == "x"   ? &flex.k_x
+                                      : dof == "y" ? &flex.k_y
+                                      : dof == "z" ? &flex.k_z
+                                                   : nullptr;
+    if (curve == nullptr || !qv || !fv) {
+      ctx.failAt(m.keyLine("tables"), m.join("tables"),
+                 fmt::format("{}:{}: expected \"x|y|z,deformation,load\", got \"{}\"", path,
+                             number, line));
+    }
+    curve->deformation.push_back(*qv);
+    curve->load.push_back(*fv);
+  }
+}
+
+FlexurePlacement readFlexure(Context& ctx, const MapReader& m, const Placement& place,
+                             const Vec3& base, const Vec3& axis, const Vec3& child_reference,
+                             dynamics::FlexureDef& flex) {
+  const std::string model = m.has("model") ? m.string("model") : "planar";
+  if (model == "planar") {
+    flex.model = dynamics::FlexureModel::PlanarSpring;
+  } else if (model == "prb") {
+    flex.model = dynamics::FlexureModel::TorsionSpring;
+  } else {
+    ctx.fail(m.value("model"), m.join("model"),
+             fmt::format("expected planar or prb, got \"{}\"", model));
+  }
+  const bool planar = flex.model == dynamics::FlexureModel::PlanarSpring;
+  double a = 0.0, lambda = 1.0;
+  if (m.has("preset")) {
+    const std::string name = m.string("preset");
+    const FlexurePreset* preset = nullptr;
+    for (const FlexurePreset& p : kFlexurePresets) {
+      if (name == p.name) preset = &p;
+    }
+    if (preset == nullptr) {
+      ctx.fail(m.value("preset"), m.join("preset"),
+               fmt::format("expected x_hinge, ls, trls2x or tfch, got \"{}\"", name));
+    }
+    a = preset->a;
+    lambda = preset->lambda;
+  }
+  a = m.number("a", a);
+  lambda = m.number("lambda", lambda);
+  if (m.has("b")) (void)m.number("b");  // documents the output's start; the child body places it
+  if (!(a >= 0.0 && a <= 1.0)) ctx.fail(m.value("a"), m.join("a"), "a must be in [0, 1]");
+  if (!(lambda > 0.0 && lambda <= 2.0))
+    ctx.fail(m.value("lambda"), m.join("lambda"), "lambda must be in (0, 2]");
+  if (!planar) m.forbid("a", "the planar spring's compliance centre; a prb flexure uses lambda");
+  if (planar) m.forbid("lambda", "the PRB characteristic radius; use model: prb");
+  const bool placed = m.has("preset") || m.has("a") || m.has("lambda");
+  if (placed && !m.has("length")) {
+    ctx.fail(m.value(m.has("preset") ? "preset" : m.has("a") ? "a" : "lambda"), m.join("length"),
+             "the flexure's length L is needed to place its centre (a L or (1 - lambda) L)");
+  }
+  const double length = m.has("length") ? m.positive("length") : 0.0;
+
+  // Along the flexure: given, or toward the child's reference point; perpendicular to the axis.
+  Vec3 along = m.has("direction") ? Vec3(place.rotation * m.vec3("direction", Vec3::UnitY()))
+                                  : Vec3(child_reference - base);
+  along -= axis * axis.dot(along);
+  if (!(along.norm() > 1e-9)) {
+    ctx.failAt(m.has("direction") ? m.keyLine("direction") : m.line(), m.join("direction"),
+             "needs a direction along the flexure, not parallel to the axis (the child's "
+             "reference point lies on the axis)");
+  }
+  along.normalize();
+  Mat3 r;
+  r << axis, along, axis.cross(along);
+  FlexurePlacement out;
+  out.axes = Quat(r).normalized();
+  out.centre = base + along * (planar ? a * length : (1.0 - lambda) * length);
+
+  if (m.has("tables")) readFlexureTables(ctx, m, flex);
+  auto stiffness = [&](const char* key, dynamics::StiffnessCurve& c, bool needed) {
+    if (m.has(key)) {
+      if (c.isTable()) m.forbid(key, "given both as a number and in tables");
+      c.stiffness = m.positive(key);
+    } else if (needed && !c.isTable()) {
+      ctx.failAt(m.has("tables") ? m.keyLine("tables") : m.line(), m.join(key),
+               "missing (a stiffness, or its rows in tables)");
+    }
+  };
+  stiffness("k_x", flex.k_x, planar);
+  stiffness("k_y", flex.k_y, planar);
+  stiffness("k_z", flex.k_z, true);
+  if (!planar) {
+    m.forbid("k_x", "a prb flexure has only k_z");
+    m.forbid("k_y", "a prb flexure has only k_z");
+  }
+  if (m.has("damping")) {
+    const auto c = ctx.numbers(m.value("damping"), m.join("damping"), 2,
+                               "[linear N s/m, angular N m s/rad]");
+    flex.damping_linear = c[0];
+    flex.damping_angular = c[1];
+  }
+  return out;
+}
+
 void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
                const Placement& place, LoadState& state) {
   MapReader m(ctx, node, path,
               {"name", "type", "parent", "child", "anchor", "axis", "limits", "friction",
-               "collide_connected"});
+               "collide_connected", "flexure"});
   dynamics::JointDef joint;
   joint.name = m.string("name");
   claimName(ctx, state, m, "joint", joint.name);
@@ -639,9 +772,17 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
     joint.type = dynamics::JointType::Hinge;
   } else if (type == "prismatic") {
     joint.type = dynamics::JointType::Prismatic;
+  } else if (type == "flexure") {
+    joint.type = dynamics::JointType::Flexure;
   } else {
     ctx.fail(m.value("type"), m.join("type"),
-             fmt::format("expected fixed, ball, hinge or prismatic, got \"{}\"", type));
+             fmt::format("expected fixed, ball, hinge, prismatic or flexure, got \"{}\"", type));
+  }
+  if (joint.type == dynamics::JointType::Flexure && !m.has("flexure")) {
+    ctx.fail(node, m.join("flexure"), "a flexure joint needs a flexure: block (stiffnesses)");
+  }
+  if (joint.type != dynamics::JointType::Flexure) {
+    m.forbid("flexure", "only for type: flexure");
   }
   const auto& bodies = scene.model.bodies;
   joint.body_a = findByName(ctx, m, "parent", bodies, "body", /*allow_world=*/true);
@@ -662,9 +803,18 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
       m.has("anchor") ? place.point(m.vec3("anchor", Vec3::Zero())) : child_reference;
   const Vec3 axis = m.vec3("axis", Vec3::UnitX());
   if (!(axis.norm() > 1e-9)) ctx.fail(m.value("axis"), m.join("axis"), "axis has zero length");
-  const Quat axes = Quat::FromTwoVectors(Vec3::UnitX(), place.rotation * axis.normalized());
-  joint.frame_a = localFrame(parent, anchor, axes);
-  joint.frame_b = localFrame(&child, anchor, axes);
+  Quat axes = Quat::FromTwoVectors(Vec3::UnitX(), place.rotation * axis.normalized());
+  Vec3 frame_origin = anchor;
+  if (joint.type == dynamics::JointType::Flexure) {
+    const FlexurePlacement fp =
+        readFlexure(ctx, MapReader(ctx, m.value("flexure"), m.join("flexure"), kFlexureKeys),
+                    place, anchor, place.rotation * axis.normalized(), child_reference,
+                    joint.flexure);
+    axes = fp.axes;
+    frame_origin = fp.centre;
+  }
+  joint.frame_a = localFrame(parent, frame_origin, axes);
+  joint.frame_b = localFrame(&child, frame_origin, axes);
 
   if (m.has("limits")) {
     auto limits = ctx.numbers(m.value("limits"), m.join("limits"), 2, "[lower, upper]");

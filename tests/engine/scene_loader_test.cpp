@@ -170,6 +170,64 @@ TEST(SceneLoader, InertiaFormsAndRpm) {
   EXPECT_DOUBLE_EQ(scene.model.motors[0].rotorInertia(), 0.01);
 }
 
+// A flexure with the LS preset (seed 001 Table 1: a = 0.64) on a 40 mm leaf; lines as numbered.
+const std::string kFlexure = R"(bodies:
+  - name: lever
+    mass: 0.02
+    box: [0.12, 0.01, 0.005]
+    position: [0.1, 0, 0]
+joints:
+  - name: leaf
+    type: flexure
+    parent: world
+    child: lever
+    anchor: [0, 0, 0]
+    axis: [0, 1, 0]
+    flexure:
+      preset: ls
+      length: 0.04
+      k_x: 2.0e6
+      k_y: 900
+      k_z: 0.3
+      damping: [0.05, 0.0005]
+)";
+
+TEST(SceneLoader, FlexurePresetPlacesTheComplianceCentre) {
+  const Scene scene = loadSceneFromString(kFlexure, "test.yaml");
+  const dynamics::JointDef& j = scene.model.joints.at(0);
+  EXPECT_EQ(j.type, dynamics::JointType::Flexure);
+  // Centre a L = 0.64 * 0.04 = 25.6 mm from the root along the default direction (toward the
+  // child's reference point, world x); frame x = axis (world y), frame y = along (world x).
+  EXPECT_NEAR((j.frame_a.position - Vec3(0.0256, 0, 0)).norm(), 0.0, 1e-12);
+  const dynamics::Mat3 r = j.frame_a.rotation.toRotationMatrix();
+  EXPECT_NEAR((r.col(0) - Vec3::UnitY()).norm(), 0.0, 1e-12);
+  EXPECT_NEAR((r.col(1) - Vec3::UnitX()).norm(), 0.0, 1e-12);
+  EXPECT_EQ(j.flexure.k_x.stiffness, 2.0e6);
+  EXPECT_EQ(j.flexure.damping_angular, 0.0005);
+  // PRB variant: pivot at (1 - lambda) L = 0.22 * 0.04 = 8.8 mm.
+  std::string prb = replace(kFlexure, "      k_x: 2.0e6\n      k_y: 900\n", "      model: prb\n");
+  const Scene s2 = loadSceneFromString(prb, "test.yaml");
+  EXPECT_EQ(s2.model.joints[0].flexure.model, dynamics::FlexureModel::TorsionSpring);
+  EXPECT_NEAR(s2.model.joints[0].frame_a.position.x(), 0.0088, 1e-12);
+}
+
+TEST(SceneLoader, FlexureErrorsNameTheKey) {
+  expectSceneError(replace(kFlexure, "preset: ls", "preset: lx"), 14,
+                   "joints[leaf].flexure.preset", "x_hinge, ls, trls2x or tfch");
+  expectSceneError(replace(kFlexure, "      length: 0.04\n", ""), 14,
+                   "joints[leaf].flexure.length", "length L is needed");
+  expectSceneError(replace(kFlexure, "      k_y: 900\n", ""), 14, "joints[leaf].flexure.k_y",
+                   "missing");
+  expectSceneError(replace(kFlexure, "k_z: 0.3", "k_z: -0.3"), 18, "joints[leaf].flexure.k_z",
+                   "positive");
+  expectSceneError(replace(kFlexure, "axis: [0, 1, 0]", "axis: [1, 0, 0]"), 14,
+                   "joints[leaf].flexure.direction", "not parallel to the axis");
+  expectSceneError(replace(kFlexure, "      preset: ls\n", "      preset: ls\n      lambda: 0.5\n"),
+                   15, "joints[leaf].flexure.lambda", "model: prb");
+  expectSceneError(replace(kFlexure, "    type: flexure\n", "    type: hinge\n"), 13,
+                   "joints[leaf].flexure", "only for type: flexure");
+}
+
 TEST(SceneLoader, UnknownKeyIsAnError) {
   expectSceneError(replace(kScene, "    mass: 2.0", "    mas: 2.0"), 5, "bodies[link].mas",
                    "unknown key");
@@ -182,7 +240,7 @@ TEST(SceneLoader, WrongTypeIsAnError) {
   expectSceneError(replace(kScene, "    position: [1, 0, 0]", "    position: [1, 0]"), 7,
                    "bodies[link].position", "3 numbers");
   expectSceneError(replace(kScene, "    type: hinge", "    type: hinged"), 10, "joints[hinge].type",
-                   "expected fixed, ball, hinge or prismatic");
+                   "expected fixed, ball, hinge, prismatic or flexure");
 }
 
 TEST(SceneLoader, MissingRequiredKeyIsAnError) {

@@ -3,6 +3,7 @@
 // in State (state.h). Indices into the vectors below are the handles used across the library.
 #pragma once
 
+#include <dynamics/flexure.h>
 #include <dynamics/math.h>
 
 #include <cstdint>
@@ -75,7 +76,10 @@ struct BodyDef {
   std::vector<ShapeDef> shapes;                ///< Collision geometry (none: never touches).
 };
 
-enum class JointType { Fixed, Ball, Hinge, Prismatic };
+/// Flexure: a compliant hinge (dynamics/flexure.h). Its frames sit at the compliance centre with
+/// x the bending axis and y along the flexure; it holds the out-of-plane motion rigidly and the
+/// in-plane deformation (x, y, θ) by the soft rows of its spring.
+enum class JointType { Fixed, Ball, Hinge, Prismatic, Flexure };
 
 /// Joint friction: the Coulomb bound is coefficient * |reaction| + breakaway, plus viscous
 /// damping. For a hinge the coefficient has units of metres (effective pin radius times mu) so the
@@ -124,6 +128,7 @@ struct JointDef {
   double upper_limit = 0.0;
   JointFriction friction;
   bool collide_connected = false;  ///< Let the two joined bodies' shapes collide.
+  FlexureDef flexure;              ///< type == Flexure only.
 };
 
 /// Seed 000 drive unit (SPEC §3) between a motor's rotor and its joint. With it the motor is

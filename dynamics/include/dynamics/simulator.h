@@ -90,6 +90,9 @@ class Simulator {
   JointReaction jointReaction(const State& state, int joint) const;
   /// Hinge angle (rad, wrapped to (-pi, pi]) or prismatic displacement (m) computed from poses.
   double measureJointPosition(const State& state, int joint) const;
+  /// A constant external force (at the centre of mass) and torque on a body, world axes, applied
+  /// every substep until changed (a test load or a user push; not part of State).
+  void setBodyLoad(int body, const Vec3& force_N, const Vec3& torque_Nm);
   /// The contacts stored in `state` (those of the last substep of the last step).
   std::vector<ContactReport> contacts(const State& state) const;
 
