@@ -35,7 +35,8 @@ pid_t spawn(const std::vector<std::string>& argv) {
   c.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
   pid_t pid = -1;
   if (posix_spawn(&pid, c[0], &actions, nullptr, c.data(), environ) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&actions);
@@ -73,8 +74,11 @@ struct Serve {
   double publish_mean_ms = 0.0, publish_p99_ms = 0.0;
 };
 
-Serve serveFor(const sim::engine::Scene& scene, const std::string& partition, double seconds) {
+Serve serveFor(const sim::engine::Scene& scene, const std::string& partition, double seconds,
+              int subscribers) {
   remote::ServeOptions options;
+  options.wait_for_subscribers = subscribers;
+  options.wait_timeout_s = 30.0;
   options.address.partition = partition;
   options.duration_s = seconds;
   options.realtime = true;
@@ -113,7 +117,7 @@ int main(int argc, char** argv) {
     char self[4096] = {};
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return 1;
-    const std::string probe_seconds = std::to_string(seconds + 4.0);
+    const std::string probe_seconds = std::to_string(seconds + 5.0);
     int fds[2];
     if (pipe(fds) != 0) return 1;
     posix_spawn_file_actions_t actions;
@@ -128,8 +132,7 @@ int main(int argc, char** argv) {
     posix_spawn(&pid, self, &actions, nullptr, c.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);
-    std::this_thread::sleep_for(std::chrono::seconds(1));  // probe joins (discovery), not timed
-    serveFor(scene, partition, seconds + 2.0);
+    serveFor(scene, partition, seconds, 1);
     char buffer[256] = {};
     const ssize_t got = read(fds[0], buffer, sizeof buffer - 1);
     close(fds[0]);
@@ -141,8 +144,9 @@ int main(int argc, char** argv) {
       std::printf("latency: the probe reported nothing\n");
     } else {
       std::printf("latency server publish -> probe process has the pose: p50 %.3f ms  p99 %.3f ms  "
-                  "max %.3f ms  (%zu frames; one frame is %.1f ms)\n",
-                  1e3 * p50, 1e3 * p99, 1e3 * max, count, 1e3 / scene.frame_rate_hz);
+                  "max %.3f ms  (%zu of %.0f frames; one frame is %.1f ms)\n",
+                  1e3 * p50, 1e3 * p99, 1e3 * max, count, seconds * scene.frame_rate_hz,
+                  1e3 / scene.frame_rate_hz);
     }
   }
 
@@ -158,9 +162,7 @@ int main(int argc, char** argv) {
                                 partition, "--station", "s" + std::to_string(k), "--duration",
                                 std::to_string(seconds + 30.0)}));
     }
-    // The stations wait for the identity; give discovery a moment before timing.
-    std::this_thread::sleep_for(std::chrono::milliseconds(subscribers > 0 ? 1500 : 0));
-    const Serve s = serveFor(scene, partition, seconds);
+    const Serve s = serveFor(scene, partition, seconds, subscribers);
     for (pid_t pid : children) {
       if (pid > 0) kill(pid, SIGINT);
     }

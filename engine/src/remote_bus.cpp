@@ -66,6 +66,9 @@ dds::DataWriterQos writerQos(dds::Publisher* publisher, Delivery delivery, int d
   // processes and confused later runs).
   q.data_sharing().off();
   q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
+  // Synchronous publication (the default): the frame's thread sends to every station. The
+  // asynchronous mode measured worse here (bench_net: 1.1-1.5 ms mean, 11 ms p99 per write with
+  // one station, against 0.27 ms and 4.6 ms synchronous).
   return q;
 }
 

@@ -16,6 +16,7 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 namespace sim::engine::remote {
 
@@ -342,6 +343,11 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
   Bus bus(options.address, Bus::Role::Server);
   ServerLink link(bus, scene, options, run_id);
   bus.publishIdentity(identityOf(scene, run_id));
+  const auto wait_end = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.wait_timeout_s);
+  while (bus.stateSubscribers() < options.wait_for_subscribers && std::chrono::steady_clock::now() < wait_end &&
+         !(options.interrupt && options.interrupt->load())) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 
   RunOptions run;
   run.duration_s = options.duration_s > 0.0 ? options.duration_s : std::numeric_limits<double>::infinity();

@@ -186,7 +186,10 @@ struct ServeOptions {
   std::string events_path;  ///< Every event, one line each; empty for none.
   bool realtime = true;
   const std::atomic<bool>* interrupt = nullptr;
-  /// Keyframes for `reset` commands besides "start" (the initial state): none yet in scenes.
+  /// Before the first frame, wait up to `wait_timeout_s` for this many stations to match the
+  /// state topic (benchmarks: every subscriber counted from the first frame). 0: start at once.
+  int wait_for_subscribers = 0;
+  double wait_timeout_s = 10.0;
   /// Counters of dropped pult and command samples, updated while serving (for tests).
   DropCounts* drops = nullptr;
 };
