@@ -24,6 +24,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -264,6 +265,44 @@ TEST(Net, KilledViewerLeavesTheServerAtRateAndARestartedOneResumes) {
   for (const auto& [step, line] : poseTrace(dir / "second.trace")) {
     ASSERT_EQ(line, served.at(step)) << "step " << step;
   }
+}
+
+TEST(Net, StationReportsLinkLostWhenTheServerDiesAndResumesWithANewServer) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  const std::vector<std::string> serve = cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"},
+                                             classArgs(part));
+  auto first = std::make_unique<Process>(serve, dir / "first.out");
+  Process viewer(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "watch"},
+                     classArgs(part)),
+                 dir / "viewer.out");
+  // The instructor's view of the station: its status topic (sent every 0.5 s).
+  remote::ClassAddress address;
+  address.partition = part;
+  remote::Bus bus(address, remote::Bus::Role::Instructor);
+  remote::StationStatus status;
+  auto statusIs = [&](bool link_ok, std::uint64_t min_frames) {
+    return [&, link_ok, min_frames] {
+      while (bus.takeStatus(status)) {
+        if (status.station == "watch" && status.link_ok == link_ok && status.frames_received >= min_frames) {
+          return true;
+        }
+      }
+      return false;
+    };
+  };
+  ASSERT_TRUE(eventually(30.0, statusIs(true, 10))) << viewer.output();
+  first->kill(SIGKILL);  // the server (or its network) dies without a word
+  first->wait(10.0);
+  ASSERT_TRUE(eventually(10.0, statusIs(false, 0))) << "the station never reported the link lost\n"
+                                                    << viewer.output();
+  const std::uint64_t before = status.frames_received;
+  Process second(serve, dir / "second.out");
+  ASSERT_TRUE(eventually(30.0, statusIs(true, before + 10))) << "no resume with the new server\n"
+                                                             << viewer.output();
+  viewer.kill(SIGINT);
+  ASSERT_EQ(viewer.wait(20.0), 0) << viewer.output();
+  EXPECT_NE(viewer.output().find("link lost 1 times"), std::string::npos) << viewer.output();
 }
 
 TEST(Net, MalformedAndOutOfOrderSamplesAreDroppedAndCounted) {
