@@ -16,6 +16,7 @@ packages=(
   libbenchmark-dev              # bench/
   python3                       # tests: checks that JUnit output parses as XML
   fonts-dejavu-core             # render: HUD text
+  libfastrtps-dev libfastcdr-dev fastddsgen default-jre-headless  # network: DDS (docs/network.md)
   gnuplot-nox                   # docs/validation figures (scripts/validation-figures.sh)
   xvfb xauth libgl1-mesa-dri libglx-mesa0 libgl-dev  # headless rendering tests (Mesa llvmpipe)
 )

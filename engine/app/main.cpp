@@ -18,6 +18,10 @@
 #include <render/view.h>
 
 #include <CLI/CLI.hpp>
+
+#ifdef SIMTRAINER_NET
+#include "net_commands.h"
+#endif
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -646,6 +650,10 @@ int main(int argc, char** argv) {
   identifyFlexureCmd->add_option("--out", flexureArgs.out, "planar-spring tables (CSV)");
   identifyFlexureCmd->add_option("--prb-out", flexureArgs.prb_out, "PRB torque table (CSV)");
 
+#ifdef SIMTRAINER_NET
+  simtrainer_app::NetCommands net(app);
+#endif
+
   // Usage errors: one line and exit code 2; --help prints help and exits 0.
   try {
     app.parse(argc, argv);
@@ -676,6 +684,31 @@ int main(int argc, char** argv) {
       flexureArgs.samples |= 1;
       return identifyFlexureCommand(flexureArgs);
     }
+
+#ifdef SIMTRAINER_NET
+    simtrainer_app::NetHooks hooks;
+    hooks.interrupt = &g_interrupt;
+    hooks.make_view = [](const sim::engine::Scene& scene, bool headless, const std::string& camera,
+                         const std::string& size) -> sim::engine::FrameObserver {
+      ViewArgs view;
+      view.camera = camera;
+      view.size = size;
+      auto viewing = std::make_shared<Viewing>(scene, headless, view, 0.0);
+      if (!viewing->active()) return {};
+      auto observer = viewing->observer();
+      return [viewing, observer](const sim::engine::Session& session,
+                                 const sim::engine::RunResult& so_far,
+                                 const std::vector<std::string>& notes) {
+        return observer(session, so_far, notes);
+      };
+    };
+    hooks.open_input = [](const sim::engine::Scene& scene, const std::string& source) {
+      RunArgs args;
+      args.input = source;
+      return openInput(args, scene, false);
+    };
+    if (const int code = net.run(hooks); code >= 0) return code;
+#endif
   } catch (const sim::engine::SceneError& e) {
     printError(e.what());
     return kExitUsage;

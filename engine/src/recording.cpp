@@ -83,17 +83,51 @@ void RecordingWriter::line(const std::string& text) {
   }
 }
 
+void RecordingWriter::writeFaults(const Session& session) {
+  const std::vector<MotorFault>& faults = session.motorFaults();
+  if (last_faults_.size() != faults.size()) last_faults_.assign(faults.size(), MotorFault{});
+  for (std::size_t m = 0; m < faults.size(); ++m) {
+    if (faults[m] == last_faults_[m]) continue;
+    line(fmt::format("f {} {} {} {:.17g}", session.stepIndex(), m, motorFaultName(faults[m].kind),
+                     faults[m].value));
+    last_faults_[m] = faults[m];
+  }
+}
+
 void RecordingWriter::beforeStep(const Session& session) {
+  writeFaults(session);
   const std::vector<double>& values = session.state().pult.values;
   if (wrote_pult_ && values.size() == last_pult_.size() &&
       std::memcmp(values.data(), last_pult_.data(), values.size() * sizeof(double)) == 0) {
     return;
   }
+  writeFaults(session);
   std::string text = fmt::format("p {}", session.stepIndex());
   for (double v : values) text += fmt::format(" {:.17g}", v);
   line(text);
   last_pult_ = values;
   wrote_pult_ = true;
+}
+
+const char* motorFaultName(MotorFault::Kind kind) {
+  switch (kind) {
+    case MotorFault::Kind::Stuck: return "stuck";
+    case MotorFault::Kind::Weak: return "weak";
+    case MotorFault::Kind::Reversed: return "reversed";
+    case MotorFault::Kind::None: break;
+  }
+  return "none";
+}
+
+bool parseMotorFaultKind(const std::string& name, MotorFault::Kind& kind) {
+  for (auto k : {MotorFault::Kind::None, MotorFault::Kind::Stuck, MotorFault::Kind::Weak,
+                 MotorFault::Kind::Reversed}) {
+    if (name == motorFaultName(k)) {
+      kind = k;
+      return true;
+    }
+  }
+  return false;
 }
 
 void RecordingWriter::afterStep(const Session& session) {
@@ -177,6 +211,15 @@ Recording readRecording(const std::string& path) {
         values.push_back(v);
       }
       r.pult[integer(w[1])] = std::move(values);
+    } else if (tag == "f") {
+      MotorFault fault;
+      double value = 0.0;
+      if (w.size() != 5 || !parseMotorFaultKind(w[3], fault.kind) ||
+          std::from_chars(w[4].data(), w[4].data() + w[4].size(), value).ec != std::errc()) {
+        fail("expected: f <step> <motor> <none|stuck|weak|reversed> <value>");
+      }
+      fault.value = value;
+      r.faults[integer(w[1])].emplace_back(static_cast<int>(integer(w[2])), fault);
     } else if (tag == "h") {
       if (w.size() != 3) fail("expected: h <step> <hash>");
       if (integer(w[1]) != r.hashes.size() + 1) fail("steps out of order");
@@ -214,6 +257,15 @@ ReplayResult replay(const Recording& recording, bool verify) {
   ReplayResult result;
   const std::uint64_t steps = recording.hashes.size();
   for (std::uint64_t s = 0; s < steps; ++s) {
+    if (auto it = recording.faults.find(s); it != recording.faults.end()) {
+      for (const auto& [motor, fault] : it->second) {
+        if (motor < 0 || static_cast<std::size_t>(motor) >= session.motorFaults().size()) {
+          throw RecordingError(fmt::format("{}: fault of motor {}, the scene has {} motors",
+                                           recording.file, motor, session.motorFaults().size()));
+        }
+        session.setMotorFault(motor, fault);
+      }
+    }
     if (auto it = recording.pult.find(s); it != recording.pult.end()) {
       for (std::size_t c = 0; c < it->second.size(); ++c) session.setControl(static_cast<int>(c), it->second[c]);
     }

@@ -54,6 +54,7 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
         options.input->sample(frame_dt, pult);
         for (std::size_t c = 0; c < pult.size(); ++c) session.setControl(static_cast<int>(c), pult[c]);
       }
+      if (options.before_steps) options.before_steps(session);
       // Operator commands: reset (not while recording: the recording would jump), pause, step.
       std::uint64_t frame_steps = steps_per_frame;
       if (RunControl* control = options.control) {

@@ -1,5 +1,6 @@
 #include <engine/session.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -14,6 +15,14 @@ Session::Session(Scene scene) : scene_(std::move(scene)), simulator_(scene_.mode
     state_.dynamics.motors[static_cast<std::size_t>(input.motor)].voltage = input.voltage;
   }
   scheme_sensors_.reserve(scene_.scheme.sensors.size());
+  motor_faults_.resize(state_.dynamics.motors.size());
+  commanded_.resize(state_.dynamics.motors.size());
+}
+
+void Session::setMotorFault(int motor, const MotorFault& fault) {
+  motor_faults_.at(static_cast<std::size_t>(motor)) = fault;
+  any_fault_ = std::any_of(motor_faults_.begin(), motor_faults_.end(),
+                           [](const MotorFault& f) { return f.kind != MotorFault::Kind::None; });
 }
 
 void Session::setControl(int control, double value) {
@@ -44,7 +53,18 @@ dynamics::StepReport Session::step() {
     evaluateScheme();
     scheme_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  return simulator_.step(state_.dynamics);
+  if (!any_fault_) return simulator_.step(state_.dynamics);
+  // Step with the faulted voltages, then put the commanded ones back: the fault acts on every
+  // step without compounding (a per-frame scheme writes the command once per frame).
+  auto& motors = state_.dynamics.motors;
+  for (std::size_t m = 0; m < motors.size(); ++m) {
+    const double commanded = motors[m].voltage;
+    motors[m].voltage = std::clamp(motor_faults_[m].apply(commanded), -1.0, 1.0);
+    commanded_[m] = commanded;
+  }
+  const dynamics::StepReport report = simulator_.step(state_.dynamics);
+  for (std::size_t m = 0; m < motors.size(); ++m) motors[m].voltage = commanded_[m];
+  return report;
 }
 
 void Session::readSensors(const std::vector<SensorDef>& sensors, std::vector<double>& values) const {

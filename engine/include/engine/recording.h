@@ -9,6 +9,7 @@
 //   set <key>=<value>                    (one per override)
 //   controls <name> ...                  (the pult's controls, in order)
 //   p <step> <value> ...                 (pult before that step, when it changed; 17 digits)
+//   f <step> <motor> <none|stuck|weak|reversed> <value>  (a motor fault from that step on)
 //   h <step> <hash>                      (Session::hash() after that step, hex)
 //   b <step> <hash> ...                  (per-body state hashes at the end of each frame)
 //   end <steps> <ok|fault|interrupted>   (missing when the run was killed)
@@ -22,6 +23,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sim::engine {
@@ -54,10 +56,12 @@ class RecordingWriter {
 
  private:
   void line(const std::string& text);
+  void writeFaults(const Session& session);
   std::string path_;
   std::FILE* file_ = nullptr;
   int steps_per_frame_ = 1;
   std::vector<double> last_pult_;
+  std::vector<MotorFault> last_faults_;
   bool wrote_pult_ = false;
   bool finished_ = false;
 };
@@ -70,6 +74,8 @@ struct Recording {
   std::vector<Override> overrides;
   std::vector<std::string> controls;
   std::map<std::uint64_t, std::vector<double>> pult;  ///< Step -> values before it.
+  /// Step -> motor faults that take effect before it (motor index, fault).
+  std::map<std::uint64_t, std::vector<std::pair<int, MotorFault>>> faults;
   std::vector<std::uint64_t> hashes;                  ///< hashes[s - 1]: after step s.
   std::map<std::uint64_t, std::vector<std::uint64_t>> body_hashes;  ///< Step -> per body.
   bool complete = false;  ///< The end line was read.
@@ -96,4 +102,10 @@ ReplayResult replay(const Recording& recording, bool verify);
 /// A scenario that reproduces the recording: its scene, overrides and every pult change as `set`.
 std::string recordingToScenario(const Recording& recording, double time_step_s);
 
+}  // namespace sim::engine
+
+namespace sim::engine {
+/// "none", "stuck", "weak", "reversed"; and back (false for an unknown name).
+const char* motorFaultName(MotorFault::Kind kind);
+bool parseMotorFaultKind(const std::string& name, MotorFault::Kind& kind);
 }  // namespace sim::engine

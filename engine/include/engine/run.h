@@ -54,6 +54,9 @@ struct RunOptions {
   /// Called at the start of every frame (0, 1, ...), before the input is sampled: lets tests move
   /// and unplug virtual devices at exact frames of a real run.
   std::function<void(std::uint64_t frame)> before_frame;
+  /// Called at the start of every frame after the input is sampled and before RunControl is
+  /// read: lets a network server (engine/remote.h) set the pult, inject faults and pause.
+  std::function<void(Session& session)> before_steps;
   /// Called after every frame (see FrameObserver); empty for none.
   FrameObserver after_frame;
   /// Pause, step and reset from the operator; null for none. With it, a run whose duration is

@@ -14,6 +14,28 @@
 
 namespace sim::engine {
 
+/// An injected drive failure (instructor or scenario, docs/network.md). The scheme still computes
+/// the motor's voltage as usual (the HUD shows the command); the motor is stepped with the faulted
+/// voltage instead, so the fault is in the drive, not in the operator's panel.
+struct MotorFault {
+  enum class Kind { None, Stuck, Weak, Reversed };
+  Kind kind = Kind::None;
+  /// Stuck: the voltage the drive holds whatever it is commanded (a welded contactor);
+  /// Weak: the factor on the commanded voltage (0..1). Unused otherwise.
+  double value = 0.0;
+  bool operator==(const MotorFault&) const = default;
+  /// The voltage the motor gets for a commanded `u`.
+  double apply(double u) const {
+    switch (kind) {
+      case Kind::Stuck: return value;
+      case Kind::Weak: return value * u;
+      case Kind::Reversed: return -u;
+      case Kind::None: break;
+    }
+    return u;
+  }
+};
+
 /// Everything that changes while a session runs.
 struct SessionState {
   dynamics::State dynamics;
@@ -39,6 +61,11 @@ class Session {
   void setControl(int control, double value);
   /// Returns every control to its initial value (a lost device).
   void neutralPult();
+
+  /// Injects (or, with Kind::None, clears) a fault of a motor (index into the model's motors).
+  void setMotorFault(int motor, const MotorFault& fault);
+  /// One per motor, Kind::None when healthy.
+  const std::vector<MotorFault>& motorFaults() const { return motor_faults_; }
 
   /// One fixed step: the scheme (when due: every step, or at the first step of each frame) turns
   /// the pult into voltages, then the dynamics advances time_step_s.
@@ -67,6 +94,9 @@ class Session {
   dynamics::Simulator simulator_;
   SessionState state_;
   std::vector<double> scheme_sensors_;  // scratch, sized once
+  std::vector<MotorFault> motor_faults_;  // one per motor
+  std::vector<double> commanded_;         // scratch: commanded voltages during a faulted step
+  bool any_fault_ = false;
   double scheme_seconds_ = 0.0;
 };
 

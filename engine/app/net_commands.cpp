@@ -1,0 +1,368 @@
+#include "net_commands.h"
+
+#include <engine/remote.h>
+#include <engine/scenario.h>
+#include <input/input_system.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+namespace simtrainer_app {
+
+namespace remote = sim::engine::remote;
+
+struct NetCommands::Args {
+  // Shared by all three.
+  int domain = 0;
+  std::string partition = "simtrainer";
+  std::vector<std::string> peers;
+  // serve
+  CLI::App* serve = nullptr;
+  std::string serve_file;
+  double serve_duration = 0.0;
+  std::string record, trace, events;
+  std::vector<std::string> sets;
+  bool as_fast = false;
+  // view
+  CLI::App* view = nullptr;
+  bool remote_flag = false;
+  std::string station = "station";
+  std::string input, scene, camera, size = "1280x720", view_trace;
+  bool headless = false;
+  double view_duration = 0.0;
+  std::uint64_t until_step = 0;
+  std::vector<std::string> pult_script;
+  // instruct
+  CLI::App* instruct = nullptr;
+  std::string issuer = "instructor";
+  std::vector<std::string> commands;
+  double listen_s = 2.0;
+  bool list = false;
+};
+
+namespace {
+
+void addClassOptions(CLI::App* command, int& domain, std::string& partition,
+                     std::vector<std::string>& peers) {
+  command->add_option("--domain", domain, "DDS domain id of the class (0..232, default 0)")
+      ->check(CLI::Range(0, 232));
+  command->add_option("--partition", partition, "DDS partition of the class (default simtrainer)");
+  command->add_option("--peer", peers,
+                      "Unicast address of another machine to announce to (besides multicast)")
+      ->option_text("IPv4");
+}
+
+remote::ClassAddress address(const NetCommands::Args& a) {
+  remote::ClassAddress address;
+  address.domain = a.domain;
+  address.partition = a.partition;
+  address.peers = a.peers;
+  return address;
+}
+
+std::vector<sim::engine::Override> overrides(const std::vector<std::string>& texts) {
+  std::vector<sim::engine::Override> out;
+  for (const auto& t : texts) out.push_back(sim::engine::parseOverride(t));
+  return out;
+}
+
+// NAME=VALUE[@SECONDS]
+remote::PultScriptEntry parseScriptEntry(const std::string& text) {
+  remote::PultScriptEntry e;
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw std::invalid_argument("--pult: expected NAME=VALUE[@SECONDS], got " + text);
+  }
+  e.control = text.substr(0, eq);
+  std::string rest = text.substr(eq + 1);
+  const auto at = rest.find('@');
+  try {
+    if (at != std::string::npos) {
+      e.at_s = std::stod(rest.substr(at + 1));
+      rest = rest.substr(0, at);
+    }
+    e.value = std::stod(rest);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--pult: expected NAME=VALUE[@SECONDS], got " + text);
+  }
+  return e;
+}
+
+// kind[:target[:fault[:value]]], e.g. pause, fault:drive:weak:0.3, clear:drive, reset:start
+remote::Command parseCommand(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  remote::Command c;
+  const std::string& kind = parts[0];
+  auto need = [&](std::size_t n) {
+    if (parts.size() < n) throw std::invalid_argument("--command " + text + ": missing fields (see --help)");
+  };
+  if (kind == "pause") {
+    c.kind = remote::CommandKind::Pause;
+  } else if (kind == "resume") {
+    c.kind = remote::CommandKind::Resume;
+  } else if (kind == "reset") {
+    c.kind = remote::CommandKind::Reset;
+    c.target = parts.size() > 1 ? parts[1] : "start";
+  } else if (kind == "fault") {
+    need(3);
+    c.kind = remote::CommandKind::InjectFault;
+    c.target = parts[1];
+    c.fault = parts[2];
+  } else if (kind == "clear") {
+    need(2);
+    c.kind = remote::CommandKind::ClearFault;
+    c.target = parts[1];
+  } else if (kind == "set") {
+    need(3);
+    c.kind = remote::CommandKind::SetParameter;
+    c.target = parts[1];
+  } else {
+    throw std::invalid_argument("--command " + text + ": unknown command (pause, resume, reset, fault, clear, set)");
+  }
+  const std::size_t value_at = kind == "set" ? 2 : 3;
+  if (parts.size() > value_at) {
+    try {
+      c.value = std::stod(parts[value_at]);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--command " + text + ": not a number: " + parts[value_at]);
+    }
+  }
+  return c;
+}
+
+int serveCommand(const NetCommands::Args& a, const NetHooks& hooks) {
+  remote::ServeOptions options;
+  options.address = address(a);
+  options.record_path = a.record;
+  options.trace_path = a.trace;
+  options.events_path = a.events;
+  options.realtime = !a.as_fast;
+  options.interrupt = hooks.interrupt;
+  options.duration_s = a.serve_duration;
+  sim::engine::Scene scene;
+  const bool scenario = a.serve_file.size() > 14 &&
+                        a.serve_file.compare(a.serve_file.size() - 14, 14, ".scenario.yaml") == 0;
+  if (scenario) {
+    // The scenario's scene and duration; its timeline and expectations are not served (yet).
+    sim::engine::Scenario s = sim::engine::loadScenario(a.serve_file);
+    if (!a.sets.empty()) throw std::invalid_argument("--set: not with a scenario (put it in the scenario)");
+    if (!s.timeline.empty()) spdlog::warn("serve: the scenario's timeline is not played; stations drive the pult");
+    scene = std::move(s.scene);
+    if (options.duration_s <= 0.0) options.duration_s = s.duration_s;
+  } else {
+    scene = sim::engine::loadScene(a.serve_file, overrides(a.sets));
+  }
+  spdlog::info("serve: {} on domain {} partition \"{}\"", scene.name, a.domain, a.partition);
+  const remote::ServeResult r = remote::serve(scene, options);
+  std::fputs(sim::engine::formatSummary(scene, r.run).c_str(), stdout);
+  std::printf("serve: pult samples %llu, commands %llu, dropped %llu malformed, %llu out of order\n",
+              static_cast<unsigned long long>(r.pult_samples), static_cast<unsigned long long>(r.commands),
+              static_cast<unsigned long long>(r.drops.malformed),
+              static_cast<unsigned long long>(r.drops.out_of_order));
+  std::fflush(stdout);
+  if (r.run.fault) return 1;
+  return 0;
+}
+
+int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
+  if (!a.remote_flag) {
+    throw std::invalid_argument("view: only --remote is supported (a local scene: simtrainer run)");
+  }
+  remote::StationOptions options;
+  options.address = address(a);
+  options.name = a.station;
+  options.scene_path = a.scene;
+  options.trace_path = a.view_trace;
+  options.duration_s = a.view_duration;
+  options.until_step = a.until_step;
+  options.interrupt = hooks.interrupt;
+  for (const auto& t : a.pult_script) options.pult_script.push_back(parseScriptEntry(t));
+  std::unique_ptr<sim::input::InputSystem> input;
+  options.make_view = [&](const sim::engine::Scene& scene) {
+    for (const auto& e : options.pult_script) {
+      bool known = false;
+      for (const auto& c : scene.pult.controls) known = known || c.name == e.control;
+      if (!known) throw std::invalid_argument("--pult: no control named " + e.control + " in " + scene.file);
+    }
+    if (!a.input.empty()) {
+      input = hooks.open_input(scene, a.input);
+      options.input = input.get();
+    }
+    return hooks.make_view(scene, a.headless, a.camera, a.size);
+  };
+  const remote::StationResult r = remote::runStation(options);
+  std::printf("view %s: frames %llu, last step %llu, link lost %llu times, dropped %llu "
+              "(%llu malformed, %llu out of order, %llu foreign), pult samples sent %llu\n",
+              a.station.c_str(), static_cast<unsigned long long>(r.frames_received),
+              static_cast<unsigned long long>(r.last_step), static_cast<unsigned long long>(r.link_lost),
+              static_cast<unsigned long long>(r.drops.total()),
+              static_cast<unsigned long long>(r.drops.malformed),
+              static_cast<unsigned long long>(r.drops.out_of_order),
+              static_cast<unsigned long long>(r.drops.foreign),
+              static_cast<unsigned long long>(r.pult_sent));
+  if (r.latency_s.count() > 0) {
+    std::printf("view %s: latency mean %.3f ms, p99 %.3f ms\n", a.station.c_str(),
+                1e3 * r.latency_s.mean(), 1e3 * r.latency_s.p99());
+  }
+  std::fflush(stdout);
+  return r.frames_received > 0 ? 0 : 1;
+}
+
+int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
+  std::vector<remote::Command> commands;
+  for (const auto& t : a.commands) commands.push_back(parseCommand(t));
+  remote::Bus bus(address(a), remote::Bus::Role::Instructor);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  auto stopped = [&] { return hooks.interrupt && hooks.interrupt->load(); };
+  remote::SceneIdentity identity;
+  bool have_identity = false;
+  std::map<std::string, remote::StationStatus> stations;
+  remote::StateFrame frame;
+  bool have_frame = false;
+  auto poll = [&] {
+    remote::SceneIdentity id;
+    while (bus.takeIdentity(id)) {
+      identity = id;
+      have_identity = true;
+    }
+    remote::StationStatus st;
+    while (bus.takeStatus(st)) {
+      if (st.role != "instructor") stations[st.station] = st;
+    }
+    while (bus.takeState(frame)) have_frame = true;
+    remote::Event e;
+    while (bus.takeEvent(e)) {
+      std::printf("event step %llu t %.3f s %s: %s\n", static_cast<unsigned long long>(e.step),
+                  e.sim_time_s, e.kind.c_str(), e.text.c_str());
+    }
+    std::fflush(stdout);
+  };
+  if (!commands.empty()) {
+    // The server must be listening, else a reliable command goes to nobody.
+    while (bus.commandSubscribers() == 0 || !have_identity) {
+      poll();
+      if (stopped()) return 1;
+      if (elapsed() > 20.0) {
+        throw std::runtime_error(fmt::format("no server in domain {} partition \"{}\" after 20 s",
+                                             a.domain, a.partition));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::uint64_t seq = static_cast<std::uint64_t>(remote::monotonicNs());  // increases across runs
+    for (remote::Command c : commands) {
+      c.issuer = a.issuer;
+      c.seq = ++seq;
+      bus.publishCommand(c);
+    }
+  }
+  // Listen: events (the answers to the commands), stations and the state.
+  const auto listen_start = Clock::now();
+  while (!stopped() && std::chrono::duration<double>(Clock::now() - listen_start).count() < a.listen_s) {
+    poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  poll();
+  if (a.list || commands.empty()) {
+    if (!have_identity) {
+      std::printf("no server in domain %d partition \"%s\"\n", a.domain, a.partition.c_str());
+      return 1;
+    }
+    std::printf("server: %s (%s), run %016llx\n", identity.scene_name.c_str(), identity.scene_file.c_str(),
+                static_cast<unsigned long long>(identity.run_id));
+    if (have_frame) {
+      std::printf("state: step %llu t %.3f s%s\n", static_cast<unsigned long long>(frame.step),
+                  frame.sim_time_s, frame.paused ? " PAUSED" : "");
+      std::string pult = "pult:";
+      for (std::size_t c = 0; c < frame.pult.size() && c < identity.controls.size(); ++c) {
+        pult += fmt::format(" {}={:.3g}", identity.controls[c], frame.pult[c]);
+      }
+      std::printf("%s\n", pult.c_str());
+      std::string motors = "motors (voltage, speed rad/s):";
+      for (std::size_t m = 0; m < frame.motor_voltage.size(); ++m) {
+        motors += fmt::format(" [{}] {:+.3f} {:+.3g}", m, frame.motor_voltage[m], frame.motor_speed_radps[m]);
+      }
+      std::printf("%s\n", motors.c_str());
+    }
+    std::printf("stations: %zu\n", stations.size());
+    for (const auto& [name, st] : stations) {
+      std::printf("station %s: %s, link %s, step %llu, frames %llu, dropped %llu%s\n", name.c_str(),
+                  st.role.c_str(), st.link_ok ? "ok" : "LOST", static_cast<unsigned long long>(st.last_step),
+                  static_cast<unsigned long long>(st.frames_received),
+                  static_cast<unsigned long long>(st.dropped), st.has_pult ? ", has a pult" : "");
+    }
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
+  Args& a = *args_;
+  a.serve = app.add_subcommand(
+      "serve", "Run a scene authoritative and headless in real time, publishing its state (DDS)");
+  a.serve->add_option("SCENE", a.serve_file, "Scene file (YAML) or scenario (*.scenario.yaml)")->required();
+  addClassOptions(a.serve, a.domain, a.partition, a.peers);
+  a.serve->add_option("--duration", a.serve_duration, "Simulated seconds (default: until Ctrl-C)");
+  a.serve->add_option("--record", a.record, "Record the session, faults included (simtrainer replay)")
+      ->option_text("FILE");
+  a.serve->add_option("--trace", a.trace, "Pose trace of every published frame (hex floats)")
+      ->option_text("FILE");
+  a.serve->add_option("--events", a.events, "Log of commands, faults and refusals")->option_text("FILE");
+  a.serve->add_option("--set", a.sets, "Override a numeric scene parameter")->option_text("KEY=VALUE");
+  a.serve->add_flag("--as-fast-as-possible", a.as_fast, "Do not pace to the wall clock (benchmarks)");
+
+  a.view = app.add_subcommand("view", "Show a served scene (--remote): same view as run, state from the server");
+  a.view->add_flag("--remote", a.remote_flag, "Receive the state from `simtrainer serve`");
+  addClassOptions(a.view, a.domain, a.partition, a.peers);
+  a.view->add_option("--station", a.station, "This station's name (default station)");
+  a.view->add_option("--scene", a.scene, "The scene file here (default: the path the server names)");
+  a.view->add_option("--input", a.input, "This station's pult: a mapping file, or keyboard")
+      ->option_text("FILE|keyboard");
+  a.view->add_option("--pult", a.pult_script,
+                     "Scripted pult: set a control when the received time reaches SECONDS")
+      ->option_text("NAME=VALUE[@SECONDS]");
+  a.view->add_flag("--headless", a.headless, "No window (a trace or a scripted pult only)");
+  a.view->add_option("--camera", a.camera, "View from this camera of the scene");
+  a.view->add_option("--size", a.size, "Window size (default 1280x720)");
+  a.view->add_option("--trace", a.view_trace, "Pose trace of every frame received (hex floats)")
+      ->option_text("FILE");
+  a.view->add_option("--duration", a.view_duration, "Wall seconds to run (default: until closed)");
+  a.view->add_option("--until-step", a.until_step, "Stop once a frame of this step is shown");
+
+  a.instruct = app.add_subcommand("instruct", "Instructor: list stations and HUD values, send commands");
+  addClassOptions(a.instruct, a.domain, a.partition, a.peers);
+  a.instruct->add_option("--command", a.commands,
+                         "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed[:VALUE] | "
+                         "fault:CONTROL:axis_stuck | clear:TARGET | set:KEY:VALUE (repeatable)");
+  a.instruct->add_option("--listen", a.listen_s, "Seconds to listen for stations and events (default 2)");
+  a.instruct->add_flag("--list", a.list, "Print the server, the state's HUD values and the stations");
+  a.instruct->add_option("--name", a.issuer, "The instructor's name (default instructor)");
+}
+
+NetCommands::~NetCommands() = default;
+
+int NetCommands::run(const NetHooks& hooks) {
+  const Args& a = *args_;
+  if (*a.serve) return serveCommand(a, hooks);
+  if (*a.view) return viewCommand(a, hooks);
+  if (*a.instruct) return instructCommand(a, hooks);
+  return -1;
+}
+
+}  // namespace simtrainer_app

@@ -1,0 +1,371 @@
+// The authoritative server of a class (engine/remote.h): the ordinary run loop (runHeadless), with
+// the pult and the instructor's commands taken from the bus at the start of each frame and the
+// state published at its end.
+#include <engine/recording.h>
+#include <engine/remote.h>
+#include <engine/snapshot.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace sim::engine::remote {
+
+SceneIdentity identityOf(const Scene& scene, std::uint64_t run_id) {
+  SceneIdentity id;
+  id.run_id = run_id;
+  id.scene_name = scene.name;
+  id.scene_file = scene.file;
+  id.scene_hash = scene.source_hash;
+  id.body_count = static_cast<std::uint32_t>(scene.model.bodies.size());
+  id.motor_count = static_cast<std::uint32_t>(scene.model.motors.size());
+  for (const ControlDef& c : scene.pult.controls) id.controls.push_back(c.name);
+  id.frame_rate_hz = scene.frame_rate_hz;
+  id.time_step_s = scene.model.solver.time_step_s;
+  return id;
+}
+
+void frameOf(const Session& session, std::uint64_t run_id, std::uint64_t frame_number, bool paused,
+             StateFrame& frame) {
+  const dynamics::State& s = session.dynamics();
+  frame.run_id = run_id;
+  frame.frame = frame_number;
+  frame.step = s.step;
+  frame.sim_time_s = s.time_s;
+  frame.paused = paused;
+  frame.poses.clear();
+  for (const dynamics::BodyState& b : s.bodies) {
+    const auto& p = b.position_m;
+    const auto& q = b.orientation;
+    frame.poses.insert(frame.poses.end(), {p.x(), p.y(), p.z(), q.w(), q.x(), q.y(), q.z()});
+  }
+  frame.motor_angle_rad.clear();
+  frame.motor_speed_radps.clear();
+  frame.motor_voltage.clear();
+  for (const dynamics::MotorState& m : s.motors) {
+    frame.motor_angle_rad.push_back(m.angle_rad);
+    frame.motor_speed_radps.push_back(m.speed_radps);
+    frame.motor_voltage.push_back(m.voltage);
+  }
+  frame.pult = session.state().pult.values;
+  frame.state_hash = session.hash();
+  frame.sent_ns = monotonicNs();
+}
+
+namespace {
+bool allFinite(const std::vector<double>& values) {
+  for (double v : values) {
+    if (!std::isfinite(v)) return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool FrameFilter::accept(const StateFrame& f, const SceneIdentity& id) {
+  if (f.run_id != id.run_id) {
+    ++drops_.foreign;
+    return false;
+  }
+  const bool sizes = f.poses.size() == 7 * std::size_t{id.body_count} &&
+                     f.motor_angle_rad.size() == id.motor_count &&
+                     f.motor_speed_radps.size() == id.motor_count &&
+                     f.motor_voltage.size() == id.motor_count && f.pult.size() == id.controls.size();
+  bool ok = sizes && std::isfinite(f.sim_time_s) && allFinite(f.poses) &&
+            allFinite(f.motor_angle_rad) && allFinite(f.motor_speed_radps) &&
+            allFinite(f.motor_voltage) && allFinite(f.pult);
+  for (std::size_t b = 0; ok && b + 7 <= f.poses.size(); b += 7) {
+    const double n = f.poses[b + 3] * f.poses[b + 3] + f.poses[b + 4] * f.poses[b + 4] +
+                     f.poses[b + 5] * f.poses[b + 5] + f.poses[b + 6] * f.poses[b + 6];
+    ok = std::abs(n - 1.0) < 1e-6;  // the solver keeps unit quaternions to ~1e-15
+  }
+  if (!ok) {
+    ++drops_.malformed;
+    return false;
+  }
+  if (have_last_ && f.run_id == last_run_ && f.frame <= last_frame_) {
+    ++drops_.out_of_order;
+    return false;
+  }
+  have_last_ = true;
+  last_run_ = f.run_id;
+  last_frame_ = f.frame;
+  return true;
+}
+
+void applyFrame(const StateFrame& f, Session& session) {
+  SessionState st = session.state();
+  dynamics::State& s = st.dynamics;
+  s.step = f.step;
+  s.time_s = f.sim_time_s;
+  for (std::size_t b = 0; b < s.bodies.size() && 7 * b + 7 <= f.poses.size(); ++b) {
+    const double* p = &f.poses[7 * b];
+    s.bodies[b].position_m = dynamics::Vec3(p[0], p[1], p[2]);
+    s.bodies[b].orientation = dynamics::Quat(p[3], p[4], p[5], p[6]);
+    s.bodies[b].linear_velocity_mps.setZero();
+    s.bodies[b].angular_velocity_radps.setZero();
+  }
+  for (std::size_t m = 0; m < s.motors.size() && m < f.motor_voltage.size(); ++m) {
+    s.motors[m].angle_rad = f.motor_angle_rad[m];
+    s.motors[m].speed_radps = f.motor_speed_radps[m];
+    s.motors[m].voltage = f.motor_voltage[m];
+  }
+  if (f.pult.size() == st.pult.values.size()) st.pult.values = f.pult;
+  session.restore(st);
+}
+
+std::string poseTraceLine(std::uint64_t step, const std::vector<double>& poses) {
+  std::string line = fmt::format("{}", step);
+  for (double v : poses) fmt::format_to(std::back_inserter(line), " {:a}", v);
+  return line;
+}
+
+namespace {
+
+// Everything the server does between frames with what came over the bus.
+class ServerLink {
+ public:
+  ServerLink(Bus& bus, const Scene& scene, const ServeOptions& options, std::uint64_t run_id)
+      : bus_(bus), scene_(scene), options_(options), run_id_(run_id),
+        held_(scene.pult.controls.size()) {
+    if (!options.trace_path.empty()) {
+      trace_ = std::fopen(options.trace_path.c_str(), "w");
+      if (!trace_) throw std::runtime_error(options.trace_path + ": cannot write the pose trace");
+    }
+    if (!options.events_path.empty()) {
+      events_ = std::fopen(options.events_path.c_str(), "w");
+      if (!events_) throw std::runtime_error(options.events_path + ": cannot write the event log");
+    }
+  }
+  ~ServerLink() {
+    if (trace_) std::fclose(trace_);
+    if (events_) std::fclose(events_);
+  }
+  ServerLink(const ServerLink&) = delete;
+  ServerLink& operator=(const ServerLink&) = delete;
+
+  RunControl control;
+  ServeResult result;
+
+  void beforeSteps(Session& session) {
+    if (!initial_) initial_ = session.state();
+    PultInput pult;
+    while (bus_.takePult(pult)) applyPult(pult, session);
+    Command command;
+    while (bus_.takeCommand(command)) applyCommand(command, session);
+    // Stuck axes hold their value whatever the stations send.
+    for (std::size_t c = 0; c < held_.size(); ++c) {
+      if (held_[c]) session.setControl(static_cast<int>(c), *held_[c]);
+    }
+    if (options_.drops) *options_.drops = result.drops;
+  }
+
+  bool afterFrame(const Session& session) {
+    frameOf(session, run_id_, frames_++, control.paused, frame_);
+    bus_.publishState(frame_);
+    if (trace_) {
+      std::fputs(poseTraceLine(frame_.step, frame_.poses).c_str(), trace_);
+      std::fputc('\n', trace_);
+      std::fflush(trace_);
+    }
+    // The identity again every ~2 s: cheap, and a station whose latched copy was lost recovers.
+    if (frames_ % 120 == 0) bus_.publishIdentity(identityOf(scene_, run_id_));
+    return true;
+  }
+
+ private:
+  void event(const Session& session, const std::string& kind, const std::string& text) {
+    Event e;
+    e.run_id = run_id_;
+    e.step = session.stepIndex();
+    e.sim_time_s = session.time();
+    e.kind = kind;
+    e.text = text;
+    bus_.publishEvent(e);
+    spdlog::info("serve: step {} {}: {}", e.step, kind, text);
+    if (events_) {
+      std::fputs(fmt::format("{} {:.6f} {} {}\n", e.step, e.sim_time_s, kind, text).c_str(), events_);
+      std::fflush(events_);
+    }
+  }
+
+  // Sequence numbers per sender must increase; an older or repeated one is counted and dropped.
+  bool inOrder(std::map<std::string, std::uint64_t>& last, const std::string& sender, std::uint64_t seq) {
+    auto [it, first] = last.try_emplace(sender, seq);
+    if (first) return true;
+    if (seq <= it->second) {
+      ++result.drops.out_of_order;
+      return false;
+    }
+    it->second = seq;
+    return true;
+  }
+
+  void applyPult(const PultInput& p, Session& session) {
+    const bool ok = !p.station.empty() && p.values.size() == scene_.pult.controls.size() &&
+                    allFinite(p.values);
+    if (!ok) {
+      ++result.drops.malformed;
+      return;
+    }
+    if (!inOrder(pult_seq_, p.station, p.seq)) return;
+    ++result.pult_samples;
+    for (std::size_t c = 0; c < p.values.size(); ++c) session.setControl(static_cast<int>(c), p.values[c]);
+  }
+
+  int motorIndex(const std::string& name) const {
+    for (std::size_t m = 0; m < scene_.model.motors.size(); ++m) {
+      if (scene_.model.motors[m].name == name) return static_cast<int>(m);
+    }
+    return -1;
+  }
+  int controlIndex(const std::string& name) const {
+    for (std::size_t c = 0; c < scene_.pult.controls.size(); ++c) {
+      if (scene_.pult.controls[c].name == name) return static_cast<int>(c);
+    }
+    return -1;
+  }
+
+  void applyCommand(const Command& c, Session& session) {
+    const int kind = static_cast<int>(c.kind);
+    if (c.issuer.empty() || kind < 1 || kind > 6 || !std::isfinite(c.value)) {
+      ++result.drops.malformed;
+      return;
+    }
+    if (!inOrder(command_seq_, c.issuer, c.seq)) return;
+    ++result.commands;
+    const std::string who = c.issuer;
+    switch (c.kind) {
+      case CommandKind::Pause:
+        control.paused = true;
+        event(session, "command", "pause by " + who);
+        return;
+      case CommandKind::Resume:
+        control.paused = false;
+        event(session, "command", "resume by " + who);
+        return;
+      case CommandKind::Reset:
+        if (!c.target.empty() && c.target != "start") {
+          event(session, "refused", fmt::format("reset to \"{}\": the only keyframe is \"start\"", c.target));
+        } else if (!options_.record_path.empty()) {
+          event(session, "refused", "reset while recording (the recording would jump)");
+        } else {
+          session.restore(*initial_);
+          for (std::size_t m = 0; m < session.motorFaults().size(); ++m) session.setMotorFault(static_cast<int>(m), {});
+          for (auto& h : held_) h.reset();
+          event(session, "command", "reset to start by " + who);
+        }
+        return;
+      case CommandKind::InjectFault:
+      case CommandKind::ClearFault:
+        applyFault(c, session);
+        return;
+      case CommandKind::SetParameter:
+        // Scene parameters are compiled into the model when the session starts.
+        event(session, "refused",
+              fmt::format("set {}={}: parameters cannot change while serving (restart with --set)",
+                          c.target, c.value));
+        return;
+    }
+  }
+
+  void applyFault(const Command& c, Session& session) {
+    const bool clear = c.kind == CommandKind::ClearFault;
+    if (const int m = motorIndex(c.target); m >= 0) {
+      MotorFault fault;
+      if (!clear && (!parseMotorFaultKind(c.fault, fault.kind) || fault.kind == MotorFault::Kind::None)) {
+        event(session, "refused", fmt::format("fault \"{}\" of motor {}: expected stuck, weak or reversed", c.fault, c.target));
+        return;
+      }
+      if (fault.kind == MotorFault::Kind::Stuck) {
+        fault.value = session.dynamics().motors[static_cast<std::size_t>(m)].voltage;
+      } else if (fault.kind == MotorFault::Kind::Weak) {
+        fault.value = c.value > 0.0 && c.value <= 1.0 ? c.value : 0.5;
+      }
+      session.setMotorFault(m, fault);
+      event(session, "fault",
+            clear ? fmt::format("motor {} healthy again ({})", c.target, c.issuer)
+                  : fmt::format("motor {} {} (value {:g}) by {}", c.target, c.fault, fault.value, c.issuer));
+      return;
+    }
+    if (const int k = controlIndex(c.target); k >= 0) {
+      if (!clear && c.fault != "axis_stuck") {
+        event(session, "refused", fmt::format("fault \"{}\" of control {}: expected axis_stuck", c.fault, c.target));
+        return;
+      }
+      auto& held = held_[static_cast<std::size_t>(k)];
+      if (clear) {
+        held.reset();
+      } else {
+        held = session.state().pult.values[static_cast<std::size_t>(k)];
+      }
+      event(session, "fault",
+            clear ? fmt::format("control {} free again ({})", c.target, c.issuer)
+                  : fmt::format("control {} axis_stuck at {:g} by {}", c.target, *held, c.issuer));
+      return;
+    }
+    event(session, "refused", fmt::format("fault target \"{}\": no motor or control of that name", c.target));
+  }
+
+  Bus& bus_;
+  const Scene& scene_;
+  const ServeOptions& options_;
+  std::uint64_t run_id_;
+  std::vector<std::optional<double>> held_;  // stuck axes
+  std::optional<SessionState> initial_;
+  std::map<std::string, std::uint64_t> pult_seq_, command_seq_;
+  StateFrame frame_;
+  std::uint64_t frames_ = 0;
+  std::FILE* trace_ = nullptr;
+  std::FILE* events_ = nullptr;
+};
+
+}  // namespace
+
+ServeResult serve(const Scene& scene, const ServeOptions& options) {
+  if (scene.model.bodies.size() > 1024 || scene.model.motors.size() > 512 ||
+      scene.pult.controls.size() > 256) {
+    throw std::runtime_error(fmt::format(
+        "{}: too large to serve (at most 1024 bodies, 512 motors, 256 controls: net/idl/simtrainer.idl)",
+        scene.file));
+  }
+  std::random_device entropy;
+  const std::uint64_t run_id = (std::uint64_t{entropy()} << 32) ^ entropy() ^
+                               static_cast<std::uint64_t>(monotonicNs());
+  Bus bus(options.address, Bus::Role::Server);
+  ServerLink link(bus, scene, options, run_id);
+  bus.publishIdentity(identityOf(scene, run_id));
+  const auto wait_end = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.wait_timeout_s);
+  while (bus.stateSubscribers() < options.wait_for_subscribers && std::chrono::steady_clock::now() < wait_end &&
+         !(options.interrupt && options.interrupt->load())) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+
+  RunOptions run;
+  run.duration_s = options.duration_s > 0.0 ? options.duration_s : std::numeric_limits<double>::infinity();
+  run.record_path = options.record_path;
+  run.realtime = options.realtime;
+  run.interrupt = options.interrupt;
+  run.control = &link.control;
+  run.before_steps = [&link](Session& session) { link.beforeSteps(session); };
+  run.after_frame = [&link](const Session& session, const RunResult&, const std::vector<std::string>&) {
+    return link.afterFrame(session);
+  };
+  ServeResult result;
+  result.run = runHeadless(scene, run);
+  result.drops = link.result.drops;
+  result.commands = link.result.commands;
+  result.pult_samples = link.result.pult_samples;
+  if (options.drops) *options.drops = result.drops;
+  return result;
+}
+
+}  // namespace sim::engine::remote

@@ -1,0 +1,537 @@
+// A training class on loopback: `simtrainer serve`, `view --remote` and `instruct` as separate
+// processes (the real program), plus in-process buses where the test itself plays a rogue server
+// or station. Every class uses its own partition (test name + pid), so tests run in parallel
+// without seeing each other. Waits are polls with generous deadlines (a loaded 2-core machine);
+// no assertion depends on a fixed sleep.
+#include <engine/recording.h>
+#include <engine/remote.h>
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace remote = sim::engine::remote;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string source(const std::string& relative) {
+  const char* dir = std::getenv("SIMTRAINER_SOURCE_DIR");
+  return std::string(dir ? dir : ".") + "/" + relative;
+}
+
+fs::path scratch() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  fs::path dir = fs::temp_directory_path() /
+                 ("simtrainer_net_" + std::string(info->name()) + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A partition of its own for every test (and process), so parallel tests never meet.
+std::string partition() {
+  return std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+         std::to_string(getpid());
+}
+
+// A child process running `simtrainer ARGS`, stdout and stderr to files.
+class Process {
+ public:
+  Process(const std::vector<std::string>& args, const fs::path& out) : out_(out) {
+    std::vector<std::string> all = {SIMTRAINER_BIN};
+    all.insert(all.end(), args.begin(), args.end());
+    spawn(all);
+  }
+  // Runs `argv` exactly (for unshare).
+  struct Raw {};
+  Process(Raw, const std::vector<std::string>& argv, const fs::path& out) : out_(out) { spawn(argv); }
+  ~Process() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  /// Exit code, or -1 if it did not end within `timeout_s` (then it is killed), or 128+signal.
+  int wait(double timeout_s) {
+    const auto end = Clock::now() + std::chrono::duration<double>(timeout_s);
+    while (true) {
+      int status = 0;
+      const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (Clock::now() > end) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  void kill(int signal) {
+    if (pid_ > 0) ::kill(pid_, signal);
+  }
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    return true;
+  }
+  std::string output() const {
+    std::ifstream in(out_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+ private:
+  void spawn(const std::vector<std::string>& argv) {
+    std::vector<char*> c;
+    for (const auto& a : argv) c.push_back(const_cast<char*>(a.c_str()));
+    c.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    const int rc = posix_spawn(&pid_, c[0], &actions, nullptr, c.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) pid_ = -1;
+  }
+  fs::path out_;
+  pid_t pid_ = -1;
+};
+
+std::vector<std::string> lines(const fs::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+// Pose trace: step -> the whole line (hex floats: equal lines are bit-identical poses).
+std::map<std::uint64_t, std::string> poseTrace(const fs::path& path) {
+  std::map<std::uint64_t, std::string> out;
+  for (const auto& line : lines(path)) out[std::stoull(line.substr(0, line.find(' ')))] = line;
+  return out;
+}
+
+// Polls `done` every 20 ms until it holds or `timeout_s` passes.
+bool eventually(double timeout_s, const std::function<bool()>& done) {
+  const auto end = Clock::now() + std::chrono::duration<double>(timeout_s);
+  while (Clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+std::uint64_t lastStep(const fs::path& trace) {
+  const auto t = poseTrace(trace);
+  return t.empty() ? 0 : t.rbegin()->first;
+}
+
+const std::string kScene = "scenes/grasp.yaml";  // a pult (grip, lift) and two motors, 240 Hz steps
+
+std::vector<std::string> classArgs(const std::string& part, int domain = 0) {
+  return {"--domain", std::to_string(domain), "--partition", part};
+}
+
+template <class... T>
+std::vector<std::string> cat(std::vector<std::string> a, const T&... more) {
+  (a.insert(a.end(), more.begin(), more.end()), ...);
+  return a;
+}
+
+TEST(Net, TwoViewersSeeTheServersPosesBitForBitWhileOneDrivesThePult) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60", "--trace",
+                                              (dir / "server.trace").string(), "--record",
+                                              (dir / "server.rec").string()},
+                     classArgs(part)),
+                 dir / "server.out");
+  // Station "pult" lifts (lift axis to 1 at t = 0.5 s of received time); "watch" only watches.
+  const std::uint64_t until = 4 * 240;  // steps: 4 s of simulated time after the start
+  Process driver(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "pult",
+                                              "--pult", "lift=1@0.5", "--until-step",
+                                              std::to_string(until)},
+                     classArgs(part)),
+                 dir / "driver.out");
+  Process watcher(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "watch",
+                                               "--trace", (dir / "watch.trace").string(),
+                                               "--until-step", std::to_string(until)},
+                      classArgs(part)),
+                  dir / "watch.out");
+  ASSERT_EQ(watcher.wait(40.0), 0) << watcher.output();
+  ASSERT_EQ(driver.wait(20.0), 0) << driver.output();
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();  // Ctrl-C ends a server normally
+
+  const auto served = poseTrace(dir / "server.trace");
+  const auto seen = poseTrace(dir / "watch.trace");
+  // Best effort, keep last 1: the watcher may skip frames, but each one it has must be the
+  // server's at that step, bit for bit (hex floats compared as text).
+  ASSERT_GT(seen.size(), 60u) << "the watcher received too few frames";
+  std::size_t compared = 0;
+  for (const auto& [step, line] : seen) {
+    auto it = served.find(step);
+    ASSERT_NE(it, served.end()) << "step " << step << " is not in the server's trace";
+    ASSERT_EQ(line, it->second) << "poses differ at step " << step;
+    ++compared;
+  }
+  EXPECT_GE(compared, 60u);
+  // The driver's pult reached the server: the recording has lift = 1 from some step on, and the
+  // lift moved the palm (the last pose differs from the first frame's).
+  const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
+  bool lifted = false;
+  for (const auto& [step, values] : rec.pult) lifted = lifted || values.at(1) == 1.0;
+  EXPECT_TRUE(lifted) << "no pult line with lift = 1 in the server's recording";
+  EXPECT_NE(served.begin()->second.substr(served.begin()->second.find(' ')),
+            seen.rbegin()->second.substr(seen.rbegin()->second.find(' ')));
+  // The server's recording replays bit for bit.
+  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
+  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
+}
+
+TEST(Net, KilledViewerLeavesTheServerAtRateAndARestartedOneResumes) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60", "--trace",
+                                              (dir / "server.trace").string()},
+                     classArgs(part)),
+                 dir / "server.out");
+  Process first(cat(std::vector<std::string>{"view", "--remote", "--headless", "--trace",
+                                             (dir / "first.trace").string()},
+                    classArgs(part)),
+                dir / "first.out");
+  ASSERT_TRUE(eventually(30.0, [&] { return lines(dir / "first.trace").size() > 20; })) << first.output();
+  first.kill(SIGKILL);
+  first.wait(10.0);
+  // Rate after the kill: over 2 s of wall time the server advances by about 2 s of steps. It is
+  // paced to real time, so on a loaded machine it may fall behind a little; below half would be
+  // a server held up by the dead subscriber.
+  const std::uint64_t s0 = lastStep(dir / "server.trace");
+  const auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const std::uint64_t s1 = lastStep(dir / "server.trace");
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double rate = static_cast<double>(s1 - s0) / 240.0 / wall;
+  EXPECT_GT(rate, 0.5) << "server real-time factor after the viewer was killed";
+  EXPECT_TRUE(server.running());
+  // A new viewer (same station name) picks the stream up again.
+  const std::uint64_t until = lastStep(dir / "server.trace") + 120;
+  Process second(cat(std::vector<std::string>{"view", "--remote", "--headless", "--trace",
+                                              (dir / "second.trace").string(), "--until-step",
+                                              std::to_string(until)},
+                     classArgs(part)),
+                 dir / "second.out");
+  ASSERT_EQ(second.wait(40.0), 0) << second.output();
+  const auto served = poseTrace(dir / "server.trace");
+  for (const auto& [step, line] : poseTrace(dir / "second.trace")) {
+    ASSERT_EQ(line, served.at(step)) << "step " << step;
+  }
+}
+
+TEST(Net, StationReportsLinkLostWhenTheServerDiesAndResumesWithANewServer) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  const std::vector<std::string> serve = cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"},
+                                             classArgs(part));
+  auto first = std::make_unique<Process>(serve, dir / "first.out");
+  Process viewer(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "watch"},
+                     classArgs(part)),
+                 dir / "viewer.out");
+  // The instructor's view of the station: its status topic (sent every 0.5 s).
+  remote::ClassAddress address;
+  address.partition = part;
+  remote::Bus bus(address, remote::Bus::Role::Instructor);
+  remote::StationStatus status;
+  auto statusIs = [&](bool link_ok, std::uint64_t min_frames) {
+    return [&, link_ok, min_frames] {
+      while (bus.takeStatus(status)) {
+        if (status.station == "watch" && status.link_ok == link_ok && status.frames_received >= min_frames) {
+          return true;
+        }
+      }
+      return false;
+    };
+  };
+  ASSERT_TRUE(eventually(30.0, statusIs(true, 10))) << viewer.output();
+  first->kill(SIGKILL);  // the server (or its network) dies without a word
+  first->wait(10.0);
+  ASSERT_TRUE(eventually(10.0, statusIs(false, 0))) << "the station never reported the link lost\n"
+                                                    << viewer.output();
+  const std::uint64_t before = status.frames_received;
+  Process second(serve, dir / "second.out");
+  ASSERT_TRUE(eventually(30.0, statusIs(true, before + 10))) << "no resume with the new server\n"
+                                                             << viewer.output();
+  viewer.kill(SIGINT);
+  ASSERT_EQ(viewer.wait(20.0), 0) << viewer.output();
+  EXPECT_NE(viewer.output().find("link lost 1 times"), std::string::npos) << viewer.output();
+}
+
+TEST(Net, MalformedAndOutOfOrderSamplesAreDroppedAndCounted) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  // The test is the server: an identity, then good, malformed, out-of-order and foreign frames.
+  remote::ClassAddress address;
+  address.partition = part;
+  remote::Bus rogue(address, remote::Bus::Role::Server);
+  const sim::engine::Scene scene = sim::engine::loadScene(source(kScene));
+  sim::engine::Session session(scene);
+  const remote::SceneIdentity id = remote::identityOf(scene, 42);
+  rogue.publishIdentity(id);
+  Process viewer(cat(std::vector<std::string>{"view", "--remote", "--headless", "--duration", "8"},
+                     classArgs(part)),
+                 dir / "viewer.out");
+  ASSERT_TRUE(eventually(30.0, [&] { return rogue.stateSubscribers() > 0; }));
+  // Raw garbage at every DDS port of the domain on loopback: RTPS must reject it quietly.
+  {
+    const int sock = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const char garbage[] = "RTPS\x02\x03garbage that is not a submessage";
+    for (int port = 7400; port < 7400 + 250; ++port) {
+      to.sin_port = htons(static_cast<std::uint16_t>(port));
+      ::sendto(sock, garbage, sizeof garbage, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    }
+    ::close(sock);
+  }
+  remote::StateFrame f;
+  std::uint64_t n = 100;
+  // Each kind is sent for a while (best effort, keep last 1: a sample can be lost on loopback
+  // under load, so the assertion is "at least one counted", with the exact kinds apart).
+  for (int round = 0; round < 40; ++round) {
+    remote::frameOf(session, 42, n++, false, f);
+    rogue.publishState(f);  // good
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    remote::frameOf(session, 42, n++, false, f);
+    f.poses.pop_back();  // wrong size
+    rogue.publishState(f);
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    remote::frameOf(session, 42, n++, false, f);
+    f.poses[3] = std::nan("");  // not finite
+    rogue.publishState(f);
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    remote::frameOf(session, 42, n - 50, false, f);  // an old frame number
+    rogue.publishState(f);
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(viewer.wait(30.0), 0) << viewer.output();
+  const std::string out = viewer.output();
+  unsigned long long frames = 0, dropped = 0, malformed = 0, late = 0, foreign = 0, link = 0, sent = 0;
+  const auto pos = out.find("view station: frames");
+  ASSERT_NE(pos, std::string::npos) << out;
+  ASSERT_EQ(std::sscanf(out.c_str() + pos,
+                        "view station: frames %llu, last step %*u, link lost %llu times, dropped %llu "
+                        "(%llu malformed, %llu out of order, %llu foreign), pult samples sent %llu",
+                        &frames, &link, &dropped, &malformed, &late, &foreign, &sent),
+            7)
+      << out;
+  EXPECT_GE(frames, 1u);
+  EXPECT_GE(malformed, 2u);  // at least one of each malformed kind
+  EXPECT_GE(late, 1u);
+  EXPECT_EQ(dropped, malformed + late + foreign);
+}
+
+TEST(Net, MalformedPultAndCommandsAreCountedByTheServer) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"}, classArgs(part)),
+                 dir / "server.out");
+  remote::ClassAddress address;
+  address.partition = part;
+  remote::Bus station(address, remote::Bus::Role::Station);
+  remote::SceneIdentity id;
+  ASSERT_TRUE(eventually(30.0, [&] { return station.takeIdentity(id); })) << server.output();
+  remote::StateFrame f;
+  ASSERT_TRUE(eventually(30.0, [&] { return station.takeState(f); }));
+  // Reliable topic: once the server's reader has matched (it sends state, so discovery is done
+  // both ways soon after), every sample arrives. Send for a while to cover the match.
+  for (int i = 0; i < 30; ++i) {
+    station.publishPult({"rogue", 1000, {0.0}});                       // wrong size
+    station.publishPult({"rogue", 1001, {0.0, std::nan("")}});         // not finite
+    station.publishPult({"", 1002, {0.0, 0.0}});                       // no station name
+    station.publishPult({"late", static_cast<std::uint64_t>(100 - i), {0.0, 0.0}});  // seq going back
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  const std::string out = server.output();
+  unsigned long long samples = 0, commands = 0, malformed = 0, late = 0;
+  const auto pos = out.find("serve: pult samples");
+  ASSERT_NE(pos, std::string::npos) << out;
+  ASSERT_EQ(std::sscanf(out.c_str() + pos,
+                        "serve: pult samples %llu, commands %llu, dropped %llu malformed, %llu out of order",
+                        &samples, &commands, &malformed, &late),
+            4)
+      << out;
+  EXPECT_GE(malformed, 3u);
+  EXPECT_GE(late, 1u);
+  EXPECT_GE(samples, 1u);  // the first "late" sample is accepted, the following ones are older
+}
+
+TEST(Net, ClassesOnOtherPartitionsOrDomainsAreInvisible) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  const std::string other = part + "-other";
+  // Ours: grasp. Others: the same partition on another domain, another partition on ours.
+  Process mine(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"}, classArgs(part, 3)),
+               dir / "mine.out");
+  Process other_domain(cat(std::vector<std::string>{"serve", source("scenes/wg7152.yaml"), "--duration", "60"},
+                           classArgs(part, 4)),
+                       dir / "other_domain.out");
+  Process other_partition(cat(std::vector<std::string>{"serve", source("scenes/wg7152.yaml"), "--duration", "60"},
+                              classArgs(other, 3)),
+                          dir / "other_partition.out");
+  remote::ClassAddress address;
+  address.domain = 3;
+  address.partition = part;
+  remote::Bus bus(address, remote::Bus::Role::Station);
+  remote::SceneIdentity id;
+  ASSERT_TRUE(eventually(30.0, [&] { return bus.takeIdentity(id); })) << mine.output();
+  EXPECT_EQ(id.scene_name, sim::engine::loadScene(source(kScene)).name);
+  // The other servers are up too (their own station sees them) ...
+  remote::ClassAddress theirs = address;
+  theirs.partition = other;
+  remote::Bus probe(theirs, remote::Bus::Role::Station);
+  remote::SceneIdentity their_id;
+  ASSERT_TRUE(eventually(30.0, [&] { return probe.takeIdentity(their_id); })) << other_partition.output();
+  // ... and for 2 s every frame our station gets is from our server.
+  remote::StateFrame f;
+  std::size_t frames = 0;
+  const auto end = Clock::now() + std::chrono::seconds(2);
+  while (Clock::now() < end) {
+    while (bus.takeState(f)) {
+      ++frames;
+      ASSERT_EQ(f.run_id, id.run_id) << "a frame from another class";
+    }
+    remote::SceneIdentity again;
+    while (bus.takeIdentity(again)) ASSERT_EQ(again.run_id, id.run_id);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GT(frames, 10u);
+}
+
+TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60", "--record",
+                                              (dir / "server.rec").string(), "--events",
+                                              (dir / "events.log").string()},
+                     classArgs(part)),
+                 dir / "server.out");
+  Process driver(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "pult",
+                                              "--pult", "lift=1@0.2"},
+                     classArgs(part)),
+                 dir / "driver.out");
+  remote::ClassAddress address;
+  address.partition = part;
+  remote::Bus bus(address, remote::Bus::Role::Station);
+  remote::StateFrame f;
+  ASSERT_TRUE(eventually(30.0, [&] { return bus.takeState(f) && f.sim_time_s > 0.5; })) << server.output();
+
+  Process pause(cat(std::vector<std::string>{"instruct", "--command", "pause", "--listen", "1"}, classArgs(part)),
+                dir / "pause.out");
+  ASSERT_EQ(pause.wait(40.0), 0) << pause.output();
+  EXPECT_NE(pause.output().find("pause by instructor"), std::string::npos) << pause.output();
+  // Paused: frames keep coming, flagged paused, with one step number.
+  std::vector<std::uint64_t> paused_steps;
+  ASSERT_TRUE(eventually(10.0, [&] {
+    while (bus.takeState(f)) {
+      if (f.paused) paused_steps.push_back(f.step);
+    }
+    return paused_steps.size() >= 10;
+  }));
+  for (std::uint64_t s : paused_steps) EXPECT_EQ(s, paused_steps.front());
+
+  Process fault(cat(std::vector<std::string>{"instruct", "--command", "fault:lift:reversed", "--command",
+                                             "resume", "--command", "fault:nosuch:weak", "--list",
+                                             "--listen", "1.5"},
+                    classArgs(part)),
+                dir / "fault.out");
+  ASSERT_EQ(fault.wait(40.0), 0) << fault.output();
+  const std::string out = fault.output();
+  EXPECT_NE(out.find("motor lift reversed"), std::string::npos) << out;
+  EXPECT_NE(out.find("refused"), std::string::npos) << out;
+  EXPECT_NE(out.find("station pult"), std::string::npos) << "the instructor lists the stations\n" << out;
+  // Running again after the resume.
+  const std::uint64_t resumed_at = paused_steps.front();
+  ASSERT_TRUE(eventually(10.0, [&] { return bus.takeState(f) && !f.paused && f.step > resumed_at + 120; }));
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
+  ASSERT_FALSE(rec.faults.empty()) << "the fault is in the recording";
+  EXPECT_EQ(rec.faults.begin()->second.at(0).second.kind, sim::engine::MotorFault::Kind::Reversed);
+  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
+  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
+  // Without the fault line the replay diverges: the fault changed the motion.
+  std::ifstream in(dir / "server.rec");
+  std::ofstream stripped(dir / "stripped.rec");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("f ", 0) != 0) stripped << line << '\n';
+  }
+  stripped.close();
+  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
+  EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
+}
+
+TEST(Net, ServerAndViewerInANetworkNamespace) {
+  // `unshare -rn`: a user and network namespace with only a loopback interface, so the class is
+  // cut off from the machine's network (no multicast route: discovery by the 127.0.0.1 peer).
+  if (std::system("unshare -rn true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "unshare -rn is not permitted here (user namespaces disabled)";
+  }
+  if (std::system("command -v ip >/dev/null 2>&1") != 0) GTEST_SKIP() << "no `ip` command (iproute2)";
+  const fs::path dir = scratch();
+  const std::string bin = SIMTRAINER_BIN;
+  const std::string script =
+      "ip link set lo up && " + bin + " serve " + source(kScene) + " --duration 30 --partition ns --trace " +
+      (dir / "server.trace").string() + " & server=$!; " + bin +
+      " view --remote --headless --partition ns --until-step 240 --trace " + (dir / "view.trace").string() +
+      "; code=$?; kill -INT $server; wait $server; exit $code";
+  Process ns(Process::Raw{}, {"/usr/bin/unshare", "-rn", "/bin/sh", "-c", script}, dir / "ns.out");
+  ASSERT_EQ(ns.wait(50.0), 0) << ns.output();
+  const auto served = poseTrace(dir / "server.trace");
+  const auto seen = poseTrace(dir / "view.trace");
+  ASSERT_GT(seen.size(), 10u);
+  for (const auto& [step, line] : seen) ASSERT_EQ(line, served.at(step)) << "step " << step;
+}
+
+}  // namespace
