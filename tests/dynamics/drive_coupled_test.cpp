@@ -282,12 +282,18 @@ Model lugreSlider(double u) {
   return m;
 }
 
+// The state after 1 s from rest, checking every step for faults.
+State settled(Simulator& sim) {
+  State s = sim.initialState();
+  for (int n = 0; n < 240; ++n) EXPECT_EQ(sim.step(s).fault.kind, Fault::Kind::None) << n;
+  return s;
+}
+
 // |u| = 0.8 N < F_C: after the first steps build up the bristles, the slider sticks and stays
 // stuck, holding |σ0 z| >= |u|.
 TEST(LuGreJoint, SticksWhileDriveBelowFriction) {
   Simulator sim(lugreSlider(0.8));
-  State s = sim.initialState();
-  for (int n = 0; n < 240; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+  State s = settled(sim);
   EXPECT_FALSE(s.joints[0].slipping);
   const double x = s.joints[0].position;
   for (int n = 0; n < 480; ++n) {
@@ -305,8 +311,7 @@ TEST(LuGreJoint, SticksWhileDriveBelowFriction) {
 // bristles are in steady state (v >> v_S, so g = F_C).
 TEST(LuGreJoint, SlipsWhenDriveExceedsFriction) {
   Simulator sim(lugreSlider(2.0));
-  State s = sim.initialState();
-  for (int n = 0; n < 240; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+  State s = settled(sim);
   EXPECT_TRUE(s.joints[0].slipping);
   const double v0 = s.joints[0].speed;
   sim.step(s);
