@@ -52,5 +52,16 @@ plot '$data/seed003_servo.csv' skip 1 using 1:(\$6 == 0 ? 0.35 : 1/0) with impul
      '' skip 1 using 1:2 with lines lc rgb 'black' title 'theta_d', \
      '' skip 1 using 1:3 with lines lc 1 title 'theta'
 unset multiplot
+
+set output '$out/drive_backlash.png'
+set multiplot layout 1,2 title 'Seed 000 drive in the solver: backlash gap 0.02 rad (half gap 0.01), u = +-0.3 reversing every 0.5 s'
+set title 'transmitted torque vs twist'
+set xlabel 'twist a_m / i - q (rad)'; set ylabel 'M1 (N m)'
+plot '$data/drive_backlash.csv' skip 1 using 4:5 with linespoints pt 7 ps 0.3 lc 1 notitle
+set title 'input and output angles'
+set xlabel 'time (s)'; set ylabel 'angle (rad)'
+plot '$data/drive_backlash.csv' skip 1 using 1:2 with lines lc 1 title 'input a_m / i', \
+     '' skip 1 using 1:3 with lines lc 2 title 'output q'
+unset multiplot
 GP
-echo "wrote $out/fig7_presliding.png fig8_stribeck.png seed003_servo.png"
+echo "wrote $out/fig7_presliding.png fig8_stribeck.png seed003_servo.png drive_backlash.png"

@@ -329,6 +329,8 @@ struct RowBlock {
   Eigen::MatrixXd k;       ///< the same with inactive unilateral rows replaced by identity
   SmallLdlt ldlt;
   Eigen::VectorXd residual, delta, predicted;
+  Eigen::VectorXd released;  ///< impulse change of released unilateral rows (-accumulated)
+  bool release_held = false;  ///< released rows give back their held impulse (drive blocks)
   Eigen::MatrixXd hard;  ///< scratch of constrainedMobility
   Eigen::VectorXd coupling;
   SmallLdlt hard_ldlt;
@@ -380,6 +382,7 @@ struct RowBlock {
       if (k_full(i, i) <= 0.0) k_full(i, i) = 1.0;
     }
     residual.resize(n);
+    released.resize(n);
     delta.resize(n);
     predicted.resize(n);
   }

@@ -2,6 +2,7 @@
 // run inside the multibody solver (dynamics/src/simulator.cpp): armature circuit, elastic
 // transmission with backlash, load-dependent output friction, stick/slip, and the state image.
 #include <dynamics/model.h>
+#include <dynamics/samples.h>
 #include <dynamics/simulator.h>
 #include <dynamics/state.h>
 
@@ -97,7 +98,8 @@ double steadySpeed(const DriveDef& d, double ratio, double u) {
   double lo = 0.0, hi = u * d.supply_V / d.k_E / ratio;
   for (int k = 0; k < 200; ++k) {
     const double omega = 0.5 * (lo + hi);
-    const double drive = d.k_M * (u * d.supply_V - d.k_E * ratio * omega) / d.resistance_ohm * ratio;
+    const double current = (u * d.supply_V - d.k_E * ratio * omega) / d.resistance_ohm;
+    const double drive = d.k_M * current * ratio;
     const double g = curve(d, omega);
     const double load = g / (1.0 - d.K_ML * g);
     (drive > load ? lo : hi) = omega;
@@ -187,6 +189,70 @@ TEST(DriveCoupled, SaveRestoreAndReplayBitIdentical) {
   }
 }
 
+// The gripper jaw of scenes/grasp_drive.yaml: a prismatic jaw driven through the seed 000 drive
+// on a pinion of radius ρ = 0.05 m (output values: forces = torques / ρ, c and K_V1 / ρ², K_ML,
+// Ω_2S and θ_bn times ρ; gear ratio 28 / ρ). It pushes a box that slides on the ground
+// (friction 0.5, so the load is 0.5 m g). In steady sliding the push force F reaching the box
+// and the transmitted force M1 obey seed 000 eq. 27 with the curve's value at the jaw speed:
+//   F / M1 = η(M1) = (M1 (1 − K_ML g) − g) / M1,   g = g(v) (→ M_C well above Ω_2S).
+// Three box masses give three points of the efficiency curve.
+TEST(DriveCoupled, GripperJawPushForceFollowsEfficiencyCurve) {
+  for (const double box_mass : {1.0, 1.6, 2.2}) {
+    Model m;
+    m.solver.time_step_s = kDt;
+    m.solver.velocity_iterations = 30;
+    samples::addGround(m);
+    const int box = samples::addBox(m, "box", Vec3(0.1, 0.1, 0.1), box_mass, Vec3(0, 0, 0.05));
+    const int jaw = samples::addBox(m, "jaw", Vec3(0.02, 0.08, 0.08), 0.1, Vec3(-0.065, 0, 0.06));
+    JointDef j;
+    j.name = "slide";
+    j.type = JointType::Prismatic;
+    j.body_b = jaw;
+    j.frame_a.position = Vec3(-0.065, 0, 0.06);
+    m.joints.push_back(j);
+    MotorDef mo;
+    mo.name = "jaw";
+    mo.joint = 0;
+    mo.rotor_inertia_kgm2 = 9.49e-7;
+    const double rho = 0.05;
+    mo.gear_ratio = 28.0 / rho;
+    DriveDef d;
+    d.stiffness = 1003.0 / (rho * rho);
+    d.damping = 0.146 / (rho * rho);
+    d.backlash = 0.002 * rho;
+    d.K_ML = 3.266 * rho;
+    d.coulomb = 0.0405 / rho;
+    d.breakaway = 0.0467 / rho;
+    d.stribeck_speed = 10.47 * rho;
+    mo.drive = d;
+    mo.initial_voltage = 1.0;
+    m.motors.push_back(mo);
+    Simulator sim(m);
+    State s = sim.initialState();
+    for (int n = 0; n < 360; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+    // Average over the last 0.5 s (contact rows flicker a little between steps).
+    double force = 0.0, m1 = 0.0, speed = 0.0;
+    const int samples_n = 120;
+    for (int n = 0; n < samples_n; ++n) {
+      ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+      for (const ContactReport& c : sim.contacts(s)) {
+        if ((c.body_a == jaw && c.body_b == box)) force += c.normal_force_N / samples_n;
+        if ((c.body_a == box && c.body_b == jaw)) force += c.normal_force_N / samples_n;
+      }
+      m1 += transmitted(s) / samples_n;
+      speed += s.joints[0].speed / samples_n;
+    }
+    ASSERT_GT(speed, 0.05);  // sliding, not stalled
+    const double g = curve(d, speed);
+    const double eta = (m1 * (1.0 - d.K_ML * g) - g) / m1;
+    std::printf("box %.1f kg: v = %.4f m/s, M1 = %.4f N, push %.4f N, F/M1 = %.5f, eq. 27 %.5f\n",
+                box_mass, speed, m1, force, force / m1, eta);
+    // 1e-3 (measured 1e-5): the friction bound lags one step in M1 and speed, and the jaw's
+    // own inertia takes m_jaw a, zero in steady sliding.
+    EXPECT_NEAR(force / m1, eta, 1e-3 * eta) << "box " << box_mass << " kg";
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // LuGre joint friction (seed 003 parameters, a 1 kg slider; the drive force u is gravity along
 // the slider's axis).
@@ -216,12 +282,18 @@ Model lugreSlider(double u) {
   return m;
 }
 
+// The state after 1 s from rest, checking every step for faults.
+State settled(Simulator& sim) {
+  State s = sim.initialState();
+  for (int n = 0; n < 240; ++n) EXPECT_EQ(sim.step(s).fault.kind, Fault::Kind::None) << n;
+  return s;
+}
+
 // |u| = 0.8 N < F_C: after the first steps build up the bristles, the slider sticks and stays
 // stuck, holding |σ0 z| >= |u|.
 TEST(LuGreJoint, SticksWhileDriveBelowFriction) {
   Simulator sim(lugreSlider(0.8));
-  State s = sim.initialState();
-  for (int n = 0; n < 240; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+  State s = settled(sim);
   EXPECT_FALSE(s.joints[0].slipping);
   const double x = s.joints[0].position;
   for (int n = 0; n < 480; ++n) {
@@ -239,8 +311,7 @@ TEST(LuGreJoint, SticksWhileDriveBelowFriction) {
 // bristles are in steady state (v >> v_S, so g = F_C).
 TEST(LuGreJoint, SlipsWhenDriveExceedsFriction) {
   Simulator sim(lugreSlider(2.0));
-  State s = sim.initialState();
-  for (int n = 0; n < 240; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+  State s = settled(sim);
   EXPECT_TRUE(s.joints[0].slipping);
   const double v0 = s.joints[0].speed;
   sim.step(s);

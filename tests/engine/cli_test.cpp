@@ -210,6 +210,20 @@ TEST(CliScenarios, ReplayVerifiesAndReportsDivergence) {
   std::filesystem::remove_all(dir);
 }
 
+// Replay holds with seed 000 drive units (current, elastic twist, backlash flanks in the state).
+TEST(CliScenarios, ReplayWithDriveUnitsIsBitIdentical) {
+  const auto dir = scratch("replay_drive");
+  const auto rec = dir / "d.rec";
+  Outcome o = run("play --headless '" + kSourceDir +
+                  "/scenes/scenarios/grasp_drive_lift.scenario.yaml' --record '" + rec.string() +
+                  "'");
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  o = run("replay --verify '" + rec.string() + "'");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("every step identical"), std::string::npos) << o.out;
+  std::filesystem::remove_all(dir);
+}
+
 // A recording run killed with SIGKILL leaves a file that replays up to where it stopped.
 TEST(CliScenarios, KilledRecordingRunLeavesAReadableFile) {
   const auto dir = scratch("kill");

@@ -107,4 +107,88 @@ TEST(JointFriction, BadCurveIsLocated) {
   }
 }
 
+// The seed 000 drive and the LuGre model through the loader: keys land in the model, and a bad
+// value or an unknown key is an error naming the line and the field.
+std::string driveScene(const std::string& drive, const std::string& friction) {
+  return R"(bodies:
+  - name: plate
+    mass: 2.0
+    box: [0.4, 0.4, 0.1]
+joints:
+  - name: spin
+    type: hinge
+    parent: world
+    child: plate
+    axis: [0, 0, 1]
+    friction: )" +
+         friction + R"(
+motors:
+  - name: m
+    joint: spin
+    I_m: 9.49e-7
+    r: 28
+    drive: )" +
+         drive + "\n";
+}
+
+TEST(JointFriction, DriveAndLuGreKeysLoad) {
+  const auto scene = loadSceneFromString(
+      driveScene("{U: 24, c: 500, backlash: 0.01, K_ML: 2, M_C: 0.03, M_S: 0.04}",
+                 "{model: lugre, coulomb: 1, breakaway: 1.5, stribeck_speed: 0.001, sigma0: 2e5, "
+                 "sigma1: 300, zero_speed: 1e-4, viscous: 0.4}"),
+      "drive.yaml");
+  const auto& m = scene.model.motors.at(0);
+  ASSERT_TRUE(m.drive.has_value());
+  EXPECT_EQ(m.drive->supply_V, 24.0);
+  EXPECT_EQ(m.drive->stiffness, 500.0);
+  EXPECT_EQ(m.drive->backlash, 0.01);
+  EXPECT_EQ(m.drive->K_ML, 2.0);
+  EXPECT_EQ(m.drive->breakaway, 0.04);
+  EXPECT_EQ(m.drive->resistance_ohm, 7.25);  // seed 000 default
+  EXPECT_NEAR(m.stall_torque_Nm, 0.0452 * 24.0 / 7.25, 1e-15);  // k_M U / R
+  const auto& f = scene.model.joints.at(0).friction;
+  EXPECT_EQ(f.model, sim::dynamics::JointFrictionModel::LuGre);
+  EXPECT_EQ(f.sigma0, 2e5);
+  EXPECT_EQ(f.sigma1, 300.0);
+  EXPECT_EQ(f.zero_speed, 1e-4);
+  sim::dynamics::Simulator sim(scene.model);  // valid
+}
+
+TEST(JointFriction, BadDriveAndLuGreKeysAreLocated) {
+  const std::string lugre = "{model: lugre, coulomb: 1, breakaway: 1.5, stribeck_speed: 0.001}";
+  try {
+    loadSceneFromString(driveScene("{c: 500, gap: 1}", lugre), "drive.yaml");
+    FAIL() << "accepted";
+  } catch (const sim::engine::SceneError& e) {
+    EXPECT_EQ(e.key(), "motors[m].drive.gap") << e.what();
+    EXPECT_EQ(e.line(), 17) << e.what();  // the drive: line
+  }
+  try {
+    loadSceneFromString(driveScene("{c: -1}", lugre), "drive.yaml");
+    FAIL() << "accepted";
+  } catch (const sim::engine::SceneInvalid& e) {
+    ASSERT_FALSE(e.errors().empty());
+    const std::string what = e.errors()[0].what();
+    EXPECT_NE(what.find("motors[m].drive.c"), std::string::npos) << what;
+    EXPECT_NE(what.find("> 0"), std::string::npos) << what;
+  }
+  try {
+    loadSceneFromString(
+        driveScene("{}", "{model: lugre, coulomb: 0, breakaway: 1, stribeck_speed: 1}"),
+        "drive.yaml");
+    FAIL() << "accepted";
+  } catch (const sim::engine::SceneInvalid& e) {
+    ASSERT_FALSE(e.errors().empty());
+    const std::string what = e.errors()[0].what();
+    EXPECT_NE(what.find("joints[spin].friction.coulomb"), std::string::npos) << what;
+  }
+  try {
+    loadSceneFromString(driveScene("{}", "{model: dahl}"), "drive.yaml");
+    FAIL() << "accepted";
+  } catch (const sim::engine::SceneError& e) {
+    EXPECT_EQ(e.key(), "joints[spin].friction.model") << e.what();
+    EXPECT_NE(e.message().find("lugre"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

@@ -1,7 +1,9 @@
 // friction_report: writes the data behind docs/validation/ (seed 000 Figs. 7 and 8, the seed 003
 // servo) as CSV files into the given directory; scripts/validation-figures.sh plots them.
-// The same rigs as tests/dynamics/friction_test.cpp, which asserts on them.
+// The same rigs as tests/dynamics/friction_test.cpp, which asserts on them, and the coupled drive
+// of tests/dynamics/drive_coupled_test.cpp (backlash).
 #include <dynamics/friction.h>
+#include <dynamics/simulator.h>
 
 #include <cmath>
 #include <cstdio>
@@ -98,6 +100,48 @@ void servo(const std::filesystem::path& file) {
   std::fclose(out);
 }
 
+// Backlash of the seed 000 drive coupled to the solver (a link of J2 on a vertical hinge, the
+// identified drive with θ_bn = 0.01 rad, dt = 1/240 s): u = ±0.3 reversing every 0.5 s. Transmitted
+// torque M1 against twist θ = a_m / i − q: zero inside ±θ_bn, slope c outside.
+void backlash(const std::filesystem::path& file) {
+  namespace dyn = sim::dynamics;
+  dyn::Model m;
+  m.solver.time_step_s = 1.0 / 240.0;
+  m.solver.velocity_iterations = 30;
+  dyn::BodyDef link;
+  link.name = "link";
+  link.mass_kg = 0.2;
+  link.inertia_kgm2 = dyn::Vec3(0.0021, 0.0021, 0.0021).asDiagonal();
+  m.bodies.push_back(link);
+  dyn::JointDef j;
+  j.name = "hinge";
+  j.body_b = 0;
+  j.frame_a.rotation = dyn::Quat::FromTwoVectors(dyn::Vec3::UnitX(), dyn::Vec3::UnitZ());
+  j.frame_b.rotation = j.frame_a.rotation;
+  m.joints.push_back(j);
+  dyn::MotorDef mo;
+  mo.name = "drive";
+  mo.rotor_inertia_kgm2 = 9.49e-7;
+  mo.gear_ratio = 28.0;
+  dyn::DriveDef d;
+  d.backlash = 0.01;
+  mo.drive = d;
+  m.motors.push_back(mo);
+  dyn::Simulator sim(m);
+  dyn::State s = sim.initialState();
+  std::FILE* out = std::fopen(file.c_str(), "w");
+  std::fprintf(out, "time_s,input_rad,output_rad,twist_rad,M1_Nm,current_A\n");
+  for (int k = 0; k < 720; ++k) {
+    s.motors[0].voltage = (k / 120) % 2 == 0 ? 0.3 : -0.3;
+    sim.step(s);
+    const double input = s.motors[0].angle_rad / 28.0;
+    std::fprintf(out, "%.6f,%.9g,%.9g,%.9g,%.9g,%.9g\n", s.time_s, input, s.joints[0].position,
+                 input - s.joints[0].position, s.motors[0].coupling_impulse / m.solver.time_step_s,
+                 s.motors[0].current_A);
+  }
+  std::fclose(out);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,6 +154,8 @@ int main(int argc, char** argv) {
   fig7(dir / "fig7_presliding.csv");
   fig8(dir / "fig8_stribeck.csv");
   servo(dir / "seed003_servo.csv");
-  std::printf("wrote %s/{fig7_presliding,fig8_stribeck,seed003_servo}.csv\n", dir.c_str());
+  backlash(dir / "drive_backlash.csv");
+  std::printf("wrote %s/{fig7_presliding,fig8_stribeck,seed003_servo,drive_backlash}.csv\n",
+              dir.c_str());
   return 0;
 }
