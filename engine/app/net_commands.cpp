@@ -1,5 +1,6 @@
 #include "net_commands.h"
 
+#include <engine/recording.h>
 #include <engine/remote.h>
 #include <engine/scenario.h>
 #include <input/input_system.h>
@@ -360,9 +361,20 @@ NetCommands::~NetCommands() = default;
 
 int NetCommands::run(const NetHooks& hooks) {
   const Args& a = *args_;
-  if (*a.serve) return serveCommand(a, hooks);
-  if (*a.view) return viewCommand(a, hooks);
-  if (*a.instruct) return instructCommand(a, hooks);
+  try {
+    if (*a.serve) return serveCommand(a, hooks);
+    if (*a.view) return viewCommand(a, hooks);
+    if (*a.instruct) return instructCommand(a, hooks);
+  } catch (const std::runtime_error& e) {
+    // No server, another scene file, DDS refusing the domain: the run failed (exit code 1);
+    // scene and usage errors (other exception types) reach main's handlers.
+    if (dynamic_cast<const sim::engine::SceneError*>(&e) || dynamic_cast<const sim::engine::SceneInvalid*>(&e) ||
+        dynamic_cast<const sim::engine::RecordingError*>(&e) || dynamic_cast<const sim::input::InputError*>(&e)) {
+      throw;
+    }
+    std::fprintf(stderr, "simtrainer: error: %s\n", e.what());
+    return 1;
+  }
   return -1;
 }
 

@@ -483,7 +483,7 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
 
   Process fault(cat(std::vector<std::string>{"instruct", "--command", "fault:lift:reversed", "--command",
                                              "resume", "--command", "fault:nosuch:weak", "--list",
-                                             "--listen", "1.5"},
+                                             "--listen", "3"},
                     classArgs(part)),
                 dir / "fault.out");
   ASSERT_EQ(fault.wait(40.0), 0) << fault.output();
