@@ -1,5 +1,6 @@
 #include "net_commands.h"
 
+#include <engine/recording.h>
 #include <engine/remote.h>
 #include <engine/scenario.h>
 #include <input/input_system.h>
@@ -156,8 +157,9 @@ int serveCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   const bool scenario = a.serve_file.size() > 14 &&
                         a.serve_file.compare(a.serve_file.size() - 14, 14, ".scenario.yaml") == 0;
   if (scenario) {
-    // The scenario's scene and duration; its timeline and expectations are not served (yet).
+    // The scenario's scene, duration and faults; its timeline and expectations are not served.
     sim::engine::Scenario s = sim::engine::loadScenario(a.serve_file);
+    options.faults = s.faults;
     if (!a.sets.empty()) throw std::invalid_argument("--set: not with a scenario (put it in the scenario)");
     if (!s.timeline.empty()) spdlog::warn("serve: the scenario's timeline is not played; stations drive the pult");
     scene = std::move(s.scene);
@@ -359,9 +361,20 @@ NetCommands::~NetCommands() = default;
 
 int NetCommands::run(const NetHooks& hooks) {
   const Args& a = *args_;
-  if (*a.serve) return serveCommand(a, hooks);
-  if (*a.view) return viewCommand(a, hooks);
-  if (*a.instruct) return instructCommand(a, hooks);
+  try {
+    if (*a.serve) return serveCommand(a, hooks);
+    if (*a.view) return viewCommand(a, hooks);
+    if (*a.instruct) return instructCommand(a, hooks);
+  } catch (const std::runtime_error& e) {
+    // No server, another scene file, DDS refusing the domain: the run failed (exit code 1);
+    // scene and usage errors (other exception types) reach main's handlers.
+    if (dynamic_cast<const sim::engine::SceneError*>(&e) || dynamic_cast<const sim::engine::SceneInvalid*>(&e) ||
+        dynamic_cast<const sim::engine::RecordingError*>(&e) || dynamic_cast<const sim::input::InputError*>(&e)) {
+      throw;
+    }
+    std::fprintf(stderr, "simtrainer: error: %s\n", e.what());
+    return 1;
+  }
   return -1;
 }
 

@@ -47,20 +47,23 @@ std::string str(const eprosima::fastrtps::fixed_string<N>& s) {
 // How a topic is delivered.
 enum class Delivery {
   Newest,    // best effort, keep last 1, volatile: state
-  Reliable,  // reliable, keep last `depth`, volatile: pult, commands, events, status
+  Reliable,  // reliable, keep last `depth`, volatile: pult, commands, events
   Latched,   // reliable, keep last 1, transient local (late joiners get it): identity
+  Reported,  // reliable, keep last `depth`, transient local: station status (an instructor that
+             // joins late sees every station at once)
 };
 
 dds::DataWriterQos writerQos(dds::Publisher* publisher, Delivery delivery, int depth) {
   dds::DataWriterQos q = publisher->get_default_datawriter_qos();
   q.history().kind = dds::KEEP_LAST_HISTORY_QOS;
-  q.history().depth = delivery == Delivery::Reliable ? depth : 1;
+  q.history().depth = delivery == Delivery::Reliable || delivery == Delivery::Reported ? depth : 1;
   q.reliability().kind = delivery == Delivery::Newest ? dds::BEST_EFFORT_RELIABILITY_QOS
                                                       : dds::RELIABLE_RELIABILITY_QOS;
   // Keep-last never waits for acknowledgements, but bound the wait anyway: a write must never
   // hold the server's frame up.
   q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(0, 5'000'000);
-  q.durability().kind = delivery == Delivery::Latched ? dds::TRANSIENT_LOCAL_DURABILITY_QOS
+  q.durability().kind = delivery == Delivery::Latched || delivery == Delivery::Reported
+                    ? dds::TRANSIENT_LOCAL_DURABILITY_QOS
                                                       : dds::VOLATILE_DURABILITY_QOS;
   // No shared-memory data sharing: UDP only (the shared-memory segments outlived killed
   // processes and confused later runs).
@@ -75,10 +78,11 @@ dds::DataWriterQos writerQos(dds::Publisher* publisher, Delivery delivery, int d
 dds::DataReaderQos readerQos(dds::Subscriber* subscriber, Delivery delivery, int depth) {
   dds::DataReaderQos q = subscriber->get_default_datareader_qos();
   q.history().kind = dds::KEEP_LAST_HISTORY_QOS;
-  q.history().depth = delivery == Delivery::Reliable ? depth : 1;
+  q.history().depth = delivery == Delivery::Reliable || delivery == Delivery::Reported ? depth : 1;
   q.reliability().kind = delivery == Delivery::Newest ? dds::BEST_EFFORT_RELIABILITY_QOS
                                                       : dds::RELIABLE_RELIABILITY_QOS;
-  q.durability().kind = delivery == Delivery::Latched ? dds::TRANSIENT_LOCAL_DURABILITY_QOS
+  q.durability().kind = delivery == Delivery::Latched || delivery == Delivery::Reported
+                    ? dds::TRANSIENT_LOCAL_DURABILITY_QOS
                                                       : dds::VOLATILE_DURABILITY_QOS;
   q.data_sharing().off();
   q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
@@ -192,8 +196,8 @@ Bus::Bus(const ClassAddress& address, Role role) : impl_(std::make_unique<Impl>(
     d.read(d.identity, "identity", Delivery::Latched);
     d.read(d.state, "state", Delivery::Newest);
     d.read(d.event, "event", Delivery::Reliable, kQueue);
-    d.read(d.status, "status", Delivery::Reliable, kQueue);
-    d.write(d.status, "status", Delivery::Reliable, 4);
+    d.read(d.status, "status", Delivery::Reported, kQueue);
+    d.write(d.status, "status", Delivery::Reported, 1);
     if (role == Role::Station) d.write(d.pult, "pult", Delivery::Reliable, 4);
     if (role == Role::Instructor) d.write(d.command, "command", Delivery::Reliable, kQueue);
   }

@@ -157,6 +157,16 @@ class ServerLink {
 
   void beforeSteps(Session& session) {
     if (!initial_) initial_ = session.state();
+    if (faults_applied_.size() != options_.faults.size()) faults_applied_.assign(options_.faults.size(), 0);
+    for (std::size_t k = 0; k < options_.faults.size(); ++k) {
+      if (!faults_applied_[k] && options_.faults[k].at_s <= session.time() + 1e-9) {
+        const ScheduledFault& f = options_.faults[k];
+        event(session, "fault", fmt::format("scenario: motor {} {} (value {:g})",
+                                            scene_.model.motors[static_cast<std::size_t>(f.motor)].name,
+                                            motorFaultName(f.fault.kind), f.fault.value));
+      }
+    }
+    applyDueFaults(options_.faults, faults_applied_, session);
     PultInput pult;
     while (bus_.takePult(pult)) applyPult(pult, session);
     Command command;
@@ -261,6 +271,7 @@ class ServerLink {
           session.restore(*initial_);
           for (std::size_t m = 0; m < session.motorFaults().size(); ++m) session.setMotorFault(static_cast<int>(m), {});
           for (auto& h : held_) h.reset();
+          faults_applied_.assign(options_.faults.size(), 0);  // the scenario's faults are due again
           event(session, "command", "reset to start by " + who);
         }
         return;
@@ -321,6 +332,7 @@ class ServerLink {
   std::uint64_t run_id_;
   std::vector<std::optional<double>> held_;  // stuck axes
   std::optional<SessionState> initial_;
+  std::vector<char> faults_applied_;
   std::map<std::string, std::uint64_t> pult_seq_, command_seq_;
   StateFrame frame_;
   std::uint64_t frames_ = 0;

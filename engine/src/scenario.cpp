@@ -62,6 +62,39 @@ TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::strin
   return a;
 }
 
+ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string& path, const Scene& scene) {
+  const MapReader m(ctx, node, path, {"at", "motor", "fault", "value"});
+  ScheduledFault f;
+  f.line = m.line();
+  f.at_s = m.number("at");
+  if (f.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
+  const std::string motor = m.string("motor");
+  f.motor = -1;
+  std::string known;
+  for (std::size_t i = 0; i < scene.model.motors.size(); ++i) {
+    if (scene.model.motors[i].name == motor) f.motor = static_cast<int>(i);
+    known += (known.empty() ? "" : ", ") + scene.model.motors[i].name;
+  }
+  if (f.motor < 0) {
+    ctx.fail(m.value("motor"), m.join("motor"),
+             fmt::format("no motor \"{}\" in scene {} (known: {})", motor, scene.file, known));
+  }
+  const std::string kind = m.string("fault");
+  if (!parseMotorFaultKind(kind, f.fault.kind)) {
+    ctx.fail(m.value("fault"), m.join("fault"), "expected stuck, weak, reversed or none, got \"" + kind + "\"");
+  }
+  if (f.fault.kind == MotorFault::Kind::Weak) {
+    f.fault.value = m.has("value") ? m.number("value") : 0.5;
+    if (!(f.fault.value >= 0.0 && f.fault.value <= 1.0)) ctx.fail(m.value("value"), m.join("value"), "expected a factor in [0, 1]");
+  } else if (f.fault.kind == MotorFault::Kind::Stuck) {
+    f.fault.value = m.has("value") ? m.number("value") : 0.0;
+    if (!(f.fault.value >= -1.0 && f.fault.value <= 1.0)) ctx.fail(m.value("value"), m.join("value"), "expected a voltage in [-1, 1]");
+  } else {
+    m.forbid("value", "only stuck (the held voltage) and weak (the factor) have a value");
+  }
+  return f;
+}
+
 std::string boundsText(const Expectation& e) {
   if (e.min && e.max) return fmt::format("in [{:.9g}, {:.9g}]", *e.min, *e.max);
   if (e.min) return fmt::format(">= {:.9g}", *e.min);
@@ -216,7 +249,7 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
   const YAML::Node root = parseYaml(yaml, file);
   if (!root.IsDefined() || root.IsNull()) ctx.failAt(0, "", "the scenario file is empty");
   const MapReader top(ctx, root, "",
-                      {"name", "description", "scene", "set", "duration", "timeline", "expect"});
+                      {"name", "description", "scene", "set", "duration", "timeline", "faults", "expect"});
   Scenario s;
   s.file = file;
   s.name = top.has("name") ? top.string("name") : std::filesystem::path(file).stem().stem().string();
@@ -239,6 +272,9 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
   s.duration_s = top.positive("duration");
   for (const auto& [node, path] : listItems(ctx, top, "timeline", false)) {
     s.timeline.push_back(readAction(ctx, node, path, s.scene));
+  }
+  for (const auto& [node, path] : listItems(ctx, top, "faults", false)) {
+    s.faults.push_back(readFault(ctx, node, path, s.scene));
   }
   for (const auto& [node, path] : listItems(ctx, top, "expect")) {
     s.expectations.push_back(readExpectation(ctx, node, path, s));
@@ -307,6 +343,14 @@ std::string ScenarioResult::failureSummary() const {
   return text;
 }
 
+void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>& applied, Session& session) {
+  for (std::size_t k = 0; k < faults.size(); ++k) {
+    if (applied[k] || faults[k].at_s > session.time() + kTimeEps) continue;
+    session.setMotorFault(faults[k].motor, faults[k].fault);
+    applied[k] = 1;
+  }
+}
+
 ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options) {
   ScenarioResult result;
   result.file = scenario.file;
@@ -318,7 +362,9 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   std::vector<double> sensors;
   std::vector<char> driven(scenario.scene.pult.controls.size(), 0);
   for (const TimelineAction& a : scenario.timeline) driven[static_cast<std::size_t>(a.control)] = 1;
+  std::vector<char> faults_applied(scenario.faults.size(), 0);
   auto applyTimeline = [&]() {
+    applyDueFaults(scenario.faults, faults_applied, session);
     for (std::size_t c = 0; c < driven.size(); ++c)
       if (driven[c]) session.setControl(static_cast<int>(c), timelineValue(scenario, static_cast<int>(c), session.time()));
   };

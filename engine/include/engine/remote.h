@@ -9,6 +9,7 @@
 #pragma once
 
 #include <engine/run.h>
+#include <engine/scenario.h>
 #include <engine/scene.h>
 #include <engine/session.h>
 
@@ -188,6 +189,8 @@ struct ServeOptions {
   const std::atomic<bool>* interrupt = nullptr;
   /// Before the first frame, wait up to `wait_timeout_s` for this many stations to match the
   /// state topic (benchmarks: every subscriber counted from the first frame). 0: start at once.
+  /// A scenario's scheduled faults (`faults:`), injected at their times.
+  std::vector<ScheduledFault> faults;
   int wait_for_subscribers = 0;
   double wait_timeout_s = 10.0;
   /// Counters of dropped pult and command samples, updated while serving (for tests).

@@ -5,6 +5,7 @@
 
 #include <engine/run.h>
 #include <engine/scene.h>
+#include <engine/session.h>
 #include <engine/scheme.h>
 
 #include <cstdint>
@@ -43,12 +44,26 @@ struct Expectation {
   int line = 0;
 };
 
+/// A drive failure the scenario injects at a time (`faults:`; docs/scenarios.md). Kind None
+/// clears an earlier one.
+struct ScheduledFault {
+  double at_s = 0.0;
+  int motor = 0;  ///< Index into Model::motors.
+  MotorFault fault;
+  int line = 0;
+};
+
+/// Applies every fault of `faults` due by the session's time that `applied` (one flag per fault,
+/// sized by the caller) has not seen yet.
+void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>& applied, Session& session);
+
 struct Scenario {
   std::string file;
   std::string name;
   Scene scene;
   double duration_s = 10.0;
   std::vector<TimelineAction> timeline;  ///< In file order.
+  std::vector<ScheduledFault> faults;    ///< In file order.
   std::vector<Expectation> expectations;
   std::vector<SensorDef> sensors;  ///< Sensors the expectations read.
 };
