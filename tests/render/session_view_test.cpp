@@ -27,6 +27,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace sim::engine {
 namespace {
 
@@ -160,7 +162,7 @@ std::map<std::string, std::vector<double>> readTrace(const std::string& path) {
 TEST_F(Mf4View, HudBarsMatchTheTraceAtTheSameFrame) {
   Scenario scenario = loadScenario((kSource / "scenes/scenarios/mf4_grip_lift.scenario.yaml").string());
   scenario.duration_s = 14.0;
-  const fs::path trace = fs::temp_directory_path() / "simtrainer_hud_trace.csv";
+  const fs::path trace = fs::temp_directory_path() / ("simtrainer_hud_trace_" + std::to_string(::getpid()) + ".csv");
   PlayOptions options;
   options.trace_path = trace.string();
   // The scenario's scene is its own copy: view it, not the fixture's.
