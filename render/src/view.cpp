@@ -134,17 +134,6 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
   if (options.shadows != Shadows::Off && options.shadow_map_size < 64) {
     throw RenderError("shadow map size must be at least 64");
   }
-  // The renderer decides Shadows::Auto.
-  if (context->realize() && context->makeCurrent()) {
-    if (const GLubyte* name = glGetString(GL_RENDERER)) {
-      gl_renderer_ = reinterpret_cast<const char*>(name);
-    }
-    context->releaseContext();
-  }
-  const bool software = gl_renderer_.find("llvmpipe") != std::string::npos ||
-                        gl_renderer_.find("softpipe") != std::string::npos ||
-                        gl_renderer_.find("swrast") != std::string::npos;
-  shadows_ = options.shadows == Shadows::On || (options.shadows == Shadows::Auto && !software);
   shadow_map_size_ = options.shadow_map_size;
   shadow_program_ = new osg::Program;
   shadow_program_->setName("sun_shadow");
@@ -157,8 +146,6 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
   osg::ref_ptr<osg::LightModel> sky = new osg::LightModel;
   sky->setAmbientIntensity(osg::Vec4(0.42f, 0.44f, 0.48f, 1.0f));
   content_->getOrCreateStateSet()->setAttributeAndModes(sky.get());
-  world_ = shadowedWorld();
-  root_->addChild(world_.get());
   // The sun, from the south-east and high, in world coordinates: a light source in the graph
   // (rather than the viewer's sky light, which sits in the main camera's eye space) lights
   // every camera that draws the world, inset views included, from the same direction.
@@ -219,6 +206,19 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
   viewer_->setKeyEventSetsDone(0);
   viewer_->realize();
   if (!viewer_->isRealized()) throw RenderError("the viewer could not be realized");
+  // The renderer decides Shadows::Auto.
+  if (context->makeCurrent()) {
+    if (const GLubyte* name = glGetString(GL_RENDERER)) {
+      gl_renderer_ = reinterpret_cast<const char*>(name);
+    }
+    context->releaseContext();
+  }
+  const bool software = gl_renderer_.find("llvmpipe") != std::string::npos ||
+                        gl_renderer_.find("softpipe") != std::string::npos ||
+                        gl_renderer_.find("swrast") != std::string::npos;
+  shadows_ = options.shadows == Shadows::On || (options.shadows == Shadows::Auto && !software);
+  world_ = shadowedWorld();
+  root_->insertChild(0, world_.get());  // under the debug lines, the insets and the HUD
   applyCamera();
 }
 

@@ -38,6 +38,23 @@ f 1/1/1 2/2/1 3/3/1
 f 1/1/1 3/3/1 4/4/1
 )";
 
+// The same board as a glTF whose image is embedded (a data URI: Assimp hands it over as an
+// embedded texture, "*0"): a 4 × 1 PNG, two red texels then two blue ones. Made by a few lines of
+// Python (zlib, struct, base64); the buffer holds positions, normals, uvs and indices.
+const char* kBoardGltf = R"GLTF({"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
+ "nodes": [{"mesh": 0, "name": "board"}],
+ "meshes": [{"name": "board", "primitives": [{"attributes": {"POSITION": 0, "NORMAL": 1, "TEXCOORD_0": 2}, "indices": 3, "material": 0}]}],
+ "materials": [{"pbrMetallicRoughness": {"baseColorFactor": [1, 1, 1, 1], "baseColorTexture": {"index": 0}}}],
+ "textures": [{"source": 0}],
+ "images": [{"uri": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAQAAAABCAIAAAB2XpiaAAAAEElEQVR4nGO4IyICRGDiDgAadQQRz7BC6AAAAABJRU5ErkJggg=="}],
+ "buffers": [{"byteLength": 140, "uri": "data:application/octet-stream;base64,AAAAvwAAAAAAAAAAAAAAPwAAAAAAAAAAAAAAPwAAAAAAAIA/AAAAvwAAAAAAAIA/AAAAAAAAgL8AAAAAAAAAAAAAgL8AAAAAAAAAAAAAgL8AAAAAAAAAAAAAgL8AAAAAAAAAAAAAgD8AAIA/AACAPwAAgD8AAAAAAAAAAAAAAAAAAAEAAgAAAAIAAwA="}],
+ "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 48}, {"buffer": 0, "byteOffset": 48, "byteLength": 48},
+                 {"buffer": 0, "byteOffset": 96, "byteLength": 32}, {"buffer": 0, "byteOffset": 128, "byteLength": 12}],
+ "accessors": [{"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3", "min": [-0.5, 0, 0], "max": [0.5, 0, 1]},
+               {"bufferView": 1, "componentType": 5126, "count": 4, "type": "VEC3"},
+               {"bufferView": 2, "componentType": 5126, "count": 4, "type": "VEC2"},
+               {"bufferView": 3, "componentType": 5123, "count": 6, "type": "SCALAR"}]})GLTF";
+
 // 64 × 64: the left half (u < 0.5) red, the right half blue.
 void writeHalves(const fs::path& path) {
   osg::ref_ptr<osg::Image> image = new osg::Image;
@@ -64,13 +81,14 @@ class Texture : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // The board under a white material with `map_kd` (empty: none), seen square on.
-  render::RgbImage picture(const std::string& map_kd, render::SceneView** keep = nullptr) {
+  render::RgbImage picture(const std::string& map_kd, render::SceneView** keep = nullptr,
+                           const std::string& model = "board.obj") {
     std::ofstream(dir_ / "board.mtl")
         << "newmtl painted\nKd 1 1 1\n" << (map_kd.empty() ? "" : "map_Kd " + map_kd + "\n");
     const engine::Scene scene = engine::loadSceneFromString(
         "bodies:\n  - {name: ground, static: true, shapes: [{type: plane}]}\n"
         "  - {name: board, static: true, position: [0, 0, 0.2], visual: {file: " +
-            (dir_ / "board.obj").string() + "}}\n",
+            (dir_ / model).string() + "}}\n",
         "texture_test.yaml");
     visuals_ = engine::bodyVisuals(scene);
     dynamics::Simulator sim(scene.model);
@@ -135,6 +153,25 @@ TEST_F(Texture, AnUnreadableImageIsAWarningNotAFailure) {
   EXPECT_NE(view->bodies().warnings()[0].find("broken.png"), std::string::npos);
   const std::uint8_t* left = at(image, -0.25, 0.5);
   EXPECT_NEAR(left[0], left[2], 30);  // drawn in its (white, lit) colour
+}
+
+TEST_F(Texture, AnImageEmbeddedInTheModelFileIsDrawn) {
+  std::ofstream(dir_ / "board.gltf") << kBoardGltf;
+  render::SceneView* view = nullptr;
+  const render::RgbImage image = picture("", &view, "board.gltf");
+  ASSERT_EQ(visuals_[1].meshes.size(), 1u);
+  const render::TextureImage& texture = visuals_[1].meshes[0].texture;
+  ASSERT_TRUE(texture.encoded);
+  EXPECT_EQ(texture.format, "png");
+  EXPECT_EQ(view->bodies().texturedParts(), 1u);
+  EXPECT_TRUE(view->bodies().warnings().empty());
+  for (const double z : {0.2, 0.5, 0.8}) {
+    const std::uint8_t* left = at(image, -0.3, z);
+    const std::uint8_t* right = at(image, 0.3, z);
+    SCOPED_TRACE(z);
+    EXPECT_GT(left[0], 3 * left[2]);
+    EXPECT_GT(right[2], 3 * right[0]);
+  }
 }
 
 }  // namespace
