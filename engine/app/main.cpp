@@ -110,6 +110,13 @@ class Viewing {
       view_ = std::make_unique<sim::engine::SessionView>(scene, setup);
       windowed_ = want_window;
       for (const auto& warning : view_->view().bodies().warnings()) spdlog::warn("3D view: {}", warning);
+      view_->setScreenshotListener([](const std::string& saved) {
+        if (saved.rfind("error: ", 0) == 0) {
+          spdlog::error("screenshot: {}", saved.substr(7));
+        } else {
+          spdlog::info("screenshot saved: {}", saved);
+        }
+      });
     } catch (const sim::render::RenderError& e) {
       if (!args.screenshot.empty()) throw std::invalid_argument(std::string("3D view: ") + e.what());
       spdlog::warn("no window ({}): running headless", e.what());

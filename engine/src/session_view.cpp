@@ -196,6 +196,10 @@ void SessionView::onKey(int key, bool down) {
     if (down) view_->setDebugOverlay(!view_->debugOverlay());
     return;
   }
+  if (key == Key::KEY_Print) {
+    if (down) shot_requested_ = true;  // taken by the next show()
+    return;
+  }
   if (key >= Key::KEY_F1 && key <= Key::KEY_F7) {
     const auto index = static_cast<std::size_t>(key - Key::KEY_F1);
     if (down && index < scene_.cameras.size()) camera_ = &scene_.cameras[index];
@@ -276,7 +280,17 @@ void SessionView::show(const Session& session, const RunResult& stats,
                        const std::vector<std::string>& notes) {
   prepare(session, stats, notes);
   bodyPoses(session.dynamics(), poses_);
-  view_->frame(poses_);
+  view_->frame(poses_);  // handles the keys typed since the last frame
+  if (shot_requested_) {
+    shot_requested_ = false;
+    const std::string path = fmt::format("{}/{}_{:.3f}s.png", shot_dir_, scene_.name, session.time());
+    try {
+      render::writePng(view_->capture(poses_), path);
+      if (shot_listener_) shot_listener_(path);
+    } catch (const render::RenderError& e) {
+      if (shot_listener_) shot_listener_(std::string("error: ") + e.what());
+    }
+  }
 }
 
 render::RgbImage SessionView::capture(const Session& session, const RunResult& stats,

@@ -14,6 +14,9 @@
 
 #include <osgGA/GUIEventAdapter>
 
+#include <osg/Image>
+#include <osgDB/ReadFile>
+
 #include <gtest/gtest.h>
 
 #include "pixels.h"
@@ -322,6 +325,42 @@ TEST_F(Mf4View, OrbitCameraFollowsTheMouse) {
 
 // F9 pauses (time stands still, frames still drawn), F10 runs exactly one frame, F11 returns to
 // the initial state, F9 again resumes; the HUD says it is paused.
+// Print saves the picture of the frame being shown, named after the scene and the time, and
+// reports it; a directory that cannot be written is reported, the run goes on.
+TEST(WindowKeys, PrintSavesAScreenshot) {
+  const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
+  ViewSetup setup;
+  setup.width = 320;
+  setup.height = 180;
+  setup.offscreen = true;
+  SessionView view(scene, setup);
+  const fs::path dir = fs::temp_directory_path() / ("simtrainer_print_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  view.setScreenshotDirectory(dir.string());
+  std::vector<std::string> saved;
+  view.setScreenshotListener([&](const std::string& path) { saved.push_back(path); });
+  using Key = osgGA::GUIEventAdapter::KeySymbol;
+  RunOptions options;
+  options.duration_s = 1.0;
+  int frame = 0;
+  options.after_frame = [&](const Session& session, const RunResult& so_far,
+                            const std::vector<std::string>& notes) {
+    if (frame == 5) view.view().queueKey(Key::KEY_Print, true);
+    if (frame == 6) view.setScreenshotDirectory("/nonexistent/dir");
+    if (frame == 7) view.view().queueKey(Key::KEY_Print, true);
+    view.show(session, so_far, notes);
+    return ++frame < 10;
+  };
+  runHeadless(scene, options);
+  ASSERT_EQ(saved.size(), 2u);
+  EXPECT_EQ(saved[0], (dir / "grasp_0.100s.png").string());  // frame 5 at 60 Hz, shown at t = 6/60
+  osg::ref_ptr<osg::Image> image = osgDB::readImageFile(saved[0]);
+  ASSERT_TRUE(image.valid());
+  EXPECT_EQ(image->s(), 320);
+  EXPECT_EQ(saved[1].rfind("error: /nonexistent/dir/grasp_", 0), 0u) << saved[1];
+  fs::remove_all(dir);
+}
+
 TEST(WindowKeys, PauseStepAndReset) {
   const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
   ViewSetup setup;

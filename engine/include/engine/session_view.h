@@ -41,11 +41,19 @@ class SessionView {
   bool closed() const { return view_->closed(); }
 
   /// Window keys: F1 … F7 select the scene's cameras in order, F12 the overview, F8 toggles the
-  /// debug overlay; with a run control, F9 pauses and resumes, F10 runs one frame while paused,
-  /// F11 resets to the start.
+  /// debug overlay, Print saves a screenshot (see setScreenshotDirectory); with a run control, F9
+  /// pauses and resumes, F10 runs one frame while paused, F11 resets to the start.
   /// Every other key goes to `sink` as an SDL keycode (what input::InputSystem::keyEvent takes),
   /// so the keyboard layout drives the pult from the window.
   void setKeySink(std::function<void(int sdl_keycode, bool down)> sink);
+  /// Where the Print key saves its PNGs, named <scene>_<simulated time>s.png (default: the
+  /// current directory).
+  void setScreenshotDirectory(std::string directory) { shot_dir_ = std::move(directory); }
+  /// Called with the path of every screenshot the Print key saved, or with "error: ..." when one
+  /// could not be written (the run goes on).
+  void setScreenshotListener(std::function<void(const std::string&)> listener) {
+    shot_listener_ = std::move(listener);
+  }
   /// The loop's control that F9, F10 and F11 act on (and the HUD reports); may be null.
   void setRunControl(RunControl* control) { control_ = control; }
   /// SDL keycode of an OpenSceneGraph key symbol, or -1 for keys SDL does not name.
@@ -80,6 +88,9 @@ class SessionView {
   const CameraDef* orbiting_ = nullptr;  // the orbit camera the mouse controls, if any
   std::vector<const CameraDef*> inset_cameras_;  // by inset index of the view
   std::function<void(int, bool)> sink_;
+  std::string shot_dir_ = ".";
+  std::function<void(const std::string&)> shot_listener_;
+  bool shot_requested_ = false;
   RunControl* control_ = nullptr;
   // Per-frame buffers, reused so that drawing a frame allocates nothing once they have grown.
   std::vector<render::DebugLine> debug_lines_;
