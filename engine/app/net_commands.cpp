@@ -95,7 +95,8 @@ remote::PultScriptEntry parseScriptEntry(const std::string& text) {
   return e;
 }
 
-// kind[:target[:fault[:value]]], e.g. pause, fault:drive:weak:0.3, clear:drive, reset:start
+// kind[:target[:fault[:value]]], e.g. pause, fault:drive:weak:0.3, clear:drive, reset:start,
+// fault:joint.hinge.position:noise:0.01 (a target with a dot is a scheme sensor)
 remote::Command parseCommand(const std::string& text) {
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -351,7 +352,8 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   addClassOptions(a.instruct, a.domain, a.partition, a.peers);
   a.instruct->add_option("--command", a.commands,
                          "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed[:VALUE] | "
-                         "fault:CONTROL:axis_stuck | clear:TARGET | set:KEY:VALUE (repeatable)");
+                         "fault:CONTROL:axis_stuck | fault:SIGNAL:noise:SIGMA | fault:SIGNAL:dropout | "
+                         "clear:TARGET | set:KEY:VALUE (repeatable)");
   a.instruct->add_option("--listen", a.listen_s, "Seconds to listen for stations and events (default 2)");
   a.instruct->add_flag("--list", a.list, "Print the server, the state's HUD values and the stations");
   a.instruct->add_option("--name", a.issuer, "The instructor's name (default instructor)");

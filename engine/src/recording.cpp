@@ -92,6 +92,14 @@ void RecordingWriter::writeFaults(const Session& session) {
                      faults[m].value));
     last_faults_[m] = faults[m];
   }
+  const std::vector<SensorFault>& sensors = session.sensorFaults();
+  if (last_sensor_faults_.size() != sensors.size()) last_sensor_faults_.assign(sensors.size(), SensorFault{});
+  for (std::size_t k = 0; k < sensors.size(); ++k) {
+    if (sensors[k] == last_sensor_faults_[k]) continue;
+    line(fmt::format("s {} {} {} {:.17g}", session.stepIndex(), k, sensorFaultName(sensors[k].kind),
+                     sensors[k].value));
+    last_sensor_faults_[k] = sensors[k];
+  }
 }
 
 void RecordingWriter::beforeStep(const Session& session) {
@@ -123,6 +131,25 @@ bool parseMotorFaultKind(const std::string& name, MotorFault::Kind& kind) {
   for (auto k : {MotorFault::Kind::None, MotorFault::Kind::Stuck, MotorFault::Kind::Weak,
                  MotorFault::Kind::Reversed}) {
     if (name == motorFaultName(k)) {
+      kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* sensorFaultName(SensorFault::Kind kind) {
+  switch (kind) {
+    case SensorFault::Kind::Noise: return "noise";
+    case SensorFault::Kind::Dropout: return "dropout";
+    case SensorFault::Kind::None: break;
+  }
+  return "none";
+}
+
+bool parseSensorFaultKind(const std::string& name, SensorFault::Kind& kind) {
+  for (auto k : {SensorFault::Kind::None, SensorFault::Kind::Noise, SensorFault::Kind::Dropout}) {
+    if (name == sensorFaultName(k)) {
       kind = k;
       return true;
     }
@@ -220,6 +247,15 @@ Recording readRecording(const std::string& path) {
       }
       fault.value = value;
       r.faults[integer(w[1])].emplace_back(static_cast<int>(integer(w[2])), fault);
+    } else if (tag == "s") {
+      SensorFault fault;
+      double value = 0.0;
+      if (w.size() != 5 || !parseSensorFaultKind(w[3], fault.kind) ||
+          std::from_chars(w[4].data(), w[4].data() + w[4].size(), value).ec != std::errc()) {
+        fail("expected: s <step> <sensor> <none|noise|dropout> <value>");
+      }
+      fault.value = value;
+      r.sensor_faults[integer(w[1])].emplace_back(static_cast<int>(integer(w[2])), fault);
     } else if (tag == "h") {
       if (w.size() != 3) fail("expected: h <step> <hash>");
       if (integer(w[1]) != r.hashes.size() + 1) fail("steps out of order");
@@ -264,6 +300,16 @@ ReplayResult replay(const Recording& recording, bool verify) {
                                            recording.file, motor, session.motorFaults().size()));
         }
         session.setMotorFault(motor, fault);
+      }
+    }
+    if (auto it = recording.sensor_faults.find(s); it != recording.sensor_faults.end()) {
+      for (const auto& [sensor, fault] : it->second) {
+        if (sensor < 0 || static_cast<std::size_t>(sensor) >= session.sensorFaults().size()) {
+          throw RecordingError(fmt::format("{}: fault of sensor {}, the scheme reads {} sensors",
+                                           recording.file, sensor, session.sensorFaults().size()));
+        }
+        // Dropout takes the held value from the session, which has reached the recorded state.
+        session.setSensorFault(sensor, fault);
       }
     }
     if (auto it = recording.pult.find(s); it != recording.pult.end()) {

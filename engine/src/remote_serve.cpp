@@ -161,9 +161,14 @@ class ServerLink {
     for (std::size_t k = 0; k < options_.faults.size(); ++k) {
       if (!faults_applied_[k] && options_.faults[k].at_s <= session.time() + 1e-9) {
         const ScheduledFault& f = options_.faults[k];
-        event(session, "fault", fmt::format("scenario: motor {} {} (value {:g})",
-                                            scene_.model.motors[static_cast<std::size_t>(f.motor)].name,
-                                            motorFaultName(f.fault.kind), f.fault.value));
+        if (f.sensor >= 0) {
+          event(session, "fault", fmt::format("scenario: sensor {} {} (value {:g})", f.signal,
+                                              sensorFaultName(f.sensor_fault.kind), f.sensor_fault.value));
+        } else {
+          event(session, "fault", fmt::format("scenario: motor {} {} (value {:g})",
+                                              scene_.model.motors[static_cast<std::size_t>(f.motor)].name,
+                                              motorFaultName(f.fault.kind), f.fault.value));
+        }
       }
     }
     applyDueFaults(options_.faults, faults_applied_, session);
@@ -270,6 +275,7 @@ class ServerLink {
         } else {
           session.restore(*initial_);
           for (std::size_t m = 0; m < session.motorFaults().size(); ++m) session.setMotorFault(static_cast<int>(m), {});
+          for (std::size_t k = 0; k < session.sensorFaults().size(); ++k) session.setSensorFault(static_cast<int>(k), {});
           for (auto& h : held_) h.reset();
           faults_applied_.assign(options_.faults.size(), 0);  // the scenario's faults are due again
           event(session, "command", "reset to start by " + who);
@@ -323,7 +329,39 @@ class ServerLink {
                   : fmt::format("control {} axis_stuck at {:g} by {}", c.target, *held, c.issuer));
       return;
     }
+    if (c.target.find('.') != std::string::npos) {
+      applySensorFault(c, session);
+      return;
+    }
     event(session, "refused", fmt::format("fault target \"{}\": no motor or control of that name", c.target));
+  }
+
+  // A target with a dot is a signal the scheme reads: fault:joint.arm.position:noise:0.01.
+  void applySensorFault(const Command& c, Session& session) {
+    const bool clear = c.kind == CommandKind::ClearFault;
+    std::string error;
+    const int k = session.schemeSensor(c.target, error);
+    if (k < 0) {
+      event(session, "refused", fmt::format("fault target \"{}\": {}", c.target, error));
+      return;
+    }
+    SensorFault fault;
+    if (!clear && (!parseSensorFaultKind(c.fault, fault.kind) || fault.kind == SensorFault::Kind::None)) {
+      event(session, "refused", fmt::format("fault \"{}\" of sensor {}: expected noise or dropout", c.fault, c.target));
+      return;
+    }
+    if (fault.kind == SensorFault::Kind::Noise) {
+      if (!(c.value > 0.0 && std::isfinite(c.value))) {
+        event(session, "refused", fmt::format("noise of sensor {}: expected a standard deviation > 0", c.target));
+        return;
+      }
+      fault.value = c.value;
+    }
+    session.setSensorFault(k, fault);
+    fault = session.sensorFaults()[static_cast<std::size_t>(k)];
+    event(session, "fault",
+          clear ? fmt::format("sensor {} healthy again ({})", c.target, c.issuer)
+                : fmt::format("sensor {} {} (value {:g}) by {}", c.target, c.fault, fault.value, c.issuer));
   }
 
   Bus& bus_;

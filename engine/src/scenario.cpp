@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -63,11 +64,32 @@ TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::strin
 }
 
 ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string& path, const Scene& scene) {
-  const MapReader m(ctx, node, path, {"at", "motor", "fault", "value"});
+  const MapReader m(ctx, node, path, {"at", "motor", "signal", "fault", "value"});
   ScheduledFault f;
   f.line = m.line();
   f.at_s = m.number("at");
   if (f.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
+  if (m.has("signal")) {
+    m.forbid("motor", "give either motor or signal");
+    f.motor = -1;
+    f.signal = m.string("signal");
+    std::string error;
+    f.sensor = schemeSensorIndex(scene, f.signal, error);
+    if (f.sensor < 0) ctx.fail(m.value("signal"), m.join("signal"), error);
+    const std::string kind = m.string("fault");
+    if (!parseSensorFaultKind(kind, f.sensor_fault.kind)) {
+      ctx.fail(m.value("fault"), m.join("fault"), "expected noise, dropout or none, got \"" + kind + "\"");
+    }
+    if (f.sensor_fault.kind == SensorFault::Kind::Noise) {
+      f.sensor_fault.value = m.number("value");
+      if (!(f.sensor_fault.value > 0.0 && std::isfinite(f.sensor_fault.value))) {
+        ctx.fail(m.value("value"), m.join("value"), "expected a standard deviation > 0");
+      }
+    } else {
+      m.forbid("value", "only noise (the standard deviation) has a value");
+    }
+    return f;
+  }
   const std::string motor = m.string("motor");
   f.motor = -1;
   std::string known;
@@ -346,7 +368,11 @@ std::string ScenarioResult::failureSummary() const {
 void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>& applied, Session& session) {
   for (std::size_t k = 0; k < faults.size(); ++k) {
     if (applied[k] || faults[k].at_s > session.time() + kTimeEps) continue;
-    session.setMotorFault(faults[k].motor, faults[k].fault);
+    if (faults[k].sensor >= 0) {
+      session.setSensorFault(faults[k].sensor, faults[k].sensor_fault);
+    } else {
+      session.setMotorFault(faults[k].motor, faults[k].fault);
+    }
     applied[k] = 1;
   }
 }

@@ -17,6 +17,59 @@ Session::Session(Scene scene) : scene_(std::move(scene)), simulator_(scene_.mode
   scheme_sensors_.reserve(scene_.scheme.sensors.size());
   motor_faults_.resize(state_.dynamics.motors.size());
   commanded_.resize(state_.dynamics.motors.size());
+  sensor_faults_.resize(scene_.scheme.sensors.size());
+  state_.noise_rng = scene_.source_hash ^ 0x5e45f0a17c0ffee5ull;
+}
+
+namespace {
+
+// splitmix64: a tiny generator whose whole state is one integer (SessionState::noise_rng).
+std::uint64_t splitmix(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Standard normal by Box-Muller (one value per pair of uniforms; u1 in (0, 1] so the log is finite).
+// Written out rather than std::normal_distribution, whose algorithm differs between libraries.
+double gaussian(std::uint64_t& s) {
+  const double u1 = (static_cast<double>(splitmix(s) >> 11) + 1.0) * 0x1.0p-53;
+  const double u2 = static_cast<double>(splitmix(s) >> 11) * 0x1.0p-53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+}  // namespace
+
+int schemeSensorIndex(const Scene& scene, const std::string& signal, std::string& error) {
+  std::vector<SensorDef> sensors = scene.scheme.sensors;
+  const auto ref = resolveSignal(signal, scene.model, scene.pult, scene.scheme, sensors, error);
+  if (!ref) return -1;
+  if (ref->source != SignalRef::Source::Sensor) {
+    error = "\"" + signal + "\" is not a sensor (a sensor is body.*, joint.*, motor.* or contact.*)";
+    return -1;
+  }
+  if (static_cast<std::size_t>(ref->index) >= scene.scheme.sensors.size()) {
+    error = "the scheme of " + scene.file + " does not read \"" + signal + "\"";
+    return -1;
+  }
+  return ref->index;
+}
+
+void Session::setSensorFault(int sensor, SensorFault fault) {
+  const auto i = static_cast<std::size_t>(sensor);
+  if (fault.kind == SensorFault::Kind::Dropout) {
+    if (scheme_sensors_.size() == scene_.scheme.sensors.size()) {
+      fault.value = scheme_sensors_[i];
+    } else {
+      std::vector<double> now;
+      readSensors(scene_.scheme.sensors, now);
+      fault.value = now.at(i);
+    }
+  }
+  sensor_faults_.at(i) = fault;
+  any_sensor_fault_ = std::any_of(sensor_faults_.begin(), sensor_faults_.end(),
+                                  [](const SensorFault& f) { return f.kind != SensorFault::Kind::None; });
 }
 
 void Session::setMotorFault(int motor, const MotorFault& fault) {
@@ -37,6 +90,14 @@ void Session::evaluateScheme() {
   if (state_.dynamics.step % static_cast<std::uint64_t>(every) != 0) return;
   const double dt = every * scene_.model.solver.time_step_s;
   readSensors(scene_.scheme.sensors, scheme_sensors_);
+  if (any_sensor_fault_) {
+    // In sensor order, so the noise draws are in a fixed order.
+    for (std::size_t i = 0; i < sensor_faults_.size(); ++i) {
+      const SensorFault& f = sensor_faults_[i];
+      if (f.kind == SensorFault::Kind::Noise) scheme_sensors_[i] += f.value * gaussian(state_.noise_rng);
+      if (f.kind == SensorFault::Kind::Dropout) scheme_sensors_[i] = f.value;
+    }
+  }
   sim::engine::evaluateScheme(scene_.scheme, state_.scheme, state_.pult, scheme_sensors_, dt);
   ++state_.scheme_evaluations;
   for (const SchemeOutput& out : scene_.scheme.outputs) {

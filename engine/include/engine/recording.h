@@ -10,6 +10,9 @@
 //   controls <name> ...                  (the pult's controls, in order)
 //   p <step> <value> ...                 (pult before that step, when it changed; 17 digits)
 //   f <step> <motor> <none|stuck|weak|reversed> <value>  (a motor fault from that step on)
+//   s <step> <sensor> <none|noise|dropout> <value>  (a fault of the scheme's sensor <sensor>, an
+//                                        index into scheme.sensors, from that step on; value:
+//                                        noise's standard deviation or the value dropout holds)
 //   h <step> <hash>                      (Session::hash() after that step, hex)
 //   b <step> <hash> ...                  (per-body state hashes at the end of each frame)
 //   end <steps> <ok|fault|interrupted>   (missing when the run was killed)
@@ -62,6 +65,7 @@ class RecordingWriter {
   int steps_per_frame_ = 1;
   std::vector<double> last_pult_;
   std::vector<MotorFault> last_faults_;
+  std::vector<SensorFault> last_sensor_faults_;
   bool wrote_pult_ = false;
   bool finished_ = false;
 };
@@ -76,6 +80,8 @@ struct Recording {
   std::map<std::uint64_t, std::vector<double>> pult;  ///< Step -> values before it.
   /// Step -> motor faults that take effect before it (motor index, fault).
   std::map<std::uint64_t, std::vector<std::pair<int, MotorFault>>> faults;
+  /// Step -> sensor faults that take effect before it (scheme sensor index, fault).
+  std::map<std::uint64_t, std::vector<std::pair<int, SensorFault>>> sensor_faults;
   std::vector<std::uint64_t> hashes;                  ///< hashes[s - 1]: after step s.
   std::map<std::uint64_t, std::vector<std::uint64_t>> body_hashes;  ///< Step -> per body.
   bool complete = false;  ///< The end line was read.
@@ -108,4 +114,7 @@ namespace sim::engine {
 /// "none", "stuck", "weak", "reversed"; and back (false for an unknown name).
 const char* motorFaultName(MotorFault::Kind kind);
 bool parseMotorFaultKind(const std::string& name, MotorFault::Kind& kind);
+/// "none", "noise", "dropout"; and back (false for an unknown name).
+const char* sensorFaultName(SensorFault::Kind kind);
+bool parseSensorFaultKind(const std::string& name, SensorFault::Kind& kind);
 }  // namespace sim::engine

@@ -44,12 +44,15 @@ struct Expectation {
   int line = 0;
 };
 
-/// A drive failure the scenario injects at a time (`faults:`; docs/scenarios.md). Kind None
+/// A drive or sensor failure the scenario injects at a time (`faults:`; docs/scenarios.md). Kind None
 /// clears an earlier one.
 struct ScheduledFault {
   double at_s = 0.0;
-  int motor = 0;  ///< Index into Model::motors.
+  int motor = 0;  ///< Index into Model::motors; -1 for a sensor fault.
   MotorFault fault;
+  int sensor = -1;     ///< Index into the scheme's sensors, or -1 for a motor fault.
+  std::string signal;  ///< The sensor as written (`signal:`).
+  SensorFault sensor_fault;
   int line = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <engine/scheme.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace sim::engine {
@@ -36,12 +37,31 @@ struct MotorFault {
   }
 };
 
+/// An injected sensor failure on a signal the scheme reads (instructor or scenario,
+/// docs/network.md). The scheme sees the faulted value; the dynamics, the HUD and scenario
+/// expectations keep measuring the true one.
+struct SensorFault {
+  enum class Kind { None, Noise, Dropout };
+  Kind kind = Kind::None;
+  /// Noise: the standard deviation of the Gaussian added at each evaluation (the signal's unit);
+  /// Dropout: the value held, filled in by Session::setSensorFault (the last value the scheme saw).
+  double value = 0.0;
+  bool operator==(const SensorFault&) const = default;
+};
+
+/// Index into scene.scheme.sensors of a signal as written (`joint.arm.position`), or -1 with the
+/// reason in `error` (not a sensor, or one the scheme does not read).
+int schemeSensorIndex(const Scene& scene, const std::string& signal, std::string& error);
+
 /// Everything that changes while a session runs.
 struct SessionState {
   dynamics::State dynamics;
   PultState pult;
   SchemeState scheme;
   std::uint64_t scheme_evaluations = 0;
+  /// Generator of sensor noise (splitmix64), seeded from the scene's hash: a replay draws the same
+  /// numbers. Not hashed (it only moves while noise is on, and the noise shows in the scheme).
+  std::uint64_t noise_rng = 0;
   bool operator==(const SessionState&) const = default;
 };
 
@@ -66,6 +86,15 @@ class Session {
   void setMotorFault(int motor, const MotorFault& fault);
   /// One per motor, Kind::None when healthy.
   const std::vector<MotorFault>& motorFaults() const { return motor_faults_; }
+
+  int schemeSensor(const std::string& signal, std::string& error) const {
+    return schemeSensorIndex(scene_, signal, error);
+  }
+  /// Injects (or, with Kind::None, clears) a fault of a scheme sensor. Dropout holds the value the
+  /// scheme saw last (the current reading before the first evaluation).
+  void setSensorFault(int sensor, SensorFault fault);
+  /// One per scheme sensor, Kind::None when healthy.
+  const std::vector<SensorFault>& sensorFaults() const { return sensor_faults_; }
 
   /// One fixed step: the scheme (when due: every step, or at the first step of each frame) turns
   /// the pult into voltages, then the dynamics advances time_step_s.
@@ -97,6 +126,8 @@ class Session {
   std::vector<MotorFault> motor_faults_;  // one per motor
   std::vector<double> commanded_;         // scratch: commanded voltages during a faulted step
   bool any_fault_ = false;
+  std::vector<SensorFault> sensor_faults_;  // one per scheme sensor
+  bool any_sensor_fault_ = false;
   double scheme_seconds_ = 0.0;
 };
 
