@@ -515,6 +515,49 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
   EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
 }
 
+// Sensor faults from the instructor: a target with a dot is a sensor the scheme reads. The faults
+// reach the recording as `s` lines; the replay matches, and diverges without them.
+TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  Process server(cat(std::vector<std::string>{"serve", source("tests/engine/data/sensor_servo.yaml"), "--duration",
+                                              "60", "--record", (dir / "server.rec").string()},
+                     classArgs(part)),
+                 dir / "server.out");
+  remote::ClassAddress address;
+  address.partition = part;
+  remote::Bus bus(address, remote::Bus::Role::Station);
+  remote::StateFrame f;
+  ASSERT_TRUE(eventually(30.0, [&] { return bus.takeState(f) && f.sim_time_s > 0.5; })) << server.output();
+  Process fault(cat(std::vector<std::string>{"instruct", "--command", "fault:joint.hinge.position:noise:0.01",
+                                             "--command", "fault:joint.hinge.position:dropout", "--command",
+                                             "fault:joint.nosuch.position:dropout", "--listen", "2"},
+                    classArgs(part)),
+                dir / "fault.out");
+  ASSERT_EQ(fault.wait(40.0), 0) << fault.output();
+  const std::string out = fault.output();
+  EXPECT_NE(out.find("sensor joint.hinge.position dropout"), std::string::npos) << out;
+  EXPECT_NE(out.find("refused"), std::string::npos) << out;
+  EXPECT_NE(out.find("nosuch"), std::string::npos) << out;
+  const double faulted_at = f.sim_time_s;
+  ASSERT_TRUE(eventually(10.0, [&] { return bus.takeState(f) && f.sim_time_s > faulted_at + 2.5; }));
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
+  ASSERT_FALSE(rec.sensor_faults.empty()) << "the sensor faults are in the recording";
+  EXPECT_EQ(rec.sensor_faults.rbegin()->second.back().second.kind, sim::engine::SensorFault::Kind::Dropout);
+  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
+  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
+  std::ifstream in(dir / "server.rec");
+  std::ofstream stripped(dir / "stripped.rec");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("s ", 0) != 0) stripped << line << '\n';
+  }
+  stripped.close();
+  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
+  EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
+}
+
 TEST(Net, ServerAndViewerInANetworkNamespace) {
   // `unshare -rn`: a user and network namespace with only a loopback interface, so the class is
   // cut off from the machine's network (no multicast route: discovery by the 127.0.0.1 peer).
