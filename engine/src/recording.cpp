@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #ifndef SIMTRAINER_GIT_COMMIT
 #define SIMTRAINER_GIT_COMMIT "unknown"
@@ -200,6 +201,17 @@ Recording readRecording(const std::string& path) {
     if (ec != std::errc() || ptr != w.data() + w.size()) fail("expected a step number, got \"" + w + "\"");
     return v;
   };
+  // `<tag> <step> <index> <kind> <value>`: a motor or sensor fault from that step on.
+  auto faultLine = [&](const std::vector<std::string>& w, auto& faults, auto parseKind, const char* form) {
+    typename std::decay_t<decltype(faults)>::mapped_type::value_type::second_type fault;
+    double value = 0.0;
+    if (w.size() != 5 || !parseKind(w[3], fault.kind) ||
+        std::from_chars(w[4].data(), w[4].data() + w[4].size(), value).ec != std::errc()) {
+      fail(std::string("expected: ") + form);
+    }
+    fault.value = value;
+    faults[integer(w[1])].emplace_back(static_cast<int>(integer(w[2])), fault);
+  };
   while (start < text.size()) {
     const auto end = text.find('\n', start);
     if (end == std::string::npos) break;  // a line cut off by a kill: ignored
@@ -239,23 +251,9 @@ Recording readRecording(const std::string& path) {
       }
       r.pult[integer(w[1])] = std::move(values);
     } else if (tag == "f") {
-      MotorFault fault;
-      double value = 0.0;
-      if (w.size() != 5 || !parseMotorFaultKind(w[3], fault.kind) ||
-          std::from_chars(w[4].data(), w[4].data() + w[4].size(), value).ec != std::errc()) {
-        fail("expected: f <step> <motor> <none|stuck|weak|reversed> <value>");
-      }
-      fault.value = value;
-      r.faults[integer(w[1])].emplace_back(static_cast<int>(integer(w[2])), fault);
+      faultLine(w, r.faults, parseMotorFaultKind, "f <step> <motor> <none|stuck|weak|reversed> <value>");
     } else if (tag == "s") {
-      SensorFault fault;
-      double value = 0.0;
-      if (w.size() != 5 || !parseSensorFaultKind(w[3], fault.kind) ||
-          std::from_chars(w[4].data(), w[4].data() + w[4].size(), value).ec != std::errc()) {
-        fail("expected: s <step> <sensor> <none|noise|dropout> <value>");
-      }
-      fault.value = value;
-      r.sensor_faults[integer(w[1])].emplace_back(static_cast<int>(integer(w[2])), fault);
+      faultLine(w, r.sensor_faults, parseSensorFaultKind, "s <step> <sensor> <none|noise|dropout> <value>");
     } else if (tag == "h") {
       if (w.size() != 3) fail("expected: h <step> <hash>");
       if (integer(w[1]) != r.hashes.size() + 1) fail("steps out of order");
@@ -290,28 +288,27 @@ ReplayResult replay(const Recording& recording, bool verify) {
     throw RecordingError(recording.file + ": the scene's pult controls differ from the recording's");
   }
   Session session(std::move(scene));
+  // The faults recorded before step s, checked against the scene (a recording may be edited).
+  auto applyFaults = [&](const auto& faults, std::uint64_t s, std::size_t count, const char* what,
+                         const char* limit, auto set) {
+    const auto it = faults.find(s);
+    if (it == faults.end()) return;
+    for (const auto& [index, fault] : it->second) {
+      if (index < 0 || static_cast<std::size_t>(index) >= count) {
+        throw RecordingError(fmt::format("{}: fault of {} {}, {}", recording.file, what, index,
+                                         fmt::format(fmt::runtime(limit), count)));
+      }
+      set(index, fault);
+    }
+  };
   ReplayResult result;
   const std::uint64_t steps = recording.hashes.size();
   for (std::uint64_t s = 0; s < steps; ++s) {
-    if (auto it = recording.faults.find(s); it != recording.faults.end()) {
-      for (const auto& [motor, fault] : it->second) {
-        if (motor < 0 || static_cast<std::size_t>(motor) >= session.motorFaults().size()) {
-          throw RecordingError(fmt::format("{}: fault of motor {}, the scene has {} motors",
-                                           recording.file, motor, session.motorFaults().size()));
-        }
-        session.setMotorFault(motor, fault);
-      }
-    }
-    if (auto it = recording.sensor_faults.find(s); it != recording.sensor_faults.end()) {
-      for (const auto& [sensor, fault] : it->second) {
-        if (sensor < 0 || static_cast<std::size_t>(sensor) >= session.sensorFaults().size()) {
-          throw RecordingError(fmt::format("{}: fault of sensor {}, the scheme reads {} sensors",
-                                           recording.file, sensor, session.sensorFaults().size()));
-        }
-        // Dropout takes the held value from the session, which has reached the recorded state.
-        session.setSensorFault(sensor, fault);
-      }
-    }
+    applyFaults(recording.faults, s, session.motorFaults().size(), "motor", "the scene has {} motors",
+                [&](int m, const MotorFault& f) { session.setMotorFault(m, f); });
+    // Dropout takes the held value from the session, which has reached the recorded state.
+    applyFaults(recording.sensor_faults, s, session.sensorFaults().size(), "sensor", "the scheme reads {} sensors",
+                [&](int k, const SensorFault& f) { session.setSensorFault(k, f); });
     if (auto it = recording.pult.find(s); it != recording.pult.end()) {
       for (std::size_t c = 0; c < it->second.size(); ++c) session.setControl(static_cast<int>(c), it->second[c]);
     }

@@ -167,6 +167,15 @@ std::uint64_t lastStep(const fs::path& trace) {
 
 const std::string kScene = "scenes/grasp.yaml";  // a pult (grip, lift) and two motors, 240 Hz steps
 
+// Copies a recording without its lines that start with `prefix` (to show they matter).
+void stripLines(const fs::path& from, const fs::path& to, const std::string& prefix) {
+  std::ifstream in(from);
+  std::ofstream out(to);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) out << line << '\n';
+  }
+}
+
 std::vector<std::string> classArgs(const std::string& part, int domain = 0) {
   return {"--domain", std::to_string(domain), "--partition", part};
 }
@@ -505,12 +514,7 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
   Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
   EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
   // Without the fault line the replay diverges: the fault changed the motion.
-  std::ifstream in(dir / "server.rec");
-  std::ofstream stripped(dir / "stripped.rec");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("f ", 0) != 0) stripped << line << '\n';
-  }
-  stripped.close();
+  stripLines(dir / "server.rec", dir / "stripped.rec", "f ");
   Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
   EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
 }
@@ -548,12 +552,7 @@ TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
   EXPECT_EQ(rec.sensor_faults.rbegin()->second.back().second.kind, sim::engine::SensorFault::Kind::Dropout);
   Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
   EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
-  std::ifstream in(dir / "server.rec");
-  std::ofstream stripped(dir / "stripped.rec");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("s ", 0) != 0) stripped << line << '\n';
-  }
-  stripped.close();
+  stripLines(dir / "server.rec", dir / "stripped.rec", "s ");
   Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
   EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
 }
