@@ -114,7 +114,10 @@ class Session {
 
   /// 64-bit hash of the whole session state (dynamics, pult, scheme memory).
   std::uint64_t hash() const;
-  void restore(const SessionState& state) { state_ = state; }
+  void restore(const SessionState& state) {
+    state_ = state;
+    scheme_sensors_.clear();  // a dropout set now holds the restored reading, not the old one
+  }
 
  private:
   void evaluateScheme();
