@@ -323,17 +323,20 @@ TEST_F(Mf4View, OrbitCameraFollowsTheMouse) {
   EXPECT_FALSE(view_->view().orbiting());
 }
 
-// F9 pauses (time stands still, frames still drawn), F10 runs exactly one frame, F11 returns to
-// the initial state, F9 again resumes; the HUD says it is paused.
-// Print saves the picture of the frame being shown, named after the scene and the time, and
-// reports it; a directory that cannot be written is reported, the run goes on.
-TEST(WindowKeys, PrintSavesAScreenshot) {
-  const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
+// A 320 × 180 pixel buffer for the window-key tests.
+ViewSetup smallOffscreen() {
   ViewSetup setup;
   setup.width = 320;
   setup.height = 180;
   setup.offscreen = true;
-  SessionView view(scene, setup);
+  return setup;
+}
+
+// Print saves the picture of the frame being shown, named after the scene and the time, and
+// reports it; a directory that cannot be written is reported, the run goes on.
+TEST(WindowKeys, PrintSavesAScreenshot) {
+  const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
+  SessionView view(scene, smallOffscreen());
   const fs::path dir = fs::temp_directory_path() / ("simtrainer_print_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   view.setScreenshotDirectory(dir.string());
@@ -361,13 +364,11 @@ TEST(WindowKeys, PrintSavesAScreenshot) {
   fs::remove_all(dir);
 }
 
+// F9 pauses (time stands still, frames still drawn), F10 runs exactly one frame, F11 returns to
+// the initial state, F9 again resumes; the HUD says it is paused.
 TEST(WindowKeys, PauseStepAndReset) {
   const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
-  ViewSetup setup;
-  setup.width = 320;
-  setup.height = 180;
-  setup.offscreen = true;
-  SessionView view(scene, setup);
+  SessionView view(scene, smallOffscreen());
   RunControl control;
   view.setRunControl(&control);
   using Key = osgGA::GUIEventAdapter::KeySymbol;
