@@ -1,7 +1,7 @@
 // Cost of the seed 000 drive unit and of LuGre joint friction inside the solver: one step of a
 // six-link motorised arm (samples::chain(6) at dt = 1/240 s, a motor on every hinge, voltages
-// reversing every 0.5 s) with rigid gear motors, with drive units, with LuGre joint friction, and
-// with both. Prints mean wall time per step and the ratio to the rigid arm, all in one run.
+// reversing every 0.5 s) with rigid gear motors, with drive units (static output friction, then
+// eq. 22), with LuGre joint friction, and with drives plus LuGre joints. Prints mean wall time per step and the ratio to the rigid arm, all in one run.
 //   build/bin/bench_drive [steps]
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
@@ -15,7 +15,7 @@ using namespace sim::dynamics;
 
 namespace {
 
-Model arm(bool drive, bool lugre) {
+Model arm(bool drive, bool lugre, bool eq22) {
   Model m = samples::chain(6, 1.0 / 240.0, 20, 2);
   for (std::size_t j = 0; j < m.joints.size(); ++j) {
     MotorDef mo;
@@ -28,6 +28,7 @@ Model arm(bool drive, bool lugre) {
     if (drive) {
       DriveDef d;
       d.backlash = 0.002;
+      if (eq22) d.friction = DriveFriction::LuGre;
       mo.drive = d;
     }
     m.motors.push_back(mo);
@@ -68,17 +69,18 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 4800;
   struct Case {
     const char* name;
-    bool drive, lugre;
+    bool drive, lugre, eq22;
   };
-  const Case cases[] = {{"rigid motors", false, false},
-                        {"drive units", true, false},
-                        {"LuGre joints", false, true},
-                        {"drive + LuGre", true, true}};
+  const Case cases[] = {{"rigid motors", false, false, false},
+                        {"drive units", true, false, false},
+                        {"drive, eq. 22", true, false, true},
+                        {"LuGre joints", false, true, false},
+                        {"drive + LuGre", true, true, false}};
   double base = 0.0;
   std::printf("6-link motorised arm, dt = 1/240 s, %d steps per case\n", steps);
   for (const Case& c : cases) {
-    perStepSeconds(arm(c.drive, c.lugre), steps / 10);  // warm up
-    const double t = perStepSeconds(arm(c.drive, c.lugre), steps);
+    perStepSeconds(arm(c.drive, c.lugre, c.eq22), steps / 10);  // warm up
+    const double t = perStepSeconds(arm(c.drive, c.lugre, c.eq22), steps);
     if (base == 0.0) base = t;
     std::printf("%-14s %8.2f us/step  ratio %.2f\n", c.name, t * 1e6, t / base);
   }

@@ -255,7 +255,7 @@ namespace sim::dynamics::detail {
 /// Where a block row's accumulated impulse is kept in the state (warm start and reactions).
 enum class ImpulseSink {
   JointLinear, JointAngular, JointLimit, MotorCoupling, MotorBacklash, MotorCharacteristic,
-  Repeater
+  Repeater, RepeaterBacklash
 };
 
 /// LDL^T of a small symmetric positive definite matrix, without pivoting, over flat arrays sized

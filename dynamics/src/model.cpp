@@ -240,9 +240,30 @@ std::vector<ModelError> validate(const Model& model) {
         fail(dat + "M_S", "breakaway friction must be >= M_C");
       positive(d.stribeck_speed, "stribeck_speed", "Stribeck speed (rad/s)");
       positive(d.exponent, "exponent", "Stribeck exponent");
+      nonNegative(d.viscous, "K_V2", "viscous output friction (N m s/rad)");
+      if (d.friction == DriveFriction::LuGre) {
+        positive(d.sigma0, "sigma0", "bristle stiffness (N m/rad)");
+        nonNegative(d.sigma1, "sigma1", "bristle damping (N m s/rad)");
+        nonNegative(d.t_min_s, "T_min", "bristle time-constant bound (s)");
+        positive(d.coulomb, "M_C", "Coulomb friction of the LuGre model (g > 0)");
+      }
     }
     for (std::size_t k = 0; k < i; ++k) {
       if (model.motors[k].joint == m.joint) fail(at + ".joint", "joint already has a motor");
+    }
+    // Eq. 22 output friction keeps its bristle state in the joint's LuGre state.
+    auto lugreJoint = [&](int j) {
+      return j >= 0 && j < static_cast<int>(model.joints.size()) &&
+             model.joints[j].friction.model == JointFrictionModel::LuGre;
+    };
+    if (m.drive && m.drive->friction == DriveFriction::LuGre) {
+      if (lugreJoint(m.joint))
+        fail(at + ".drive.friction", "lugre output friction on a joint with LuGre friction");
+      for (std::size_t k = 0; k < model.repeaters.size(); ++k) {
+        if (model.repeaters[k].motor == static_cast<int>(i) && lugreJoint(model.repeaters[k].joint))
+          fail(at + ".drive.friction",
+               "lugre output friction on repeater joint with LuGre friction");
+      }
     }
   }
 

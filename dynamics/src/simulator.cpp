@@ -109,9 +109,17 @@ struct JointWork {
   int limit_side = 0;        // +1 lower limit row, -1 upper limit row, 0 none
   double limit_bias = 0.0;   // allowed approach speed (speculative limit)
   double viscous_gamma = 0;  // soft row: impulse per unit speed
+  double viscous_target = 0.0;  // speed the soft row damps toward (LuGre drive output friction)
   bool has_friction = false;
   double friction_level = 0.0;  // load-independent Coulomb bound this substep (N m or N)
   double start_speed = 0.0;     // axis speed at the start of the substep (LuGre z update)
+  // Seed 000 drive output on this joint: the drive, and whose coupling impulse (M1 h) it carries,
+  // the motor's or a repeater's. With eq. 22 friction, z_end = lugre_decay z + lugre_gain Ω_end.
+  const DriveDef* drive = nullptr;
+  int drive_motor = -1;
+  int drive_repeater = -1;
+  double lugre_decay = 1.0;
+  double lugre_gain = 0.0;
   // Flexure: rows 0-2 hold the out-of-plane motion (translation along the axis, two tilts) hard;
   // rows 3-5 are the spring on (x, y, θ), soft rows whose compliance gamma comes from the
   // stiffness and damping (soft_row.h). The torsion-spring model holds rows 3-4 hard too. All six
@@ -240,7 +248,8 @@ struct Simulator::Impl {
   void addJointRows(RowBlock& block, int j);
   void buildBlocks(const State& s, double h);
   void solveBlock(RowBlock& block, State& s, double& largest);
-  void addDriveRows(RowBlock& block, const State& s, int motor, double h);
+  void addDriveRows(RowBlock& block, const State& s, int motor, int repeater, double h);
+  void addDriveFriction(JointWork& w, const State& s, int j, double h);
   void updateDrivesAndFriction(State& s, double h);
 
   explicit Impl(Model m);
@@ -358,7 +367,18 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
     if (md.drive) {
       motors[i].drive = &*md.drive;
       joints[md.joint].has_friction = true;  // the drive's output friction
+      joints[md.joint].drive = &*md.drive;
+      joints[md.joint].drive_motor = static_cast<int>(i);
     }
+  }
+  for (std::size_t i = 0; i < model.repeaters.size(); ++i) {
+    const RepeaterDef& rd = model.repeaters[i];
+    if (!model.motors[rd.motor].drive) continue;
+    JointWork& jw = joints[rd.joint];  // a follower gets its own transmission and output friction
+    jw.has_friction = true;
+    jw.drive = &*model.motors[rd.motor].drive;
+    jw.drive_motor = rd.motor;
+    jw.drive_repeater = static_cast<int>(i);
   }
   repeaters.assign(model.repeaters.size(), RepeaterWork{});
   rotor_inv_inertia.assign(model.motors.size(), 0.0);
@@ -583,22 +603,10 @@ void Simulator::Impl::prepare(const State& s, double h) {
       const double zdot = v - fr.sigma0 * std::abs(v) * z / g;
       w.friction_level = std::abs(fr.sigma0 * z + fr.sigma1 * zdot);
     }
-    // Seed 000 output friction (|M1| K_ML + 1) M_f(Ω): M1 from the last substep's transmission
-    // impulse and Ω the starting speed, so the bound is known before the solve (no loop).
-    if (const int m = motor_of_joint[j]; m >= 0 && motors[m].drive != nullptr) {
-      const DriveDef& d = *motors[m].drive;
-      friction::StribeckParams sp;
-      sp.coulomb = d.coulomb;
-      sp.breakaway = d.breakaway;
-      sp.stribeck_speed = d.stribeck_speed;
-      sp.exponent = d.exponent;
-      const double m1 = std::abs(s.motors[m].coupling_impulse) / h;
-      w.friction_level += (m1 * d.K_ML + 1.0) *
-                          friction::stribeckMagnitude(friction::StribeckCurve::Generalised, sp,
-                                                      std::abs(w.start_speed));
-    }
     // Joint viscous friction as a soft row (backward Euler: impulse = c h * speed).
     w.viscous_gamma = def.friction.viscous * h;
+    w.viscous_target = 0.0;
+    if (w.drive != nullptr) addDriveFriction(w, s, static_cast<int>(j), h);
   }
 
   // Motors: the characteristic tau = Mp (u - w_m / w_xx) - (b / r^2) w_m (bearing friction moved
@@ -825,8 +833,7 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
       const int owner = is_motor ? driver : -driver - 2;
       const int rotor = is_motor ? driver : repeaters[owner].motor;
       const double ratio = is_motor ? motors[driver].coupling_ratio : repeaters[owner].ratio;
-      const DriveDef* drive = is_motor ? motors[driver].drive : nullptr;
-      if (drive == nullptr) {
+      if (motors[rotor].drive == nullptr) {
         detail::BlockRow& c = block.add(bodies, w.a, w.b, -ax.lin, ax.ang_a, ax.lin, ax.ang_b,
                                         is_motor ? ImpulseSink::MotorCoupling
                                                  : ImpulseSink::Repeater,
@@ -835,7 +842,7 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
         c.rotor_coef = -ratio;
         c.rotor_dw = -ratio * motors[rotor].inv_inertia;
       } else {
-        addDriveRows(block, s, driver, h);
+        addDriveRows(block, s, rotor, is_motor ? -1 : owner, h);
       }
       if (w.limit_side != 0) {
         const double sd = w.limit_side;
@@ -885,19 +892,29 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
 // any stiffness). With backlash θ_bn > 0 two one-sided soft rows, one per flank: flank s pushes
 // only (its impulse s M1 h >= 0) and only once s θ exceeds θ_bn; while the flank is open it is
 // speculative (it may close by its gap in one substep, no more), so the gap's lost motion 2 θ_bn
-// is kept exactly. All rows store M1 h in the motor's coupling impulse.
-void Simulator::Impl::addDriveRows(RowBlock& block, const State& s, int motor, double h) {
+// is kept exactly. All rows store M1 h in the motor's coupling impulse. A repeater (`repeater`
+// >= 0) of the motor gets the same transmission between the rotor and its own joint, with its
+// ratio k / r and its initial offset, and stores its M1 h in the repeater's impulse.
+void Simulator::Impl::addDriveRows(RowBlock& block, const State& s, int motor, int repeater,
+                                   double h) {
   const MotorWork& mw = motors[motor];
   const DriveDef& d = *mw.drive;
-  const JointWork& w = joints[mw.joint];
+  const bool follower = repeater >= 0;
+  const int joint = follower ? repeaters[repeater].joint : mw.joint;
+  const JointWork& w = joints[joint];
   const AxisRow& ax = w.axis;
-  const double ratio = mw.coupling_ratio;
-  // Row error C = q - a_m / r = -θ: its velocity is the row's Cdot (axis - ratio * rotor).
-  const double error = w.position - ratio * rotor_angle[motor];
+  const double ratio = follower ? repeaters[repeater].ratio : mw.coupling_ratio;
+  const int owner = follower ? repeater : motor;
+  const double impulse = follower ? s.repeaters[repeater].coupling_impulse
+                                  : s.motors[motor].coupling_impulse;
+  // Row error C = q - a_m / r (- offset) = -θ: its velocity is the row's Cdot (axis - ratio *
+  // rotor).
+  const double error = w.position - ratio * rotor_angle[motor] -
+                       (follower ? repeaters[repeater].offset : 0.0);
   const detail::SoftRowCoefficients soft = detail::softRowCoefficients(d.stiffness, d.damping, h);
   auto add = [&](double sign, ImpulseSink sink) -> detail::BlockRow& {
     detail::BlockRow& r = block.add(bodies, w.a, w.b, -sign * ax.lin, sign * ax.ang_a,
-                                    sign * ax.lin, sign * ax.ang_b, sink, motor);
+                                    sign * ax.lin, sign * ax.ang_b, sink, owner);
     r.rotor = motor;
     r.rotor_coef = -sign * ratio;
     r.rotor_dw = -sign * ratio * mw.inv_inertia;
@@ -906,17 +923,63 @@ void Simulator::Impl::addDriveRows(RowBlock& block, const State& s, int motor, d
     return r;
   };
   if (d.backlash == 0.0) {
-    add(1.0, ImpulseSink::MotorCoupling).target = -soft.bias / h * error;
+    add(1.0, follower ? ImpulseSink::Repeater : ImpulseSink::MotorCoupling).target =
+        -soft.bias / h * error;
     return;
   }
   for (const double sign : {1.0, -1.0}) {
     // Flank `sign` holds sign * C >= -θ_bn: its row position is sign * C + θ_bn (>= 0 open).
     const double opening = sign * error + d.backlash;
-    detail::BlockRow& r = add(sign, ImpulseSink::MotorBacklash);
+    detail::BlockRow& r = add(sign, follower ? ImpulseSink::RepeaterBacklash
+                                             : ImpulseSink::MotorBacklash);
     r.unilateral = true;
     r.target = opening > 0.0 ? -opening / h : -soft.bias / h * opening;
-    r.active = sign * s.motors[motor].coupling_impulse > 0.0;
+    r.active = sign * impulse > 0.0;
   }
+}
+
+// Seed 000 output friction M_F = (|M1| K_ML + 1) M_f(Ω) + K_V2 Ω, M1 from the last substep's
+// transmission impulse so the load factor is known before the solve (no algebraic loop).
+//  - Static: M_f = g(|Ω|) at the starting speed bounds the joint's friction row (exact stick).
+//  - Eq. 22 (modified LuGre): with σ0(Ω), σ1(Ω) and the rate ρ = σ0 |Ω| / g taken at the starting
+//    speed, z over the substep is exact for a constant end speed Ω':
+//      z' = E z + φ Ω',  E = exp(-ρ h),  φ = (1 - E) / ρ,
+//    so M_f = σ0 z' + σ1 (Ω' - ρ z') = A + D Ω' is affine in Ω': a damper D toward -A / D, solved
+//    implicitly as the joint's soft row with the joint's own viscous friction. The steady state
+//    σ0 z = g(Ω) sign Ω is exact; in stick (ρ = 0) the bristles are a spring σ0 with damping σ1.
+void Simulator::Impl::addDriveFriction(JointWork& w, const State& s, int j, double h) {
+  const DriveDef& d = *w.drive;
+  const double impulse = w.drive_repeater >= 0 ? s.repeaters[w.drive_repeater].coupling_impulse
+                                               : s.motors[w.drive_motor].coupling_impulse;
+  const double load = std::abs(impulse) / h * d.K_ML + 1.0;
+  friction::StribeckParams sp;
+  sp.coulomb = d.coulomb;
+  sp.breakaway = d.breakaway;
+  sp.stribeck_speed = d.stribeck_speed;
+  sp.exponent = d.exponent;
+  const double speed = std::abs(w.start_speed);
+  const double g = friction::stribeckMagnitude(friction::StribeckCurve::Generalised, sp, speed);
+  double damping = model.joints[j].friction.viscous + d.viscous;  // N m s/rad
+  double force_at_rest = 0.0;  // the damper's force at Ω' = 0 (N m)
+  if (d.friction == DriveFriction::Static) {
+    w.friction_level += load * g;
+  } else {
+    double sigma0 = d.sigma0;
+    double sigma1 = d.sigma1;
+    if (speed > 0.0) {
+      if (d.t_min_s > 0.0) sigma0 = std::min(sigma0, g / (speed * d.t_min_s));
+      sigma1 = std::min(sigma1, 4.0 * sigma0 * g / speed);
+    }
+    const double rate = sigma0 * speed / g;
+    const double x = rate * h;
+    w.lugre_decay = std::exp(-x);
+    w.lugre_gain = x > 1e-9 ? -std::expm1(-x) / rate : h;
+    const double z = s.joints[j].friction_z;
+    force_at_rest = load * (sigma0 - sigma1 * rate) * w.lugre_decay * z;
+    damping += load * (sigma0 * w.lugre_gain + sigma1 * w.lugre_decay);
+  }
+  w.viscous_gamma = damping * h;
+  w.viscous_target = damping > 0.0 ? -force_at_rest / damping : 0.0;
 }
 
 // After a substep: the drive currents from the new rotor speeds (the same backward-Euler step
@@ -945,6 +1008,14 @@ void Simulator::Impl::updateDrivesAndFriction(State& s, double h) {
     const bool in_window = std::abs(w.axis.velocity(bodies[w.a], bodies[w.b])) < fr.zero_speed;
     js.slipping = !in_window;
   }
+  for (std::size_t j = 0; j < joints.size(); ++j) {
+    const JointWork& w = joints[j];
+    if (w.drive == nullptr || w.drive->friction != DriveFriction::LuGre) continue;
+    // The same affine step the soft row was solved with, at the end speed it reached.
+    JointState& js = s.joints[j];
+    js.friction_z = w.lugre_decay * js.friction_z +
+                    w.lugre_gain * w.axis.velocity(bodies[w.a], bodies[w.b]);
+  }
 }
 
 // One block Gauss-Seidel update: solve the block's rows together, with a few active-set passes
@@ -958,6 +1029,9 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
       case ImpulseSink::MotorCoupling: return s.motors[r.owner].coupling_impulse;
       case ImpulseSink::MotorBacklash:
         return std::max(0.0, r.sign * s.motors[r.owner].coupling_impulse);
+      case ImpulseSink::Repeater: return s.repeaters[r.owner].coupling_impulse;
+      case ImpulseSink::RepeaterBacklash:
+        return std::max(0.0, r.sign * s.repeaters[r.owner].coupling_impulse);
       default: return 0.0;
     }
   };
@@ -1039,6 +1113,9 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
       case ImpulseSink::MotorBacklash: s.motors[r.owner].coupling_impulse += r.sign * d; break;
       case ImpulseSink::MotorCharacteristic: s.motors[r.owner].characteristic_impulse += d; break;
       case ImpulseSink::Repeater: s.repeaters[r.owner].coupling_impulse += d; break;
+      case ImpulseSink::RepeaterBacklash:
+        s.repeaters[r.owner].coupling_impulse += r.sign * d;
+        break;
     }
     largest = std::max(largest, std::abs(d));
   }
@@ -1155,8 +1232,8 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
         return l5;
       };
       if (w.viscous_gamma > 0.0 && w.axis_mass > 0.0) {
-        // Soft row: impulse = -gamma * final speed.
-        const double v = w.axis.velocity(a, b);
+        // Soft row: impulse = -gamma * (final speed - target).
+        const double v = w.axis.velocity(a, b) - w.viscous_target;
         const double dv = (-w.viscous_gamma * v - imp.viscous) / (w.axis_mass + w.viscous_gamma);
         imp.viscous += push(dv);
         note(dv * w.axis_mass);
@@ -1382,6 +1459,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
       rotor_angle[m] -= mw.coupling_ratio * lambda * mw.inv_inertia;
     }
     for (const RepeaterWork& rw : repeaters) {
+      if (motors[rw.motor].drive != nullptr) continue;  // elastic too
       const JointWork& w = joints[rw.joint];
       const double c =
           unwrappedJoint(rw.joint, w.position) - rw.ratio * rotor_angle[rw.motor] - rw.offset;

@@ -885,7 +885,7 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
     // circuit's k_M U / R and U / k_E (shown in the HUD and summaries).
     MapReader d(ctx, m.value("drive"), m.join("drive"),
                 {"L", "R", "k_E", "k_M", "U", "c", "K_V1", "backlash", "K_ML", "M_C", "M_S",
-                 "stribeck_speed", "exponent"});
+                 "stribeck_speed", "exponent", "K_V2", "friction", "sigma0", "sigma1", "T_min"});
     dynamics::DriveDef drive;
     drive.inductance_H = d.number("L", drive.inductance_H);
     drive.resistance_ohm = d.number("R", drive.resistance_ohm);
@@ -900,6 +900,21 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
     drive.breakaway = d.number("M_S", drive.breakaway);
     drive.stribeck_speed = d.number("stribeck_speed", drive.stribeck_speed);
     drive.exponent = d.number("exponent", drive.exponent);
+    drive.viscous = d.number("K_V2", drive.viscous);
+    if (d.has("friction")) {
+      const std::string model = d.string("friction");
+      if (model == "static") {
+        drive.friction = dynamics::DriveFriction::Static;
+      } else if (model == "lugre") {
+        drive.friction = dynamics::DriveFriction::LuGre;
+      } else {
+        ctx.fail(d.value("friction"), d.join("friction"),
+                 fmt::format("unknown output friction \"{}\": expected static or lugre", model));
+      }
+    }
+    drive.sigma0 = d.number("sigma0", drive.sigma0);
+    drive.sigma1 = d.number("sigma1", drive.sigma1);
+    drive.t_min_s = d.number("T_min", drive.t_min_s);
     motor.drive = drive;
     motor.stall_torque_Nm = m.number("Mp", drive.k_M * drive.supply_V / drive.resistance_ohm);
     motor.no_load_speed_radps = drive.k_E > 0.0 ? drive.supply_V / drive.k_E : 0.0;

@@ -145,12 +145,26 @@ TEST(JointFriction, DriveAndLuGreKeysLoad) {
   EXPECT_EQ(m.drive->K_ML, 2.0);
   EXPECT_EQ(m.drive->breakaway, 0.04);
   EXPECT_EQ(m.drive->resistance_ohm, 7.25);  // seed 000 default
+  EXPECT_EQ(m.drive->friction, sim::dynamics::DriveFriction::Static);  // the default
   EXPECT_NEAR(m.stall_torque_Nm, 0.0452 * 24.0 / 7.25, 1e-15);  // k_M U / R
   const auto& f = scene.model.joints.at(0).friction;
   EXPECT_EQ(f.model, sim::dynamics::JointFrictionModel::LuGre);
   EXPECT_EQ(f.sigma0, 2e5);
   EXPECT_EQ(f.sigma1, 300.0);
   EXPECT_EQ(f.zero_speed, 1e-4);
+  sim::dynamics::Simulator sim(scene.model);  // valid
+}
+
+TEST(JointFriction, DriveEq22KeysLoad) {
+  const auto scene = loadSceneFromString(
+      driveScene("{friction: lugre, sigma0: 80, sigma1: 0.5, T_min: 1e-5, K_V2: 0.002}", "{}"),
+      "drive.yaml");
+  const auto& d = *scene.model.motors.at(0).drive;
+  EXPECT_EQ(d.friction, sim::dynamics::DriveFriction::LuGre);
+  EXPECT_EQ(d.sigma0, 80.0);
+  EXPECT_EQ(d.sigma1, 0.5);
+  EXPECT_EQ(d.t_min_s, 1e-5);
+  EXPECT_EQ(d.viscous, 0.002);
   sim::dynamics::Simulator sim(scene.model);  // valid
 }
 
@@ -181,6 +195,31 @@ TEST(JointFriction, BadDriveAndLuGreKeysAreLocated) {
     ASSERT_FALSE(e.errors().empty());
     const std::string what = e.errors()[0].what();
     EXPECT_NE(what.find("joints[spin].friction.coulomb"), std::string::npos) << what;
+  }
+  try {
+    loadSceneFromString(driveScene("{friction: dahl}", "{}"), "drive.yaml");
+    FAIL() << "accepted";
+  } catch (const sim::engine::SceneError& e) {
+    EXPECT_EQ(e.key(), "motors[m].drive.friction") << e.what();
+    EXPECT_NE(e.message().find("static or lugre"), std::string::npos) << e.what();
+  }
+  try {
+    loadSceneFromString(driveScene("{friction: lugre, sigma0: 0}", "{}"), "drive.yaml");
+    FAIL() << "accepted";
+  } catch (const sim::engine::SceneInvalid& e) {
+    ASSERT_FALSE(e.errors().empty());
+    EXPECT_NE(std::string(e.errors()[0].what()).find("motors[m].drive.sigma0"), std::string::npos)
+        << e.errors()[0].what();
+  }
+  try {
+    // Both would keep their bristle state in the joint's z.
+    loadSceneFromString(driveScene("{friction: lugre}", lugre), "drive.yaml");
+    FAIL() << "accepted";
+  } catch (const sim::engine::SceneInvalid& e) {
+    ASSERT_FALSE(e.errors().empty());
+    EXPECT_NE(std::string(e.errors()[0].what()).find("motors[m].drive.friction"),
+              std::string::npos)
+        << e.errors()[0].what();
   }
   try {
     loadSceneFromString(driveScene("{}", "{model: dahl}"), "drive.yaml");

@@ -131,6 +131,10 @@ struct JointDef {
   FlexureDef flexure;              ///< type == Flexure only.
 };
 
+/// Output friction of a drive unit: the generalised Stribeck curve as a bounded (stick/slip) row,
+/// or the modified LuGre model of seed 000 eq. 22 (bristle state z, pre-sliding, T_min).
+enum class DriveFriction { Static, LuGre };
+
 /// Seed 000 drive unit (SPEC §3) between a motor's rotor and its joint. With it the motor is
 /// driven by its armature circuit instead of the passport characteristic, and the rigid gear
 /// coupling becomes an elastic, damped transmission with backlash and load-dependent output
@@ -151,6 +155,11 @@ struct DriveDef {
   double breakaway = 0.0467;        ///< M_S (N m), >= M_C.
   double stribeck_speed = 10.47;    ///< Ω_2S (rad/s), > 0.
   double exponent = 2.0;            ///< β, > 0.
+  double viscous = 0.0;             ///< K_V2, viscous output friction (N m s/rad), >= 0.
+  DriveFriction friction = DriveFriction::Static;
+  double sigma0 = 100.0;            ///< σ0(0) of eq. 22, bristle stiffness (N m/rad), > 0.
+  double sigma1 = 0.923;            ///< σ1(0) of eq. 22, bristle damping (N m s/rad), >= 0.
+  double t_min_s = 2e-6;            ///< T_min of eq. 22 (s), >= 0; 0: classical LuGre.
 };
 
 /// A DC gear motor given by passport data (SPEC §2.1), driving the coordinate of one hinge or
@@ -170,7 +179,8 @@ struct MotorDef {
   double bearing_friction = 0.0;  ///< b: viscous friction on the joint (N m s/rad or N s/m).
   double initial_voltage = 0.0;   ///< u at t = 0, in [-1, 1].
   /// Seed 000 drive unit; when set, the characteristic Mp, w_xx is not used (the circuit drives
-  /// the rotor) and repeaters of this motor stay rigidly coupled to the rotor.
+  /// the rotor), and each repeater of this motor gets a transmission and output friction of its
+  /// own with the same parameters.
   std::optional<DriveDef> drive;
 
   /// Rotor inertia actually used (kg m^2).
