@@ -63,5 +63,20 @@ set xlabel 'time (s)'; set ylabel 'angle (rad)'
 plot '$data/drive_backlash.csv' skip 1 using 1:2 with lines lc 1 title 'input a_m / i', \
      '' skip 1 using 1:3 with lines lc 2 title 'output q'
 unset multiplot
+
+set output '$out/drive_eq22.png'
+set multiplot layout 1,2 title 'Seed 000 eq. 22 as the drive output friction in the solver (dt = 1/240 s unless noted)'
+set title 'pre-sliding, u = 0.015 sin(2 pi t), below breakaway'
+set xlabel 'output angle q (rad)'; set ylabel 'M1 (N m)'
+set xtics 2e-4
+plot '$data/drive_eq22_loop.csv' skip 1 using 4:5 with lines lw 2 lc 2 title 'eq. 22 (loop)', \
+     '' skip 1 using 2:3 with lines lw 2 lc 1 title 'static (held: a line at q = 0)'
+set title 'output speed, u = 0.5 sin(2 pi t)'
+set xtics autofreq
+set xlabel 'time (s)'; set ylabel 'speed (rad/s)'
+plot '$data/drive_eq22_speed.csv' skip 1 using 1:2 with lines lw 3 lc rgb 'black' title 'standalone model, 1 us', \
+     '' skip 1 using 1:3 with lines lc 1 title 'solver, 1/240 s', \
+     '' skip 1 using 1:4 with lines lc 2 title 'solver, 1/960 s'
+unset multiplot
 GP
-echo "wrote $out/fig7_presliding.png fig8_stribeck.png seed003_servo.png drive_backlash.png"
+echo "wrote $out/fig7_presliding.png fig8_stribeck.png seed003_servo.png drive_backlash.png drive_eq22.png"

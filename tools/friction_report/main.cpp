@@ -1,7 +1,8 @@
 // friction_report: writes the data behind docs/validation/ (seed 000 Figs. 7 and 8, the seed 003
 // servo) as CSV files into the given directory; scripts/validation-figures.sh plots them.
 // The same rigs as tests/dynamics/friction_test.cpp, which asserts on them, and the coupled drive
-// of tests/dynamics/drive_coupled_test.cpp (backlash).
+// of tests/dynamics/drive_coupled_test.cpp (backlash, eq. 22 output friction).
+#include <dynamics/drive_unit.h>
 #include <dynamics/friction.h>
 #include <dynamics/simulator.h>
 
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <numbers>
 #include <string>
+#include <vector>
 
 namespace fr = sim::dynamics::friction;
 
@@ -103,10 +105,10 @@ void servo(const std::filesystem::path& file) {
 // Backlash of the seed 000 drive coupled to the solver (a link of J2 on a vertical hinge, the
 // identified drive with θ_bn = 0.01 rad, dt = 1/240 s): u = ±0.3 reversing every 0.5 s. Transmitted
 // torque M1 against twist θ = a_m / i − q: zero inside ±θ_bn, slope c outside.
-void backlash(const std::filesystem::path& file) {
+sim::dynamics::Model driveLink(double backlash, double dt) {
   namespace dyn = sim::dynamics;
   dyn::Model m;
-  m.solver.time_step_s = 1.0 / 240.0;
+  m.solver.time_step_s = dt;
   m.solver.velocity_iterations = 30;
   dyn::BodyDef link;
   link.name = "link";
@@ -124,9 +126,15 @@ void backlash(const std::filesystem::path& file) {
   mo.rotor_inertia_kgm2 = 9.49e-7;
   mo.gear_ratio = 28.0;
   dyn::DriveDef d;
-  d.backlash = 0.01;
+  d.backlash = backlash;
   mo.drive = d;
   m.motors.push_back(mo);
+  return m;
+}
+
+void backlash(const std::filesystem::path& file) {
+  namespace dyn = sim::dynamics;
+  const dyn::Model m = driveLink(0.01, 1.0 / 240.0);
   dyn::Simulator sim(m);
   dyn::State s = sim.initialState();
   std::FILE* out = std::fopen(file.c_str(), "w");
@@ -138,6 +146,62 @@ void backlash(const std::filesystem::path& file) {
     std::fprintf(out, "%.6f,%.9g,%.9g,%.9g,%.9g,%.9g\n", s.time_s, input, s.joints[0].position,
                  input - s.joints[0].position, s.motors[0].coupling_impulse / m.solver.time_step_s,
                  s.motors[0].current_A);
+  }
+  std::fclose(out);
+}
+
+// Eq. 22 as the coupled drive's output friction. Left: pre-sliding, u = 0.015 sin(2πt) (below
+// breakaway), transmitted torque M1 against the output angle over the third period, static output
+// friction and eq. 22. Right: output speed under u = 0.5 sin(2πt), the solver at 1/240 and 1/960
+// s against the standalone model at 1 µs (rows every 1/240 s).
+void driveEq22(const std::filesystem::path& loop_file, const std::filesystem::path& speed_file) {
+  namespace dyn = sim::dynamics;
+  const double h = 1.0 / 240.0;
+  std::FILE* out = std::fopen(loop_file.c_str(), "w");
+  std::fprintf(out, "time_s,static_q_rad,static_M1_Nm,eq22_q_rad,eq22_M1_Nm\n");
+  dyn::Model ms = driveLink(0.0, h), ml = driveLink(0.0, h);
+  ml.motors[0].drive->friction = dyn::DriveFriction::LuGre;
+  dyn::Simulator ss(ms), sl(ml);
+  dyn::State a = ss.initialState(), b = sl.initialState();
+  for (int n = 0; n < 3 * 240; ++n) {
+    a.motors[0].voltage = b.motors[0].voltage = 0.015 * std::sin(2.0 * kPi * (n + 0.5) * h);
+    ss.step(a);
+    sl.step(b);
+    if (n >= 2 * 240)
+      std::fprintf(out, "%.6f,%.9g,%.9g,%.9g,%.9g\n", a.time_s, a.joints[0].position,
+                   a.motors[0].coupling_impulse / h, b.joints[0].position,
+                   b.motors[0].coupling_impulse / h);
+  }
+  std::fclose(out);
+
+  auto coupled = [](double dt) {
+    dyn::Model m = driveLink(0.0, dt);
+    m.motors[0].drive->friction = dyn::DriveFriction::LuGre;
+    dyn::Simulator sim(m);
+    dyn::State s = sim.initialState();
+    const int per = static_cast<int>(std::lround(1.0 / 240.0 / dt));
+    std::vector<double> v;
+    for (int n = 0; n < 480 * per; ++n) {
+      s.motors[0].voltage = 0.5 * std::sin(2.0 * kPi * (n + 0.5) * dt);
+      sim.step(s);
+      if ((n + 1) % per == 0) v.push_back(s.joints[0].speed);
+    }
+    return v;
+  };
+  const std::vector<double> c240 = coupled(1.0 / 240.0), c960 = coupled(1.0 / 960.0);
+  dyn::drive::DriveUnitParams p;
+  dyn::drive::DriveUnitState st;
+  out = std::fopen(speed_file.c_str(), "w");
+  std::fprintf(out, "time_s,standalone_radps,solver_240_radps,solver_960_radps\n");
+  const int per = 1000000 / 240 + 1;  // 1 µs steps between rows (4167 µs ≈ 1/240 s)
+  const double dt = 1.0 / 240.0 / per;
+  for (std::size_t k = 0; k < c240.size(); ++k) {
+    for (int i = 0; i < per; ++i) {
+      const double t = (static_cast<double>(k * per + i) + 0.5) * dt;
+      dyn::drive::stepDriveUnit(p, st, 12.0 * 0.5 * std::sin(2.0 * kPi * t), 0.0, dt);
+    }
+    std::fprintf(out, "%.6f,%.9g,%.9g,%.9g\n", static_cast<double>(k + 1) / 240.0, st.omega2_radps, c240[k],
+                 c960[k]);
   }
   std::fclose(out);
 }
@@ -155,7 +219,9 @@ int main(int argc, char** argv) {
   fig8(dir / "fig8_stribeck.csv");
   servo(dir / "seed003_servo.csv");
   backlash(dir / "drive_backlash.csv");
-  std::printf("wrote %s/{fig7_presliding,fig8_stribeck,seed003_servo,drive_backlash}.csv\n",
+  driveEq22(dir / "drive_eq22_loop.csv", dir / "drive_eq22_speed.csv");
+  std::printf("wrote %s/{fig7_presliding,fig8_stribeck,seed003_servo,drive_backlash,"
+              "drive_eq22_loop,drive_eq22_speed}.csv\n",
               dir.c_str());
   return 0;
 }
