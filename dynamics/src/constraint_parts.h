@@ -330,7 +330,6 @@ struct RowBlock {
   SmallLdlt ldlt;
   Eigen::VectorXd residual, delta, predicted;
   Eigen::VectorXd released;  ///< impulse change of released unilateral rows (-accumulated)
-  bool release_held = false;  ///< released rows give back their held impulse (drive blocks)
   Eigen::MatrixXd hard;  ///< scratch of constrainedMobility
   Eigen::VectorXd coupling;
   SmallLdlt hard_ldlt;

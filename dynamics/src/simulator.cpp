@@ -812,9 +812,7 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
     const BlockPlan& plan = block_plans[bi];
     RowBlock& block = blocks[bi];
     block.clear();
-    block.release_held = false;
     for (int m : plan.motors) {
-      if (motors[m].drive != nullptr) block.release_held = true;
       const MotorWork& mw = motors[m];
       detail::BlockRow& ch =
           block.add(bodies, world, world, zero, zero, zero, zero, ImpulseSink::MotorCharacteristic, m);
@@ -1049,15 +1047,13 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
   for (int pass = 0;; ++pass) {
     // A released unilateral row gives back the impulse it still holds (warm start): its change is
     // known, -accumulated, and the active rows are solved with it. Without this a limit released
-    // while holding kept pushing through the warm start (seen with a drive's elastic coupling:
-    // a jaw leaving its open stop squeezed with twice its force). Only in blocks with a drive
-    // unit for now: applied to the rigid repeater gripper it halves the squeeze of
-    // scenes/scenarios/grasp_lift (the redundant limits of the two jaws cycle in the active set),
-    // which needs its own look.
+    // while holding kept pushing through the warm start for good (a driven joint's limit is not
+    // in the sweeps): a gripper's jaws leaving their open stops each kept the stop's force as a
+    // phantom squeeze, twice the force one motor can give two jaws.
     bool any_released = false;
     for (Eigen::Index i = 0; i < n; ++i) {
       const detail::BlockRow& r = block.rows[i];
-      const double held = block.release_held && r.unilateral && !r.active ? accumulated(r) : 0.0;
+      const double held = r.unilateral && !r.active ? accumulated(r) : 0.0;
       block.released[i] = held > 0.0 ? -held : 0.0;
       any_released = any_released || block.released[i] != 0.0;
     }

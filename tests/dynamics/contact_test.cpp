@@ -257,6 +257,32 @@ TEST(Contact, GripperHoldsLiftsAndDropsTheBox) {
   EXPECT_NEAR(s.bodies[box].position_m.z(), 0.05, 2e-3);
 }
 
+// The same squeeze after the jaws rested on their open stops. Pressed open, each stop holds half
+// the stall force (10 N); when the jaws close the stops release, and must give that impulse back.
+// A released limit that kept its warm-start impulse went on pushing the jaw forever (a driven
+// joint's limit is solved in its motor's block, not in the sweeps) and doubled the squeeze to
+// 40 N; scenes/scenarios/grasp_lift measured 20 N on one face against the 10 N the motor gives.
+TEST(Contact, GripperLeavingItsOpenStopsSqueezesWithTheMotorForceOnly) {
+  Model m = samples::graspScene(1.0 / 240.0);
+  Simulator sim(m);
+  State s = sim.initialState();
+  const int box = m.findBody("box"), jaws = m.findMotor("jaws");
+  s.motors[jaws].voltage = -1.0;  // open, onto the stops
+  run(sim, s, 0.5);
+  double on_stops = 0.0;
+  for (const JointState& j : s.joints) on_stops += std::abs(j.impulses.limit);
+  ASSERT_GT(on_stops / (1.0 / 240.0), 19.0);  // the premise: both stops held the motor
+  s.motors[jaws].voltage = 1.0;  // close on the box
+  run(sim, s, 0.8);
+  double squeeze = 0.0;
+  for (const ContactReport& c : sim.contacts(s)) {
+    if ((c.body_a == box || c.body_b == box) && std::abs(c.normal.x()) > 0.9)
+      squeeze += c.normal_force_N;
+  }
+  // 0.1 % as in the test above.
+  EXPECT_NEAR(squeeze, 20.0, 0.02);
+}
+
 // Tracked chassis: belts at surface speed v drive it straight at v (5 %), opposite belts turn it
 // on the spot, and stopped belts leave it standing without creep.
 double yaw(const Quat& q) { return std::atan2(2.0 * (q.w() * q.z() + q.x() * q.y()), 1.0 - 2.0 * (q.y() * q.y() + q.z() * q.z())); }
