@@ -359,6 +359,7 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
       motors[i].drive = &*md.drive;
       joints[md.joint].has_friction = true;  // the drive's output friction
     }
+    if (md.brake_torque > 0.0) joints[md.joint].has_friction = true;  // the holding brake
   }
   repeaters.assign(model.repeaters.size(), RepeaterWork{});
   rotor_inv_inertia.assign(model.motors.size(), 0.0);
@@ -599,6 +600,12 @@ void Simulator::Impl::prepare(const State& s, double h) {
     }
     // Joint viscous friction as a soft row (backward Euler: impulse = c h * speed).
     w.viscous_gamma = def.friction.viscous * h;
+    // A power-off brake holds while the motor is unpowered: one more Coulomb level on the row.
+    if (const int m = motor_of_joint[j]; m >= 0 && model.motors[m].brake_torque > 0.0 &&
+                                         !s.motors[m].brake_released &&
+                                         std::abs(s.motors[m].voltage) < model.motors[m].brake_release_u) {
+      w.friction_level += model.motors[m].brake_torque;
+    }
   }
 
   // Motors: the characteristic tau = Mp (u - w_m / w_xx) - (b / r^2) w_m (bearing friction moved

@@ -351,7 +351,7 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   a.instruct = app.add_subcommand("instruct", "Instructor: list stations and HUD values, send commands");
   addClassOptions(a.instruct, a.domain, a.partition, a.peers);
   a.instruct->add_option("--command", a.commands,
-                         "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed[:VALUE] | "
+                         "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed|brake_released[:VALUE] | "
                          "fault:CONTROL:axis_stuck | fault:SIGNAL:noise:SIGMA | fault:SIGNAL:dropout | "
                          "clear:TARGET | set:KEY:VALUE (repeatable)");
   a.instruct->add_option("--listen", a.listen_s, "Seconds to listen for stations and events (default 2)");

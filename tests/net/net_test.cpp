@@ -557,6 +557,50 @@ TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
   EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
 }
 
+// Parameter changes from the instructor: the server reloads the scene with the override and goes
+// on from its state. The event log shows the change and the refusals (an unknown key, a change of
+// structure), each naming its key; the recording's `c` line makes the replay match, and without
+// it the replay diverges (the stall torque changed the servo's motion).
+TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  Process server(cat(std::vector<std::string>{"serve", source("tests/engine/data/sensor_servo.yaml"), "--duration",
+                                              "60", "--record", (dir / "server.rec").string(), "--events",
+                                              (dir / "events.log").string()},
+                     classArgs(part)),
+                 dir / "server.out");
+  remote::ClassAddress address;
+  address.partition = part;
+  remote::Bus bus(address, remote::Bus::Role::Station);
+  remote::StateFrame f;
+  ASSERT_TRUE(eventually(30.0, [&] { return bus.takeState(f) && f.sim_time_s > 0.5; })) << server.output();
+  Process set(cat(std::vector<std::string>{"instruct", "--command", "set:motors.drive.Mp:0.35", "--command",
+                                           "set:motors.nosuch.Mp:1", "--command", "set:solver.time_step:0.005",
+                                           "--listen", "2"},
+                  classArgs(part)),
+              dir / "set.out");
+  ASSERT_EQ(set.wait(40.0), 0) << set.output();
+  const double set_at = f.sim_time_s;
+  ASSERT_TRUE(eventually(10.0, [&] { return bus.takeState(f) && f.sim_time_s > set_at + 2.5; }));
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  std::string events;
+  for (const std::string& line : lines(dir / "events.log")) events += line + "\n";
+  EXPECT_NE(events.find("set set motors.drive.Mp=0.35 by instructor"), std::string::npos) << events;
+  EXPECT_NE(events.find("refused set motors.nosuch.Mp=1"), std::string::npos) << events;
+  EXPECT_NE(events.find("nosuch"), std::string::npos) << events;
+  EXPECT_NE(events.find("refused set solver.time_step=0.005: the time step changes"), std::string::npos) << events;
+  const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
+  ASSERT_EQ(rec.changes.size(), 1u) << "only the accepted change is recorded";
+  EXPECT_EQ(rec.changes.begin()->second.at(0).path, "motors.drive.Mp");
+  EXPECT_EQ(rec.changes.begin()->second.at(0).value, "0.35");
+  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
+  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
+  stripLines(dir / "server.rec", dir / "stripped.rec", "c ");
+  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
+  EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
+}
+
 TEST(Net, ServerAndViewerInANetworkNamespace) {
   // `unshare -rn`: a user and network namespace with only a loopback interface, so the class is
   // cut off from the machine's network (no multicast route: discovery by the 127.0.0.1 peer).

@@ -172,6 +172,12 @@ struct MotorDef {
   /// Seed 000 drive unit; when set, the characteristic Mp, w_xx is not used (the circuit drives
   /// the rotor) and repeaters of this motor stay rigidly coupled to the rotor.
   std::optional<DriveDef> drive;
+  /// Power-off holding brake on the driven joint (a spring-applied brake that the drive's power
+  /// lifts): while |u| < brake_release_u it adds brake_torque to the joint's Coulomb bound, so the
+  /// joint holds any load up to it and slips under a larger one; with the motor powered, or
+  /// with MotorState::brake_released set, it lets go. brake_torque 0: no brake.
+  double brake_torque = 0.0;       ///< Holding torque at the joint (N m), or force (N) if prismatic.
+  double brake_release_u = 0.05;   ///< |u| at and above which the brake is lifted, in (0, 1].
 
   /// Rotor inertia actually used (kg m^2).
   double rotorInertia() const {
