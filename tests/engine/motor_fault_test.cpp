@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "replay_check.h"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -99,19 +101,23 @@ TEST(MotorFault, ScenarioFaultsAreRecordedAndReplay) {
   EXPECT_FALSE(replayed.diverged) << "diverged at step " << replayed.diverged_step;
 }
 
-TEST(MotorFault, ScenarioFaultOfAnUnknownMotorNamesTheLine) {
+// The error of a one-second WG-7152 scenario with `fault` as its only fault (line 4).
+std::string scenarioFaultError(const std::string& fault) {
   const std::string file = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/inline.scenario.yaml";
   try {
     sim::engine::loadScenarioFromString(
-        "scene: wg7152.yaml\nduration: 1\nfaults:\n  - {at: 0.25, motor: nosuch, fault: stuck}\n"
-        "expect:\n  - {signal: time, min: 0.99}\n",
+        "scene: wg7152.yaml\nduration: 1\nfaults:\n  - " + fault + "\nexpect:\n  - {signal: time, min: 0.99}\n",
         file);
-    FAIL() << "no error";
   } catch (const sim::engine::SceneError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(":4"), std::string::npos) << what;
-    EXPECT_NE(what.find("nosuch"), std::string::npos) << what;
+    return e.what();
   }
+  return "no error";
+}
+
+TEST(MotorFault, ScenarioFaultOfAnUnknownMotorNamesTheLine) {
+  const std::string what = scenarioFaultError("{at: 0.25, motor: nosuch, fault: stuck}");
+  EXPECT_NE(what.find(":4"), std::string::npos) << what;
+  EXPECT_NE(what.find("nosuch"), std::string::npos) << what;
 }
 
 // ---- The holding brake (motors[].brake) and the brake_released fault ---------------------------
@@ -159,7 +165,6 @@ TEST(Brake, RecordingWithTheFaultReplaysAndDivergesWithoutIt) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path();
   const std::string tag = std::to_string(::getpid());
   const std::string rec = (dir / ("simtrainer_brake_" + tag + ".rec")).string();
-  const std::string stripped = (dir / ("simtrainer_brake_stripped_" + tag + ".rec")).string();
   sim::engine::RunOptions options;
   options.duration_s = 2.0;
   options.record_path = rec;
@@ -172,36 +177,13 @@ TEST(Brake, RecordingWithTheFaultReplaysAndDivergesWithoutIt) {
   ASSERT_EQ(r.faults.size(), 1u);
   const std::uint64_t fault_step = r.faults.begin()->first;
   EXPECT_EQ(r.faults.begin()->second.at(0).second.kind, MotorFault::Kind::BrakeReleased);
-  const sim::engine::ReplayResult same = sim::engine::replay(r, true);
-  EXPECT_FALSE(same.diverged) << "diverged at step " << same.diverged_step;
-  EXPECT_EQ(same.final_state, run.final_state);
-  {
-    std::ifstream in(rec);
-    std::ofstream out(stripped);
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("f ", 0) != 0) out << line << '\n';
-    }
-  }
-  const sim::engine::ReplayResult without = sim::engine::replay(sim::engine::readRecording(stripped), true);
-  std::remove(rec.c_str());
-  std::remove(stripped.c_str());
-  EXPECT_TRUE(without.diverged);
-  EXPECT_EQ(without.diverged_step, fault_step + 1);
+  sim::engine::testing::expectReplayNeedsLines(rec, "f ", fault_step, run.final_state);
 }
 
 TEST(Brake, ScenarioFaultOnAMotorWithoutABrakeNamesTheLine) {
-  const std::string file = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/inline.scenario.yaml";
-  try {
-    sim::engine::loadScenarioFromString(
-        "scene: wg7152.yaml\nduration: 1\nfaults:\n  - {at: 0.25, motor: drive, fault: brake_released}\n"
-        "expect:\n  - {signal: time, min: 0.99}\n",
-        file);
-    FAIL() << "no error";
-  } catch (const sim::engine::SceneError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(":4"), std::string::npos) << what;
-    EXPECT_NE(what.find("has no brake"), std::string::npos) << what;
-  }
+  const std::string what = scenarioFaultError("{at: 0.25, motor: drive, fault: brake_released}");
+  EXPECT_NE(what.find(":4"), std::string::npos) << what;
+  EXPECT_NE(what.find("has no brake"), std::string::npos) << what;
 }
 
 TEST(Brake, BadBrakeKeysNameTheField) {

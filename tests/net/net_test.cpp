@@ -167,13 +167,36 @@ std::uint64_t lastStep(const fs::path& trace) {
 
 const std::string kScene = "scenes/grasp.yaml";  // a pult (grip, lift) and two motors, 240 Hz steps
 
-// Copies a recording without its lines that start with `prefix` (to show they matter).
-void stripLines(const fs::path& from, const fs::path& to, const std::string& prefix) {
-  std::ifstream in(from);
-  std::ofstream out(to);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix, 0) != 0) out << line << '\n';
+// The test itself as a station of class `part`, watching the state.
+struct Watcher {
+  explicit Watcher(const std::string& part) : bus(address(part), remote::Bus::Role::Station) {}
+  static remote::ClassAddress address(const std::string& part) {
+    remote::ClassAddress a;
+    a.partition = part;
+    return a;
   }
+  /// Waits (30 s at most) for a frame past 0.5 s of simulated time: the server is running.
+  bool running() {
+    return eventually(30.0, [&] { return bus.takeState(frame) && frame.sim_time_s > 0.5; });
+  }
+  remote::Bus bus;
+  remote::StateFrame frame;
+};
+
+// `simtrainer replay --verify` of the server's recording in `dir` passes, and of a copy without
+// its lines that start with `prefix` diverges (exit 3): the events on those lines mattered.
+void expectReplayNeedsLines(const fs::path& dir, const std::string& prefix) {
+  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
+  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
+  {
+    std::ifstream in(dir / "server.rec");
+    std::ofstream out(dir / "stripped.rec");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(prefix, 0) != 0) out << line << '\n';
+    }
+  }
+  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
+  EXPECT_EQ(diverge.wait(60.0), 3) << "without the \"" << prefix << "\" lines\n" << diverge.output();
 }
 
 std::vector<std::string> classArgs(const std::string& part, int domain = 0) {
@@ -473,11 +496,10 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
                                               "--pult", "lift=1@0.2"},
                      classArgs(part)),
                  dir / "driver.out");
-  remote::ClassAddress address;
-  address.partition = part;
-  remote::Bus bus(address, remote::Bus::Role::Station);
-  remote::StateFrame f;
-  ASSERT_TRUE(eventually(30.0, [&] { return bus.takeState(f) && f.sim_time_s > 0.5; })) << server.output();
+  Watcher watcher(part);
+  remote::Bus& bus = watcher.bus;
+  remote::StateFrame& f = watcher.frame;
+  ASSERT_TRUE(watcher.running()) << server.output();
 
   Process pause(cat(std::vector<std::string>{"instruct", "--command", "pause", "--listen", "1"}, classArgs(part)),
                 dir / "pause.out");
@@ -511,12 +533,8 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
   const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
   ASSERT_FALSE(rec.faults.empty()) << "the fault is in the recording";
   EXPECT_EQ(rec.faults.begin()->second.at(0).second.kind, sim::engine::MotorFault::Kind::Reversed);
-  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
-  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
   // Without the fault line the replay diverges: the fault changed the motion.
-  stripLines(dir / "server.rec", dir / "stripped.rec", "f ");
-  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
-  EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
+  expectReplayNeedsLines(dir, "f ");
 }
 
 // Sensor faults from the instructor: a target with a dot is a sensor the scheme reads. The faults
@@ -528,11 +546,10 @@ TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
                                               "60", "--record", (dir / "server.rec").string()},
                      classArgs(part)),
                  dir / "server.out");
-  remote::ClassAddress address;
-  address.partition = part;
-  remote::Bus bus(address, remote::Bus::Role::Station);
-  remote::StateFrame f;
-  ASSERT_TRUE(eventually(30.0, [&] { return bus.takeState(f) && f.sim_time_s > 0.5; })) << server.output();
+  Watcher watcher(part);
+  remote::Bus& bus = watcher.bus;
+  remote::StateFrame& f = watcher.frame;
+  ASSERT_TRUE(watcher.running()) << server.output();
   Process fault(cat(std::vector<std::string>{"instruct", "--command", "fault:joint.hinge.position:noise:0.01",
                                              "--command", "fault:joint.hinge.position:dropout", "--command",
                                              "fault:joint.nosuch.position:dropout", "--listen", "2"},
@@ -550,11 +567,7 @@ TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
   const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
   ASSERT_FALSE(rec.sensor_faults.empty()) << "the sensor faults are in the recording";
   EXPECT_EQ(rec.sensor_faults.rbegin()->second.back().second.kind, sim::engine::SensorFault::Kind::Dropout);
-  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
-  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
-  stripLines(dir / "server.rec", dir / "stripped.rec", "s ");
-  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
-  EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
+  expectReplayNeedsLines(dir, "s ");
 }
 
 // Parameter changes from the instructor: the server reloads the scene with the override and goes
@@ -569,11 +582,10 @@ TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
                                               (dir / "events.log").string()},
                      classArgs(part)),
                  dir / "server.out");
-  remote::ClassAddress address;
-  address.partition = part;
-  remote::Bus bus(address, remote::Bus::Role::Station);
-  remote::StateFrame f;
-  ASSERT_TRUE(eventually(30.0, [&] { return bus.takeState(f) && f.sim_time_s > 0.5; })) << server.output();
+  Watcher watcher(part);
+  remote::Bus& bus = watcher.bus;
+  remote::StateFrame& f = watcher.frame;
+  ASSERT_TRUE(watcher.running()) << server.output();
   Process set(cat(std::vector<std::string>{"instruct", "--command", "set:motors.drive.Mp:0.35", "--command",
                                            "set:motors.nosuch.Mp:1", "--command", "set:solver.time_step:0.005",
                                            "--listen", "2"},
@@ -594,11 +606,7 @@ TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
   ASSERT_EQ(rec.changes.size(), 1u) << "only the accepted change is recorded";
   EXPECT_EQ(rec.changes.begin()->second.at(0).path, "motors.drive.Mp");
   EXPECT_EQ(rec.changes.begin()->second.at(0).value, "0.35");
-  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
-  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
-  stripLines(dir / "server.rec", dir / "stripped.rec", "c ");
-  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
-  EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
+  expectReplayNeedsLines(dir, "c ");
 }
 
 TEST(Net, ServerAndViewerInANetworkNamespace) {
