@@ -173,6 +173,11 @@ class ServerLink {
       }
     }
     applyDueFaults(options_.faults, faults_applied_, session);
+    for (; changes_applied_ < options_.changes.size() &&
+           options_.changes[changes_applied_].at_s <= session.time() + 1e-9;
+         ++changes_applied_) {
+      setParameter(options_.changes[changes_applied_].change, "scenario", session);
+    }
     PultInput pult;
     while (bus_.takePult(pult)) applyPult(pult, session);
     Command command;
@@ -289,7 +294,8 @@ class ServerLink {
         applyFault(c, session);
         return;
       case CommandKind::SetParameter:
-        setParameter(c, session);
+        // The shortest digits that read back as the same double.
+        setParameter(Override{c.target, fmt::format("{}", c.value)}, c.issuer, session);
         return;
     }
   }
@@ -297,12 +303,12 @@ class ServerLink {
   // Parameters are compiled into the model at load: the scene is loaded again with one more
   // override (as `--set`) and the session goes on with it from its current state, when the
   // structure is the same. The recording gets a `c` line, so a replay changes it at this step.
-  void setParameter(const Command& c, Session& session) {
-    const std::string what = fmt::format("set {}={}", c.target, c.value);  // shortest exact digits
+  void setParameter(const Override& change, const std::string& who, Session& session) {
+    const std::string what = fmt::format("set {}={}", change.path, change.value);
     std::vector<Override> overrides = session.scene().overrides;
     std::string why;
     try {
-      overrides.push_back(parseOverride(fmt::format("{}={}", c.target, c.value)));
+      overrides.push_back(parseOverride(change.path + "=" + change.value));
       Scene next = loadScene(session.scene().file, overrides);
       if (next.source_hash != session.scene().source_hash) {
         why = "the scene file has changed on disk since the session started";
@@ -319,7 +325,7 @@ class ServerLink {
       event(session, "refused", fmt::format("{}: {}", what, why));
       return;
     }
-    event(session, "set", fmt::format("{} by {}", what, c.issuer));
+    event(session, "set", fmt::format("{} by {}", what, who));
   }
 
   void applyFault(const Command& c, Session& session) {
@@ -404,6 +410,7 @@ class ServerLink {
   std::vector<std::optional<double>> held_;  // stuck axes
   std::optional<SessionState> initial_;
   std::vector<char> faults_applied_;
+  std::size_t changes_applied_ = 0;
   std::map<std::string, std::uint64_t> pult_seq_, command_seq_;
   StateFrame frame_;
   std::uint64_t frames_ = 0;

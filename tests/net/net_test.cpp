@@ -609,6 +609,48 @@ TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
   expectReplayNeedsLines(dir, "c ");
 }
 
+// A served scenario's parameter change and an instructor's brake_released: the link that the
+// brake held at zero voltage creeps down (0.04 rad/s against the unpowered motor, so its centre,
+// at z = 0 when held, is below -0.01 m 1.5 s after the release); both events are in the log and
+// the recording, and the replay diverges without the fault line.
+TEST(Net, InstructorReleasesABrakeAndAServedScenarioChangesAParameter) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  {
+    std::ofstream scenario(dir / "brake.scenario.yaml");
+    scenario << "scene: " << source("tests/engine/data/braked_link.yaml") << "\nduration: 60\n"
+             << "changes:\n  - {at: 0.2, set: motors.drive.b, value: 0.5}\n"
+             << "expect:\n  - {signal: time, min: 0}\n";
+  }
+  Process server(cat(std::vector<std::string>{"serve", (dir / "brake.scenario.yaml").string(), "--record",
+                                              (dir / "server.rec").string(), "--events", (dir / "events.log").string()},
+                     classArgs(part)),
+                 dir / "server.out");
+  Watcher watcher(part);
+  ASSERT_TRUE(watcher.running()) << server.output();
+  EXPECT_NEAR(watcher.frame.poses.at(2), 0.0, 1e-6) << "held by the brake";
+  Process release(cat(std::vector<std::string>{"instruct", "--command", "fault:drive:brake_released", "--listen", "1"},
+                      classArgs(part)),
+                  dir / "release.out");
+  ASSERT_EQ(release.wait(40.0), 0) << release.output();
+  const double released_at = watcher.frame.sim_time_s;
+  ASSERT_TRUE(eventually(15.0, [&] {
+    return watcher.bus.takeState(watcher.frame) && watcher.frame.sim_time_s > released_at + 2.0;
+  }));
+  EXPECT_LT(watcher.frame.poses.at(2), -0.01) << "released: the link creeps down";
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  std::string events;
+  for (const std::string& line : lines(dir / "events.log")) events += line + "\n";
+  EXPECT_NE(events.find("set set motors.drive.b=0.5 by scenario"), std::string::npos) << events;
+  EXPECT_NE(events.find("motor drive brake_released"), std::string::npos) << events;
+  const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
+  ASSERT_EQ(rec.changes.size(), 1u);
+  ASSERT_FALSE(rec.faults.empty());
+  EXPECT_EQ(rec.faults.begin()->second.at(0).second.kind, sim::engine::MotorFault::Kind::BrakeReleased);
+  expectReplayNeedsLines(dir, "f ");
+}
+
 TEST(Net, ServerAndViewerInANetworkNamespace) {
   // `unshare -rn`: a user and network namespace with only a loopback interface, so the class is
   // cut off from the machine's network (no multicast route: discovery by the 127.0.0.1 peer).

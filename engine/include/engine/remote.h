@@ -191,6 +191,8 @@ struct ServeOptions {
   /// state topic (benchmarks: every subscriber counted from the first frame). 0: start at once.
   /// A scenario's scheduled faults (`faults:`), injected at their times.
   std::vector<ScheduledFault> faults;
+  /// A scenario's parameter changes (`changes:`, in time order), applied at their times.
+  std::vector<ScheduledChange> changes;
   int wait_for_subscribers = 0;
   double wait_timeout_s = 10.0;
   /// Counters of dropped pult and command samples, updated while serving (for tests).
