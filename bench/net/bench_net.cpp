@@ -4,11 +4,15 @@
 //      every 0.2 ms and measures CLOCK_MONOTONIC at reception minus at publication.
 //   2. Server frame time with 0, 1 and 8 subscribers (`simtrainer view --remote --headless`
 //      processes, the real station): the run loop's per-frame figures, the publication alone
-//      being the "observer" share (RunResult::render_time).
+//      being the "observer" share (RunResult::render_time), and within it the state write
+//      (Bus::publishState, ServeResult::state_write_time). Then 8 subscribers twice more, to see
+//      whether they cost the server by its sends or by taking its CPU: with the server pinned to
+//      CPU 0 and the subscribers to CPU 1 (`taskset -c 1`), and with the subscribers at `nice 19`.
 // Usage: bench_net [--seconds 5] [--scene scenes/mf4.yaml]
 #include <engine/remote.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -71,8 +75,21 @@ int probe(const std::string& partition, double seconds) {
 
 struct Serve {
   sim::engine::RunResult run;
+  sim::engine::TimingStats write;
   double publish_mean_ms = 0.0, publish_p99_ms = 0.0;
 };
+
+// Restricts the calling thread, and the threads it creates from now on (the DDS participant's),
+// to `cpu`; -1: every CPU.
+void pinTo(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int c = 0; c < n; ++c) {
+    if (cpu < 0 || c == cpu) CPU_SET(c, &set);
+  }
+  sched_setaffinity(0, sizeof set, &set);
+}
 
 Serve serveFor(const sim::engine::Scene& scene, const std::string& partition, double seconds,
               int subscribers) {
@@ -83,7 +100,9 @@ Serve serveFor(const sim::engine::Scene& scene, const std::string& partition, do
   options.duration_s = seconds;
   options.realtime = true;
   Serve s;
-  s.run = remote::serve(scene, options).run;
+  remote::ServeResult r = remote::serve(scene, options);
+  s.run = r.run;
+  s.write = r.state_write_time;
   s.publish_mean_ms = 1e3 * s.run.render_time.mean();
   s.publish_p99_ms = 1e3 * s.run.render_time.p99();
   return s;
@@ -151,18 +170,46 @@ int main(int argc, char** argv) {
   }
 
   // 2. Server frame time with 0, 1 and 8 `simtrainer view --remote --headless` subscribers.
-  std::printf("%-12s %10s %10s %10s %12s %12s %9s\n", "subscribers", "frame ms", "frame p99",
-              "physics ms", "publish ms", "publish p99", "overruns");
+  struct Config {
+    int subscribers;
+    const char* label;
+    std::vector<std::string> prefix;  // run each subscriber under this command
+    int server_cpu;                   // -1: any
+    const char* multicast = "";       // SIMTRAINER_STATE_MULTICAST for the subscribers
+  };
+  const std::vector<Config> configs = {
+      {0, "0", {}, -1},
+      {1, "1", {}, -1},
+      {8, "8", {}, -1},
+      {8, "8 cpu-split", {"/usr/bin/taskset", "-c", "1"}, 0},
+      {8, "8 nice-19", {"/usr/bin/nice", "-n", "19"}, -1},
+      {1, "1 cpu-split", {"/usr/bin/taskset", "-c", "1"}, 0},
+      {8, "8 multicast", {}, -1, "239.255.0.2"},
+      {8, "8 mc cpu-split", {"/usr/bin/taskset", "-c", "1"}, 0, "239.255.0.2"},
+  };
+  std::printf("%-13s %9s %9s %10s %11s %11s %10s %10s %8s\n", "subscribers", "frame ms", "frame p99",
+              "physics ms", "publish ms", "publish p99", "write ms", "write p99", "overruns");
   double base_frame = 0.0;
-  for (int subscribers : {0, 1, 8}) {
-    const std::string partition = base + "-" + std::to_string(subscribers);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (const Config& config : configs) {
+    if (config.server_cpu >= 0 && cpus < 2) continue;  // nothing to split
+    const std::string partition = base + "-" + std::to_string(&config - configs.data());
     std::vector<pid_t> children;
-    for (int k = 0; k < subscribers; ++k) {
-      children.push_back(spawn({SIMTRAINER_BIN, "view", "--remote", "--headless", "--partition",
-                                partition, "--station", "s" + std::to_string(k), "--duration",
-                                std::to_string(seconds + 30.0)}));
+    setenv("SIMTRAINER_STATE_MULTICAST", config.multicast, 1);
+    for (int k = 0; k < config.subscribers; ++k) {
+      std::vector<std::string> command = config.prefix;
+      for (const std::string& a : {std::string(SIMTRAINER_BIN), std::string("view"), std::string("--remote"),
+                                   std::string("--headless"), std::string("--partition"), partition,
+                                   std::string("--station"), "s" + std::to_string(k), std::string("--duration"),
+                                   std::to_string(seconds + 30.0)}) {
+        command.push_back(a);
+      }
+      children.push_back(spawn(command));
     }
-    const Serve s = serveFor(scene, partition, seconds, subscribers);
+    unsetenv("SIMTRAINER_STATE_MULTICAST");
+    pinTo(config.server_cpu);
+    const Serve s = serveFor(scene, partition, seconds, config.subscribers);
+    pinTo(-1);
     for (pid_t pid : children) {
       if (pid > 0) kill(pid, SIGINT);
     }
@@ -171,11 +218,12 @@ int main(int argc, char** argv) {
       if (pid > 0) waitpid(pid, &status, 0);
     }
     const double frame = 1e3 * s.run.frame_time.mean();
-    if (subscribers == 0) base_frame = frame;
-    std::printf("%-12d %10.3f %10.3f %10.3f %12.4f %12.4f %9llu   ratio to 0: %.2f\n", subscribers,
-                frame, 1e3 * s.run.frame_time.p99(), 1e3 * s.run.physics_time.mean(), s.publish_mean_ms,
-                s.publish_p99_ms, static_cast<unsigned long long>(s.run.overruns),
-                base_frame > 0.0 ? frame / base_frame : 0.0);
+    if (config.subscribers == 0) base_frame = frame;
+    std::printf("%-13s %9.3f %9.3f %10.3f %11.4f %11.4f %10.4f %10.4f %8llu   ratio to 0: %.2f\n",
+                config.label, frame, 1e3 * s.run.frame_time.p99(), 1e3 * s.run.physics_time.mean(),
+                s.publish_mean_ms, s.publish_p99_ms, 1e3 * s.write.mean(), 1e3 * s.write.p99(),
+                static_cast<unsigned long long>(s.run.overruns), base_frame > 0.0 ? frame / base_frame : 0.0);
+    std::fflush(stdout);
   }
   return 0;
 }

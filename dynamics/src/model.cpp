@@ -217,6 +217,10 @@ std::vector<ModelError> validate(const Model& model) {
       fail(at + ".r", "gear ratio must be > 0");
     if (m.bearing_friction < 0.0) fail(at + ".b", "bearing friction must be >= 0");
     if (!(std::abs(m.initial_voltage) <= 1.0)) fail(at + ".u", "voltage must be in [-1, 1]");
+    if (!(m.brake_torque >= 0.0) || !std::isfinite(m.brake_torque))
+      fail(at + ".brake.torque", "brake torque must be >= 0 (N m, or N for a prismatic joint)");
+    if (!(m.brake_release_u > 0.0 && m.brake_release_u <= 1.0))
+      fail(at + ".brake.release_u", "release voltage must be in (0, 1]");
     if (m.drive) {
       const DriveDef& d = *m.drive;
       const std::string dat = at + ".drive.";

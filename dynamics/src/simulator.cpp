@@ -371,6 +371,7 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
       joints[md.joint].drive = &*md.drive;
       joints[md.joint].drive_motor = static_cast<int>(i);
     }
+    if (md.brake_torque > 0.0) joints[md.joint].has_friction = true;  // the holding brake
   }
   for (std::size_t i = 0; i < model.repeaters.size(); ++i) {
     const RepeaterDef& rd = model.repeaters[i];
@@ -608,6 +609,12 @@ void Simulator::Impl::prepare(const State& s, double h) {
     }
     // Joint viscous friction as a soft row (backward Euler: impulse = c h * speed).
     w.viscous_gamma = def.friction.viscous * h;
+    // A power-off brake holds while the motor is unpowered: one more Coulomb level on the row.
+    if (const int m = motor_of_joint[j]; m >= 0 && model.motors[m].brake_torque > 0.0 &&
+                                         !s.motors[m].brake_released &&
+                                         std::abs(s.motors[m].voltage) < model.motors[m].brake_release_u) {
+      w.friction_level += model.motors[m].brake_torque;
+    }
     w.viscous_target = 0.0;
     if (w.drive != nullptr) addDriveFriction(w, s, static_cast<int>(j), h);
   }

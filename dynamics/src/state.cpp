@@ -12,7 +12,7 @@ namespace sim::dynamics {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x53545331;  // "STS1"
-constexpr std::uint32_t kVersion = 4;  // 2: contacts, 3: sleeping, 4: drive units, LuGre
+constexpr std::uint32_t kVersion = 5;  // 2: contacts, 3: sleeping, 4: drive units, LuGre, 5: brakes
 
 // Visits every field of a state in canonical order; the same order serves serialize,
 // deserialize and hash, so the three can never disagree.
@@ -47,6 +47,7 @@ void visitFields(S& s, F&& f) {
     f(m.characteristic_impulse);
     f(m.coupling_impulse);
     f(m.current_A);
+    f(m.brake_released);
   }
   for (auto& r : s.repeaters) f(r.coupling_impulse);
   for (auto& c : s.contacts) {

@@ -158,9 +158,11 @@ int serveCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   const bool scenario = a.serve_file.size() > 14 &&
                         a.serve_file.compare(a.serve_file.size() - 14, 14, ".scenario.yaml") == 0;
   if (scenario) {
-    // The scenario's scene, duration and faults; its timeline and expectations are not served.
+    // The scenario's scene, duration, faults and parameter changes; its timeline and expectations
+    // are not served.
     sim::engine::Scenario s = sim::engine::loadScenario(a.serve_file);
     options.faults = s.faults;
+    options.changes = s.changes;
     if (!a.sets.empty()) throw std::invalid_argument("--set: not with a scenario (put it in the scenario)");
     if (!s.timeline.empty()) spdlog::warn("serve: the scenario's timeline is not played; stations drive the pult");
     scene = std::move(s.scene);
@@ -351,7 +353,7 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   a.instruct = app.add_subcommand("instruct", "Instructor: list stations and HUD values, send commands");
   addClassOptions(a.instruct, a.domain, a.partition, a.peers);
   a.instruct->add_option("--command", a.commands,
-                         "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed[:VALUE] | "
+                         "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed|brake_released[:VALUE] | "
                          "fault:CONTROL:axis_stuck | fault:SIGNAL:noise:SIGMA | fault:SIGNAL:dropout | "
                          "clear:TARGET | set:KEY:VALUE (repeatable)");
   a.instruct->add_option("--listen", a.listen_s, "Seconds to listen for stations and events (default 2)");

@@ -67,6 +67,7 @@ RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene)
   line("build " + buildIdentity());
   line(fmt::format("scene {} {:016x}", scene_path, scene.source_hash));
   for (const Override& o : scene.overrides) line(fmt::format("set {}={}", o.path, o.value));
+  overrides_written_ = scene.overrides.size();
   std::string controls = "controls";
   for (const ControlDef& c : scene.pult.controls) controls += " " + c.name;
   line(controls);
@@ -104,6 +105,11 @@ void RecordingWriter::writeFaults(const Session& session) {
 }
 
 void RecordingWriter::beforeStep(const Session& session) {
+  const std::vector<Override>& overrides = session.scene().overrides;
+  for (; overrides_written_ < overrides.size(); ++overrides_written_) {
+    const Override& o = overrides[overrides_written_];
+    line(fmt::format("c {} {}={}", session.stepIndex(), o.path, o.value));
+  }
   writeFaults(session);
   const std::vector<double>& values = session.state().pult.values;
   if (wrote_pult_ && values.size() == last_pult_.size() &&
@@ -123,6 +129,7 @@ const char* motorFaultName(MotorFault::Kind kind) {
     case MotorFault::Kind::Stuck: return "stuck";
     case MotorFault::Kind::Weak: return "weak";
     case MotorFault::Kind::Reversed: return "reversed";
+    case MotorFault::Kind::BrakeReleased: return "brake_released";
     case MotorFault::Kind::None: break;
   }
   return "none";
@@ -130,7 +137,7 @@ const char* motorFaultName(MotorFault::Kind kind) {
 
 bool parseMotorFaultKind(const std::string& name, MotorFault::Kind& kind) {
   for (auto k : {MotorFault::Kind::None, MotorFault::Kind::Stuck, MotorFault::Kind::Weak,
-                 MotorFault::Kind::Reversed}) {
+                 MotorFault::Kind::Reversed, MotorFault::Kind::BrakeReleased}) {
     if (name == motorFaultName(k)) {
       kind = k;
       return true;
@@ -251,9 +258,17 @@ Recording readRecording(const std::string& path) {
       }
       r.pult[integer(w[1])] = std::move(values);
     } else if (tag == "f") {
-      faultLine(w, r.faults, parseMotorFaultKind, "f <step> <motor> <none|stuck|weak|reversed> <value>");
+      faultLine(w, r.faults, parseMotorFaultKind,
+                "f <step> <motor> <none|stuck|weak|reversed|brake_released> <value>");
     } else if (tag == "s") {
       faultLine(w, r.sensor_faults, parseSensorFaultKind, "s <step> <sensor> <none|noise|dropout> <value>");
+    } else if (tag == "c") {
+      if (w.size() != 3) fail("expected: c <step> <key>=<value>");
+      try {
+        r.changes[integer(w[1])].push_back(parseOverride(w[2]));
+      } catch (const SceneError& e) {
+        fail(e.message());
+      }
     } else if (tag == "h") {
       if (w.size() != 3) fail("expected: h <step> <hash>");
       if (integer(w[1]) != r.hashes.size() + 1) fail("steps out of order");
@@ -303,7 +318,15 @@ ReplayResult replay(const Recording& recording, bool verify) {
   };
   ReplayResult result;
   const std::uint64_t steps = recording.hashes.size();
+  std::vector<Override> overrides = recording.overrides;
   for (std::uint64_t s = 0; s < steps; ++s) {
+    if (auto it = recording.changes.find(s); it != recording.changes.end()) {
+      overrides.insert(overrides.end(), it->second.begin(), it->second.end());
+      const std::string why = session.changeScene(loadScene(recording.scene_path, overrides));
+      if (!why.empty()) {
+        throw RecordingError(fmt::format("{}: the parameter change before step {} is refused: {}", recording.file, s, why));
+      }
+    }
     applyFaults(recording.faults, s, session.motorFaults().size(), "motor", "the scene has {} motors",
                 [&](int m, const MotorFault& f) { session.setMotorFault(m, f); });
     // Dropout takes the held value from the session, which has reached the recorded state.
@@ -349,6 +372,15 @@ std::string recordingToScenario(const Recording& recording, double time_step_s) 
     for (const Override& o : recording.overrides) text += fmt::format("  {}: {}\n", o.path, o.value);
   }
   text += fmt::format("duration: {:.17g}\n", static_cast<double>(recording.hashes.size()) * time_step_s);
+  if (!recording.changes.empty()) {
+    text += "changes:\n";
+    for (const auto& [step, changes] : recording.changes) {
+      for (const Override& o : changes) {
+        text += fmt::format("  - {{at: {:.17g}, set: {}, value: {}}}\n", static_cast<double>(step) * time_step_s,
+                            o.path, o.value);
+      }
+    }
+  }
   text += "timeline:\n";
   std::vector<double> last;
   for (const auto& [step, values] : recording.pult) {

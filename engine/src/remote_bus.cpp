@@ -21,7 +21,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <stdexcept>
 
 namespace sim::engine::remote {
@@ -106,6 +108,21 @@ bool takeNext(dds::DataReader* reader, T& sample) {
   return false;
 }
 
+// Measurements only (bench_net): SIMTRAINER_STATE_MULTICAST=GROUP gives a station's state reader
+// a multicast locator (GROUP, the domain's user multicast port), so that a writer with several
+// such readers sends each frame once to the group instead of once per reader. Off by default: on
+// loopback it measured no better than unicast (bench/README.md), and a network namespace with
+// only `lo` has no multicast route.
+std::optional<Locator_t> stateMulticast(int domain) {
+  const char* group = std::getenv("SIMTRAINER_STATE_MULTICAST");
+  if (group == nullptr || *group == '\0') return std::nullopt;
+  Locator_t locator;
+  locator.kind = LOCATOR_KIND_UDPv4;
+  if (!IPLocator::setIPv4(locator, group)) throw std::runtime_error(std::string("SIMTRAINER_STATE_MULTICAST: not an IPv4 address: ") + group);
+  locator.port = static_cast<std::uint32_t>(7400 + 250 * domain + 1);
+  return locator;
+}
+
 }  // namespace
 
 struct Bus::Impl {
@@ -132,8 +149,11 @@ struct Bus::Impl {
     e.writer = publisher->create_datawriter(e.topic, writerQos(publisher, delivery, depth));
     if (e.writer == nullptr) throw std::runtime_error(fmt::format("DDS: cannot write topic {}", name));
   }
-  void read(Endpoint& e, const char* name, Delivery delivery, int depth = 1) {
-    e.reader = subscriber->create_datareader(e.topic, readerQos(subscriber, delivery, depth));
+  void read(Endpoint& e, const char* name, Delivery delivery, int depth = 1,
+            const std::optional<Locator_t>& multicast = std::nullopt) {
+    dds::DataReaderQos q = readerQos(subscriber, delivery, depth);
+    if (multicast) q.endpoint().multicast_locator_list.push_back(*multicast);
+    e.reader = subscriber->create_datareader(e.topic, q);
     if (e.reader == nullptr) throw std::runtime_error(fmt::format("DDS: cannot read topic {}", name));
   }
 };
@@ -194,7 +214,7 @@ Bus::Bus(const ClassAddress& address, Role role) : impl_(std::make_unique<Impl>(
     d.read(d.command, "command", Delivery::Reliable, kQueue);
   } else {
     d.read(d.identity, "identity", Delivery::Latched);
-    d.read(d.state, "state", Delivery::Newest);
+    d.read(d.state, "state", Delivery::Newest, 1, stateMulticast(address.domain));
     d.read(d.event, "event", Delivery::Reliable, kQueue);
     d.read(d.status, "status", Delivery::Reported, kQueue);
     d.write(d.status, "status", Delivery::Reported, 1);

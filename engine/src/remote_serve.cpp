@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -172,6 +173,11 @@ class ServerLink {
       }
     }
     applyDueFaults(options_.faults, faults_applied_, session);
+    for (; changes_applied_ < options_.changes.size() &&
+           options_.changes[changes_applied_].at_s <= session.time() + 1e-9;
+         ++changes_applied_) {
+      setParameter(options_.changes[changes_applied_].change, "scenario", session);
+    }
     PultInput pult;
     while (bus_.takePult(pult)) applyPult(pult, session);
     Command command;
@@ -185,7 +191,9 @@ class ServerLink {
 
   bool afterFrame(const Session& session) {
     frameOf(session, run_id_, frames_++, control.paused, frame_);
+    const auto write_start = std::chrono::steady_clock::now();
     bus_.publishState(frame_);
+    result.state_write_time.add(std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count());
     if (trace_) {
       std::fputs(poseTraceLine(frame_.step, frame_.poses).c_str(), trace_);
       std::fputc('\n', trace_);
@@ -286,12 +294,38 @@ class ServerLink {
         applyFault(c, session);
         return;
       case CommandKind::SetParameter:
-        // Scene parameters are compiled into the model when the session starts.
-        event(session, "refused",
-              fmt::format("set {}={}: parameters cannot change while serving (restart with --set)",
-                          c.target, c.value));
+        // The shortest digits that read back as the same double.
+        setParameter(Override{c.target, fmt::format("{}", c.value)}, c.issuer, session);
         return;
     }
+  }
+
+  // Parameters are compiled into the model at load: the scene is loaded again with one more
+  // override (as `--set`) and the session goes on with it from its current state, when the
+  // structure is the same. The recording gets a `c` line, so a replay changes it at this step.
+  void setParameter(const Override& change, const std::string& who, Session& session) {
+    const std::string what = fmt::format("set {}={}", change.path, change.value);
+    std::vector<Override> overrides = session.scene().overrides;
+    std::string why;
+    try {
+      overrides.push_back(parseOverride(change.path + "=" + change.value));
+      Scene next = loadScene(session.scene().file, overrides);
+      if (next.source_hash != session.scene().source_hash) {
+        why = "the scene file has changed on disk since the session started";
+      } else {
+        why = session.changeScene(std::move(next));
+      }
+    } catch (const SceneInvalid& e) {
+      why = e.what();
+    } catch (const SceneError& e) {
+      why = e.what();
+    }
+    if (!why.empty()) {
+      std::replace(why.begin(), why.end(), '\n', ' ');  // one event line
+      event(session, "refused", fmt::format("{}: {}", what, why));
+      return;
+    }
+    event(session, "set", fmt::format("{} by {}", what, who));
   }
 
   void applyFault(const Command& c, Session& session) {
@@ -299,7 +333,12 @@ class ServerLink {
     if (const int m = motorIndex(c.target); m >= 0) {
       MotorFault fault;
       if (!clear && (!parseMotorFaultKind(c.fault, fault.kind) || fault.kind == MotorFault::Kind::None)) {
-        event(session, "refused", fmt::format("fault \"{}\" of motor {}: expected stuck, weak or reversed", c.fault, c.target));
+        event(session, "refused", fmt::format("fault \"{}\" of motor {}: expected stuck, weak, reversed or brake_released", c.fault, c.target));
+        return;
+      }
+      if (fault.kind == MotorFault::Kind::BrakeReleased &&
+          !(scene_.model.motors[static_cast<std::size_t>(m)].brake_torque > 0.0)) {
+        event(session, "refused", fmt::format("fault brake_released of motor {}: it has no brake", c.target));
         return;
       }
       if (fault.kind == MotorFault::Kind::Stuck) {
@@ -371,6 +410,7 @@ class ServerLink {
   std::vector<std::optional<double>> held_;  // stuck axes
   std::optional<SessionState> initial_;
   std::vector<char> faults_applied_;
+  std::size_t changes_applied_ = 0;
   std::map<std::string, std::uint64_t> pult_seq_, command_seq_;
   StateFrame frame_;
   std::uint64_t frames_ = 0;
@@ -412,6 +452,7 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
   ServeResult result;
   result.run = runHeadless(scene, run);
   result.drops = link.result.drops;
+  result.state_write_time = link.result.state_write_time;
   result.commands = link.result.commands;
   result.pult_samples = link.result.pult_samples;
   if (options.drops) *options.drops = result.drops;

@@ -103,7 +103,7 @@ ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string
   }
   const std::string kind = m.string("fault");
   if (!parseMotorFaultKind(kind, f.fault.kind)) {
-    ctx.fail(m.value("fault"), m.join("fault"), "expected stuck, weak, reversed or none, got \"" + kind + "\"");
+    ctx.fail(m.value("fault"), m.join("fault"), "expected stuck, weak, reversed, brake_released or none, got \"" + kind + "\"");
   }
   if (f.fault.kind == MotorFault::Kind::Weak) {
     f.fault.value = m.has("value") ? m.number("value") : 0.5;
@@ -113,6 +113,11 @@ ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string
     if (!(f.fault.value >= -1.0 && f.fault.value <= 1.0)) ctx.fail(m.value("value"), m.join("value"), "expected a voltage in [-1, 1]");
   } else {
     m.forbid("value", "only stuck (the held voltage) and weak (the factor) have a value");
+  }
+  if (f.fault.kind == MotorFault::Kind::BrakeReleased &&
+      !(scene.model.motors[static_cast<std::size_t>(f.motor)].brake_torque > 0.0)) {
+    ctx.fail(m.value("fault"), m.join("fault"),
+             fmt::format("motor \"{}\" has no brake (motors[].brake in {})", motor, scene.file));
   }
   return f;
 }
@@ -271,7 +276,7 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
   const YAML::Node root = parseYaml(yaml, file);
   if (!root.IsDefined() || root.IsNull()) ctx.failAt(0, "", "the scenario file is empty");
   const MapReader top(ctx, root, "",
-                      {"name", "description", "scene", "set", "duration", "timeline", "faults", "expect"});
+                      {"name", "description", "scene", "set", "duration", "timeline", "faults", "changes", "expect"});
   Scenario s;
   s.file = file;
   s.name = top.has("name") ? top.string("name") : std::filesystem::path(file).stem().stem().string();
@@ -298,6 +303,36 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
   for (const auto& [node, path] : listItems(ctx, top, "faults", false)) {
     s.faults.push_back(readFault(ctx, node, path, s.scene));
   }
+  for (const auto& [node, path] : listItems(ctx, top, "changes", false)) {
+    const MapReader m(ctx, node, path, {"at", "set", "value"});
+    ScheduledChange c;
+    c.line = m.line();
+    c.at_s = m.number("at");
+    if (c.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
+    // Checked now, alone on the scenario's scene: a bad key, value or structure change is an
+    // error naming this line, not a failure in the middle of the run.
+    const std::string key = m.string("set");
+    const YAML::Node value = m.require("value");
+    try {
+      c.change = parseOverride(key + "=" + (value.IsScalar() ? value.Scalar() : ""));
+    } catch (const SceneError& e) {
+      ctx.fail(value, m.join("value"), e.message());
+    }
+    std::string why;
+    try {
+      std::vector<Override> with = overrides;
+      with.push_back(c.change);
+      why = sameStructure(s.scene, loadScene(s.scene.file, with));
+    } catch (const SceneInvalid& e) {
+      why = e.what();
+    } catch (const SceneError& e) {
+      why = e.what();
+    }
+    if (!why.empty()) ctx.fail(m.value("set"), m.join("set"), "cannot change " + key + ": " + why);
+    s.changes.push_back(c);
+  }
+  std::stable_sort(s.changes.begin(), s.changes.end(),
+                   [](const ScheduledChange& a, const ScheduledChange& b) { return a.at_s < b.at_s; });
   for (const auto& [node, path] : listItems(ctx, top, "expect")) {
     s.expectations.push_back(readExpectation(ctx, node, path, s));
   }
@@ -389,8 +424,19 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   std::vector<char> driven(scenario.scene.pult.controls.size(), 0);
   for (const TimelineAction& a : scenario.timeline) driven[static_cast<std::size_t>(a.control)] = 1;
   std::vector<char> faults_applied(scenario.faults.size(), 0);
+  std::size_t changes_applied = 0;
   auto applyTimeline = [&]() {
     applyDueFaults(scenario.faults, faults_applied, session);
+    for (; changes_applied < scenario.changes.size() &&
+           scenario.changes[changes_applied].at_s <= session.time() + kTimeEps;
+         ++changes_applied) {
+      std::vector<Override> overrides = session.scene().overrides;
+      overrides.push_back(scenario.changes[changes_applied].change);
+      const std::string why = session.changeScene(loadScene(scenario.scene.file, overrides));
+      if (!why.empty()) {
+        throw SceneError(scenario.file, scenario.changes[changes_applied].line, "changes", why);
+      }
+    }
     for (std::size_t c = 0; c < driven.size(); ++c)
       if (driven[c]) session.setControl(static_cast<int>(c), timelineValue(scenario, static_cast<int>(c), session.time()));
   };

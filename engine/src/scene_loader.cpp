@@ -874,7 +874,7 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
 void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
                LoadState& state) {
   MapReader m(ctx, node, path,
-              {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u", "drive"});
+              {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u", "drive", "brake"});
   dynamics::MotorDef motor;
   motor.name = m.string("name");
   claimName(ctx, state, m, "motor", motor.name);
@@ -942,6 +942,12 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   motor.gear_ratio = m.number("r", 1.0);
   motor.bearing_friction = m.number("b", 0.0);
   motor.initial_voltage = m.number("u", 0.0);
+  if (m.has("brake")) {
+    // Power-off holding brake (docs/scenes.md): the torque is required, the release level not.
+    MapReader b(ctx, m.value("brake"), m.join("brake"), {"torque", "release_u"});
+    motor.brake_torque = b.number("torque");
+    motor.brake_release_u = b.number("release_u", motor.brake_release_u);
+  }
   scene.model.motors.push_back(std::move(motor));
 }
 

@@ -1,5 +1,7 @@
 #include <engine/session.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -76,6 +78,13 @@ void Session::setMotorFault(int motor, const MotorFault& fault) {
   motor_faults_.at(static_cast<std::size_t>(motor)) = fault;
   any_fault_ = std::any_of(motor_faults_.begin(), motor_faults_.end(),
                            [](const MotorFault& f) { return f.kind != MotorFault::Kind::None; });
+  syncBrakes();
+}
+
+void Session::syncBrakes() {
+  for (std::size_t m = 0; m < motor_faults_.size(); ++m) {
+    state_.dynamics.motors[m].brake_released = motor_faults_[m].kind == MotorFault::Kind::BrakeReleased;
+  }
 }
 
 void Session::setControl(int control, double value) {
@@ -166,6 +175,56 @@ void Session::readSensors(const std::vector<SensorDef>& sensors, std::vector<dou
 
 double Session::signal(const SignalRef& ref, const std::vector<double>& sensor_values) const {
   return signalValue(ref, state_.scheme, state_.pult, sensor_values);
+}
+
+std::string sameStructure(const Scene& a, const Scene& b) {
+  const dynamics::Model& x = a.model;
+  const dynamics::Model& y = b.model;
+  auto count = [](const char* what, std::size_t n, std::size_t m) {
+    return n == m ? std::string() : fmt::format("{} {} instead of {}", m, what, n);
+  };
+  for (std::string why : {count("bodies", x.bodies.size(), y.bodies.size()),
+                          count("joints", x.joints.size(), y.joints.size()),
+                          count("motors", x.motors.size(), y.motors.size()),
+                          count("repeaters", x.repeaters.size(), y.repeaters.size()),
+                          count("pult controls", a.pult.controls.size(), b.pult.controls.size()),
+                          count("scheme blocks", a.scheme.blocks.size(), b.scheme.blocks.size()),
+                          count("scheme outputs", a.scheme.outputs.size(), b.scheme.outputs.size()),
+                          count("scheme sensors", a.scheme.sensors.size(), b.scheme.sensors.size())}) {
+    if (!why.empty()) return why;
+  }
+  for (std::size_t i = 0; i < x.bodies.size(); ++i) {
+    const auto &p = x.bodies[i], &q = y.bodies[i];
+    if (p.is_static != q.is_static) return fmt::format("bodies[{}]: static changes", p.name);
+    bool shapes = p.shapes.size() == q.shapes.size();
+    for (std::size_t k = 0; shapes && k < p.shapes.size(); ++k) shapes = p.shapes[k].type == q.shapes[k].type;
+    // Contacts are stored by shape number, so the shapes must stay the same kinds in order.
+    if (!shapes) return fmt::format("bodies[{}]: its shapes change", p.name);
+  }
+  for (std::size_t j = 0; j < x.joints.size(); ++j) {
+    const auto &p = x.joints[j], &q = y.joints[j];
+    if (p.type != q.type || p.body_a != q.body_a || p.body_b != q.body_b)
+      return fmt::format("joints[{}]: its type or bodies change", p.name);
+  }
+  for (std::size_t m = 0; m < x.motors.size(); ++m) {
+    const auto &p = x.motors[m], &q = y.motors[m];
+    if (p.joint != q.joint) return fmt::format("motors[{}]: its joint changes", p.name);
+    if (p.drive.has_value() != q.drive.has_value()) return fmt::format("motors[{}]: drive unit added or removed", p.name);
+  }
+  if (x.solver.time_step_s != y.solver.time_step_s) return "the time step changes (steps would no longer match)";
+  if (a.stepsPerFrame() != b.stepsPerFrame()) return "the steps per frame change";
+  return {};
+}
+
+std::string Session::changeScene(Scene next) {
+  std::string why = sameStructure(scene_, next);
+  if (!why.empty()) return why;
+  simulator_ = dynamics::Simulator(next.model);
+  scene_ = std::move(next);
+  for (const ConstantInput& input : scene_.inputs) {
+    state_.dynamics.motors[static_cast<std::size_t>(input.motor)].voltage = input.voltage;
+  }
+  return {};
 }
 
 std::uint64_t Session::hash() const {

@@ -167,13 +167,36 @@ std::uint64_t lastStep(const fs::path& trace) {
 
 const std::string kScene = "scenes/grasp.yaml";  // a pult (grip, lift) and two motors, 240 Hz steps
 
-// Copies a recording without its lines that start with `prefix` (to show they matter).
-void stripLines(const fs::path& from, const fs::path& to, const std::string& prefix) {
-  std::ifstream in(from);
-  std::ofstream out(to);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix, 0) != 0) out << line << '\n';
+// The test itself as a station of class `part`, watching the state.
+struct Watcher {
+  explicit Watcher(const std::string& part) : bus(address(part), remote::Bus::Role::Station) {}
+  static remote::ClassAddress address(const std::string& part) {
+    remote::ClassAddress a;
+    a.partition = part;
+    return a;
   }
+  /// Waits (30 s at most) for a frame past 0.5 s of simulated time: the server is running.
+  bool running() {
+    return eventually(30.0, [&] { return bus.takeState(frame) && frame.sim_time_s > 0.5; });
+  }
+  remote::Bus bus;
+  remote::StateFrame frame;
+};
+
+// `simtrainer replay --verify` of the server's recording in `dir` passes, and of a copy without
+// its lines that start with `prefix` diverges (exit 3): the events on those lines mattered.
+void expectReplayNeedsLines(const fs::path& dir, const std::string& prefix) {
+  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
+  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
+  {
+    std::ifstream in(dir / "server.rec");
+    std::ofstream out(dir / "stripped.rec");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(prefix, 0) != 0) out << line << '\n';
+    }
+  }
+  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
+  EXPECT_EQ(diverge.wait(60.0), 3) << "without the \"" << prefix << "\" lines\n" << diverge.output();
 }
 
 std::vector<std::string> classArgs(const std::string& part, int domain = 0) {
@@ -473,11 +496,10 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
                                               "--pult", "lift=1@0.2"},
                      classArgs(part)),
                  dir / "driver.out");
-  remote::ClassAddress address;
-  address.partition = part;
-  remote::Bus bus(address, remote::Bus::Role::Station);
-  remote::StateFrame f;
-  ASSERT_TRUE(eventually(30.0, [&] { return bus.takeState(f) && f.sim_time_s > 0.5; })) << server.output();
+  Watcher watcher(part);
+  remote::Bus& bus = watcher.bus;
+  remote::StateFrame& f = watcher.frame;
+  ASSERT_TRUE(watcher.running()) << server.output();
 
   Process pause(cat(std::vector<std::string>{"instruct", "--command", "pause", "--listen", "1"}, classArgs(part)),
                 dir / "pause.out");
@@ -511,12 +533,8 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
   const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
   ASSERT_FALSE(rec.faults.empty()) << "the fault is in the recording";
   EXPECT_EQ(rec.faults.begin()->second.at(0).second.kind, sim::engine::MotorFault::Kind::Reversed);
-  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
-  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
   // Without the fault line the replay diverges: the fault changed the motion.
-  stripLines(dir / "server.rec", dir / "stripped.rec", "f ");
-  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
-  EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
+  expectReplayNeedsLines(dir, "f ");
 }
 
 // Sensor faults from the instructor: a target with a dot is a sensor the scheme reads. The faults
@@ -528,11 +546,10 @@ TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
                                               "60", "--record", (dir / "server.rec").string()},
                      classArgs(part)),
                  dir / "server.out");
-  remote::ClassAddress address;
-  address.partition = part;
-  remote::Bus bus(address, remote::Bus::Role::Station);
-  remote::StateFrame f;
-  ASSERT_TRUE(eventually(30.0, [&] { return bus.takeState(f) && f.sim_time_s > 0.5; })) << server.output();
+  Watcher watcher(part);
+  remote::Bus& bus = watcher.bus;
+  remote::StateFrame& f = watcher.frame;
+  ASSERT_TRUE(watcher.running()) << server.output();
   Process fault(cat(std::vector<std::string>{"instruct", "--command", "fault:joint.hinge.position:noise:0.01",
                                              "--command", "fault:joint.hinge.position:dropout", "--command",
                                              "fault:joint.nosuch.position:dropout", "--listen", "2"},
@@ -550,11 +567,88 @@ TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
   const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
   ASSERT_FALSE(rec.sensor_faults.empty()) << "the sensor faults are in the recording";
   EXPECT_EQ(rec.sensor_faults.rbegin()->second.back().second.kind, sim::engine::SensorFault::Kind::Dropout);
-  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
-  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
-  stripLines(dir / "server.rec", dir / "stripped.rec", "s ");
-  Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
-  EXPECT_EQ(diverge.wait(60.0), 3) << diverge.output();  // 3: diverged
+  expectReplayNeedsLines(dir, "s ");
+}
+
+// Parameter changes from the instructor: the server reloads the scene with the override and goes
+// on from its state. The event log shows the change and the refusals (an unknown key, a change of
+// structure), each naming its key; the recording's `c` line makes the replay match, and without
+// it the replay diverges (the stall torque changed the servo's motion).
+TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  Process server(cat(std::vector<std::string>{"serve", source("tests/engine/data/sensor_servo.yaml"), "--duration",
+                                              "60", "--record", (dir / "server.rec").string(), "--events",
+                                              (dir / "events.log").string()},
+                     classArgs(part)),
+                 dir / "server.out");
+  Watcher watcher(part);
+  remote::Bus& bus = watcher.bus;
+  remote::StateFrame& f = watcher.frame;
+  ASSERT_TRUE(watcher.running()) << server.output();
+  Process set(cat(std::vector<std::string>{"instruct", "--command", "set:motors.drive.Mp:0.35", "--command",
+                                           "set:motors.nosuch.Mp:1", "--command", "set:solver.time_step:0.005",
+                                           "--listen", "2"},
+                  classArgs(part)),
+              dir / "set.out");
+  ASSERT_EQ(set.wait(40.0), 0) << set.output();
+  const double set_at = f.sim_time_s;
+  ASSERT_TRUE(eventually(10.0, [&] { return bus.takeState(f) && f.sim_time_s > set_at + 2.5; }));
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  std::string events;
+  for (const std::string& line : lines(dir / "events.log")) events += line + "\n";
+  EXPECT_NE(events.find("set set motors.drive.Mp=0.35 by instructor"), std::string::npos) << events;
+  EXPECT_NE(events.find("refused set motors.nosuch.Mp=1"), std::string::npos) << events;
+  EXPECT_NE(events.find("nosuch"), std::string::npos) << events;
+  EXPECT_NE(events.find("refused set solver.time_step=0.005: the time step changes"), std::string::npos) << events;
+  const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
+  ASSERT_EQ(rec.changes.size(), 1u) << "only the accepted change is recorded";
+  EXPECT_EQ(rec.changes.begin()->second.at(0).path, "motors.drive.Mp");
+  EXPECT_EQ(rec.changes.begin()->second.at(0).value, "0.35");
+  expectReplayNeedsLines(dir, "c ");
+}
+
+// A served scenario's parameter change and an instructor's brake_released: the link that the
+// brake held at zero voltage creeps down (0.04 rad/s against the unpowered motor, so its centre,
+// at z = 0 when held, is below -0.01 m 1.5 s after the release); both events are in the log and
+// the recording, and the replay diverges without the fault line.
+TEST(Net, InstructorReleasesABrakeAndAServedScenarioChangesAParameter) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  {
+    std::ofstream scenario(dir / "brake.scenario.yaml");
+    scenario << "scene: " << source("tests/engine/data/braked_link.yaml") << "\nduration: 60\n"
+             << "changes:\n  - {at: 0.2, set: motors.drive.b, value: 0.5}\n"
+             << "expect:\n  - {signal: time, min: 0}\n";
+  }
+  Process server(cat(std::vector<std::string>{"serve", (dir / "brake.scenario.yaml").string(), "--record",
+                                              (dir / "server.rec").string(), "--events", (dir / "events.log").string()},
+                     classArgs(part)),
+                 dir / "server.out");
+  Watcher watcher(part);
+  ASSERT_TRUE(watcher.running()) << server.output();
+  EXPECT_NEAR(watcher.frame.poses.at(2), 0.0, 1e-6) << "held by the brake";
+  Process release(cat(std::vector<std::string>{"instruct", "--command", "fault:drive:brake_released", "--listen", "1"},
+                      classArgs(part)),
+                  dir / "release.out");
+  ASSERT_EQ(release.wait(40.0), 0) << release.output();
+  const double released_at = watcher.frame.sim_time_s;
+  ASSERT_TRUE(eventually(15.0, [&] {
+    return watcher.bus.takeState(watcher.frame) && watcher.frame.sim_time_s > released_at + 2.0;
+  }));
+  EXPECT_LT(watcher.frame.poses.at(2), -0.01) << "released: the link creeps down";
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  std::string events;
+  for (const std::string& line : lines(dir / "events.log")) events += line + "\n";
+  EXPECT_NE(events.find("set set motors.drive.b=0.5 by scenario"), std::string::npos) << events;
+  EXPECT_NE(events.find("motor drive brake_released"), std::string::npos) << events;
+  const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
+  ASSERT_EQ(rec.changes.size(), 1u);
+  ASSERT_FALSE(rec.faults.empty());
+  EXPECT_EQ(rec.faults.begin()->second.at(0).second.kind, sim::engine::MotorFault::Kind::BrakeReleased);
+  expectReplayNeedsLines(dir, "f ");
 }
 
 TEST(Net, ServerAndViewerInANetworkNamespace) {

@@ -182,6 +182,12 @@ struct MotorDef {
   /// the rotor), and each repeater of this motor gets a transmission and output friction of its
   /// own with the same parameters.
   std::optional<DriveDef> drive;
+  /// Power-off holding brake on the driven joint (a spring-applied brake that the drive's power
+  /// lifts): while |u| < brake_release_u it adds brake_torque to the joint's Coulomb bound, so the
+  /// joint holds any load up to it and slips under a larger one; with the motor powered, or
+  /// with MotorState::brake_released set, it lets go. brake_torque 0: no brake.
+  double brake_torque = 0.0;       ///< Holding torque at the joint (N m), or force (N) if prismatic.
+  double brake_release_u = 0.05;   ///< |u| at and above which the brake is lifted, in (0, 1].
 
   /// Rotor inertia actually used (kg m^2).
   double rotorInertia() const {

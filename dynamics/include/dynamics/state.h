@@ -56,6 +56,9 @@ struct MotorState {
   double characteristic_impulse = 0.0;  ///< Warm start of the characteristic row (N m s).
   double coupling_impulse = 0.0;        ///< Warm start of the motor constraint row.
   double current_A = 0.0;  ///< Armature current of a drive unit (0 without one).
+  /// Input, like `voltage`: the brake (MotorDef::brake_torque) is held open whatever u is (its
+  /// manual release, or an injected fault).
+  bool brake_released = false;
 };
 
 struct RepeaterState {

@@ -9,10 +9,13 @@
 //   set <key>=<value>                    (one per override)
 //   controls <name> ...                  (the pult's controls, in order)
 //   p <step> <value> ...                 (pult before that step, when it changed; 17 digits)
-//   f <step> <motor> <none|stuck|weak|reversed> <value>  (a motor fault from that step on)
+//   f <step> <motor> <none|stuck|weak|reversed|brake_released> <value>  (a motor fault from
+//                                        that step on)
 //   s <step> <sensor> <none|noise|dropout> <value>  (a fault of the scheme's sensor <sensor>, an
 //                                        index into scheme.sensors, from that step on; value:
 //                                        noise's standard deviation or the value dropout holds)
+//   c <step> <key>=<value>               (a parameter changed from that step on, as `set`:
+//                                        the scene reloaded with it, Session::changeScene)
 //   h <step> <hash>                      (Session::hash() after that step, hex)
 //   b <step> <hash> ...                  (per-body state hashes at the end of each frame)
 //   end <steps> <ok|fault|interrupted>   (missing when the run was killed)
@@ -66,6 +69,7 @@ class RecordingWriter {
   std::vector<double> last_pult_;
   std::vector<MotorFault> last_faults_;
   std::vector<SensorFault> last_sensor_faults_;
+  std::size_t overrides_written_ = 0;  // of the session scene's overrides (header and c lines)
   bool wrote_pult_ = false;
   bool finished_ = false;
 };
@@ -82,6 +86,8 @@ struct Recording {
   std::map<std::uint64_t, std::vector<std::pair<int, MotorFault>>> faults;
   /// Step -> sensor faults that take effect before it (scheme sensor index, fault).
   std::map<std::uint64_t, std::vector<std::pair<int, SensorFault>>> sensor_faults;
+  /// Step -> parameter changes that take effect before it (added to `overrides`, in order).
+  std::map<std::uint64_t, std::vector<Override>> changes;
   std::vector<std::uint64_t> hashes;                  ///< hashes[s - 1]: after step s.
   std::map<std::uint64_t, std::vector<std::uint64_t>> body_hashes;  ///< Step -> per body.
   bool complete = false;  ///< The end line was read.
@@ -105,13 +111,14 @@ struct ReplayResult {
 /// With `verify`, stops at the first step whose hash differs from the recording.
 ReplayResult replay(const Recording& recording, bool verify);
 
-/// A scenario that reproduces the recording: its scene, overrides and every pult change as `set`.
+/// A scenario that reproduces the recording: its scene, overrides, parameter changes (`changes:`)
+/// and every pult change as `set`.
 std::string recordingToScenario(const Recording& recording, double time_step_s);
 
 }  // namespace sim::engine
 
 namespace sim::engine {
-/// "none", "stuck", "weak", "reversed"; and back (false for an unknown name).
+/// "none", "stuck", "weak", "reversed", "brake_released"; and back (false for an unknown name).
 const char* motorFaultName(MotorFault::Kind kind);
 bool parseMotorFaultKind(const std::string& name, MotorFault::Kind& kind);
 /// "none", "noise", "dropout"; and back (false for an unknown name).

@@ -80,7 +80,7 @@ enum class CommandKind : int {
   Pause = 1,
   Resume = 2,
   Reset = 3,         ///< target: keyframe name ("start": the initial state)
-  InjectFault = 4,   ///< target: motor or control; fault: stuck, weak, reversed, axis_stuck
+  InjectFault = 4,   ///< target: motor or control; fault: stuck, weak, reversed, brake_released, axis_stuck
   ClearFault = 5,    ///< target: motor or control
   SetParameter = 6,  ///< target: a scene key (as `--set`); value
 };
@@ -191,6 +191,8 @@ struct ServeOptions {
   /// state topic (benchmarks: every subscriber counted from the first frame). 0: start at once.
   /// A scenario's scheduled faults (`faults:`), injected at their times.
   std::vector<ScheduledFault> faults;
+  /// A scenario's parameter changes (`changes:`, in time order), applied at their times.
+  std::vector<ScheduledChange> changes;
   int wait_for_subscribers = 0;
   double wait_timeout_s = 10.0;
   /// Counters of dropped pult and command samples, updated while serving (for tests).
@@ -199,6 +201,9 @@ struct ServeOptions {
 
 struct ServeResult {
   RunResult run;
+  /// Per frame: publishing the state (Bus::publishState: the sample's copy and the DataWriter's
+  /// write, which sends to every station), s. Part of RunResult::render_time (the frame observer).
+  TimingStats state_write_time;
   DropCounts drops;
   std::uint64_t commands = 0;
   std::uint64_t pult_samples = 0;

@@ -60,6 +60,14 @@ struct ScheduledFault {
 /// sized by the caller) has not seen yet.
 void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>& applied, Session& session);
 
+/// A parameter change at a time (`changes:`; docs/scenarios.md): the scene reloaded with one more
+/// override, as an instructor's `set:KEY:VALUE` (Session::changeScene).
+struct ScheduledChange {
+  double at_s = 0.0;
+  Override change;
+  int line = 0;
+};
+
 struct Scenario {
   std::string file;
   std::string name;
@@ -67,6 +75,7 @@ struct Scenario {
   double duration_s = 10.0;
   std::vector<TimelineAction> timeline;  ///< In file order.
   std::vector<ScheduledFault> faults;    ///< In file order.
+  std::vector<ScheduledChange> changes;  ///< In time order.
   std::vector<Expectation> expectations;
   std::vector<SensorDef> sensors;  ///< Sensors the expectations read.
 };

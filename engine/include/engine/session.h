@@ -18,8 +18,10 @@ namespace sim::engine {
 /// An injected drive failure (instructor or scenario, docs/network.md). The scheme still computes
 /// the motor's voltage as usual (the HUD shows the command); the motor is stepped with the faulted
 /// voltage instead, so the fault is in the drive, not in the operator's panel.
+/// BrakeReleased lifts the motor's holding brake (MotorDef::brake_torque) whatever the voltage: a
+/// brake whose coil or lever is stuck open, so an unpowered joint is no longer held.
 struct MotorFault {
-  enum class Kind { None, Stuck, Weak, Reversed };
+  enum class Kind { None, Stuck, Weak, Reversed, BrakeReleased };
   Kind kind = Kind::None;
   /// Stuck: the voltage the drive holds whatever it is commanded (a welded contactor);
   /// Weak: the factor on the commanded voltage (0..1). Unused otherwise.
@@ -31,6 +33,7 @@ struct MotorFault {
       case Kind::Stuck: return value;
       case Kind::Weak: return value * u;
       case Kind::Reversed: return -u;
+      case Kind::BrakeReleased:
       case Kind::None: break;
     }
     return u;
@@ -52,6 +55,12 @@ struct SensorFault {
 /// Index into scene.scheme.sensors of a signal as written (`joint.arm.position`), or -1 with the
 /// reason in `error` (not a sensor, or one the scheme does not read).
 int schemeSensorIndex(const Scene& scene, const std::string& signal, std::string& error);
+
+/// Why a session of `a` cannot go on with `b`, or an empty string when it can: `b` must have the
+/// same state layout (bodies, their shapes and static flags; joints and their types and bodies;
+/// motors, their joints and drive units; repeaters), the same time step and steps per frame, and
+/// the same pult controls and scheme sizes (blocks, outputs, sensors).
+std::string sameStructure(const Scene& a, const Scene& b);
 
 /// Everything that changes while a session runs.
 struct SessionState {
@@ -114,13 +123,23 @@ class Session {
 
   /// 64-bit hash of the whole session state (dynamics, pult, scheme memory).
   std::uint64_t hash() const;
+
+  /// Goes on with `next`, the same scene loaded with other parameters (an instructor's `set`):
+  /// the state, pult, scheme memory and faults carry over, the model is recompiled. Refused,
+  /// with the reason returned, when `next` has another structure (sameStructure); else returns
+  /// an empty string. Constant inputs (`inputs:`) take their new voltages at once; parameters
+  /// that only set the initial state (poses, `u`) have no effect until a restart.
+  std::string changeScene(Scene next);
   void restore(const SessionState& state) {
     state_ = state;
     scheme_sensors_.clear();  // a dropout set now holds the restored reading, not the old one
+    syncBrakes();             // the faults in force, not those of the state's moment
   }
 
  private:
   void evaluateScheme();
+  // Writes each motor's BrakeReleased fault into its dynamics input MotorState::brake_released.
+  void syncBrakes();
 
   Scene scene_;
   dynamics::Simulator simulator_;

@@ -1,0 +1,39 @@
+// Shared by engine tests of recorded session events (faults, parameter changes): a recording must
+// replay bit for bit, and must diverge without the lines that carry the event.
+#pragma once
+
+#include <engine/recording.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace sim::engine::testing {
+
+/// Replays the recording `rec` with verification (no divergence, final state `final_state`), then
+/// a copy of it without its lines that start with `prefix`, which must diverge at the step after
+/// `step` (the event took effect before step + 1). Removes both files.
+inline void expectReplayNeedsLines(const std::string& rec, const std::string& prefix, std::uint64_t step,
+                                   const dynamics::State& final_state) {
+  const ReplayResult same = replay(readRecording(rec), true);
+  EXPECT_FALSE(same.diverged) << "diverged at step " << same.diverged_step;
+  EXPECT_EQ(same.final_state, final_state);
+  const std::string stripped = rec + ".stripped";
+  {
+    std::ifstream in(rec);
+    std::ofstream out(stripped);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(prefix, 0) != 0) out << line << '\n';
+    }
+  }
+  const ReplayResult without = replay(readRecording(stripped), true);
+  std::remove(rec.c_str());
+  std::remove(stripped.c_str());
+  EXPECT_TRUE(without.diverged) << "without its \"" << prefix << "\" lines";
+  EXPECT_EQ(without.diverged_step, step + 1);
+}
+
+}  // namespace sim::engine::testing
