@@ -138,6 +138,42 @@ TEST(Brake, ReleasedFlagIsPartOfTheState) {
   EXPECT_GT(a.joints[0].position - s.joints[0].position, 1e-3) << "released: it creeps";
 }
 
+// A prismatic joint's brake is a force (N): the grasp scene's lift (r = 2000 rad/m, 100 N stall)
+// carries the palm and jaws, W = 1.2 kg x 9.81 = 11.77 N. Raised at u = 1 for 0.5 s and then
+// unpowered, a 50 N brake holds it (1e-6 m over 1 s); a 5 N brake lets it sink at
+// (W - 5 N) / (r^2 Mp / w_xx) = 0.0102 m/s and none at W / 667 N s/m = 0.0177 m/s (tolerance
+// 1e-6 relative: after 1.2 s, over 50 time constants of the sinking palm, the exact characteristic
+// row has reached the steady speed to rounding).
+TEST(Brake, PrismaticBrakeHoldsAForce) {
+  for (double brake : {50.0, 5.0, 0.0}) {
+    Model m = samples::graspScene(1.0 / 240.0);
+    const int lift = m.findMotor("lift");
+    ASSERT_GE(lift, 0);
+    const MotorDef& mo = m.motors[static_cast<std::size_t>(lift)];
+    m.motors[static_cast<std::size_t>(lift)].brake_torque = brake;
+    m.motors[static_cast<std::size_t>(lift)].initial_voltage = 1.0;
+    const double weight = (m.bodies[static_cast<std::size_t>(m.findBody("palm"))].mass_kg +
+                           m.bodies[static_cast<std::size_t>(m.findBody("left_jaw"))].mass_kg +
+                           m.bodies[static_cast<std::size_t>(m.findBody("right_jaw"))].mass_kg) * 9.81;
+    const double damping = mo.gear_ratio * mo.gear_ratio * mo.stall_torque_Nm / mo.no_load_speed_radps;
+    Simulator sim(m);
+    State s = sim.initialState();
+    const auto joint = static_cast<std::size_t>(mo.joint);
+    for (int n = 0; n < 120; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+    ASSERT_GT(s.joints[joint].position, 0.05) << "raised by the powered motor, brake lifted";
+    s.motors[static_cast<std::size_t>(lift)].voltage = 0.0;
+    for (int n = 0; n < 48; ++n) sim.step(s);
+    const double z = s.joints[joint].position;
+    for (int n = 0; n < 240; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+    if (brake > weight) {
+      EXPECT_NEAR(s.joints[joint].position, z, 1e-6) << "brake " << brake << " N";
+    } else {
+      const double expected = -(weight - brake) / damping;
+      EXPECT_NEAR(s.joints[joint].speed, expected, 1e-6 * std::abs(expected)) << "brake " << brake << " N";
+    }
+  }
+}
+
 TEST(Brake, ValidationNamesTheField) {
   Model m = loadedLink(-1.0);
   m.motors[0].brake_release_u = 0.0;
