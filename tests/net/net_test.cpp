@@ -209,6 +209,16 @@ std::vector<std::string> cat(std::vector<std::string> a, const T&... more) {
   return a;
 }
 
+// `serve SCENE` for a minute in class `part`, recording to DIR/server.rec and, with `events`,
+// logging events to DIR/events.log.
+std::vector<std::string> recordingServe(const std::string& scene, const fs::path& dir,
+                                        const std::string& part, bool events = true) {
+  std::vector<std::string> args{"serve", scene, "--duration", "60", "--record",
+                                (dir / "server.rec").string()};
+  if (events) args.insert(args.end(), {"--events", (dir / "events.log").string()});
+  return cat(args, classArgs(part));
+}
+
 TEST(Net, TwoViewersSeeTheServersPosesBitForBitWhileOneDrivesThePult) {
   const fs::path dir = scratch();
   const std::string part = partition();
@@ -487,11 +497,7 @@ TEST(Net, ClassesOnOtherPartitionsOrDomainsAreInvisible) {
 TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
   const fs::path dir = scratch();
   const std::string part = partition();
-  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60", "--record",
-                                              (dir / "server.rec").string(), "--events",
-                                              (dir / "events.log").string()},
-                     classArgs(part)),
-                 dir / "server.out");
+  Process server(recordingServe(source(kScene), dir, part), dir / "server.out");
   Process driver(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "pult",
                                               "--pult", "lift=1@0.2"},
                      classArgs(part)),
@@ -542,9 +548,7 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
 TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
   const fs::path dir = scratch();
   const std::string part = partition();
-  Process server(cat(std::vector<std::string>{"serve", source("tests/engine/data/sensor_servo.yaml"), "--duration",
-                                              "60", "--record", (dir / "server.rec").string()},
-                     classArgs(part)),
+  Process server(recordingServe(source("tests/engine/data/sensor_servo.yaml"), dir, part, false),
                  dir / "server.out");
   Watcher watcher(part);
   remote::Bus& bus = watcher.bus;
@@ -577,10 +581,7 @@ TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
 TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
   const fs::path dir = scratch();
   const std::string part = partition();
-  Process server(cat(std::vector<std::string>{"serve", source("tests/engine/data/sensor_servo.yaml"), "--duration",
-                                              "60", "--record", (dir / "server.rec").string(), "--events",
-                                              (dir / "events.log").string()},
-                     classArgs(part)),
+  Process server(recordingServe(source("tests/engine/data/sensor_servo.yaml"), dir, part),
                  dir / "server.out");
   Watcher watcher(part);
   remote::Bus& bus = watcher.bus;
