@@ -610,10 +610,11 @@ void Simulator::Impl::prepare(const State& s, double h) {
     // Joint viscous friction as a soft row (backward Euler: impulse = c h * speed).
     w.viscous_gamma = def.friction.viscous * h;
     // A power-off brake holds while the motor is unpowered: one more Coulomb level on the row.
-    if (const int m = motor_of_joint[j]; m >= 0 && model.motors[m].brake_torque > 0.0 &&
-                                         !s.motors[m].brake_released &&
-                                         std::abs(s.motors[m].voltage) < model.motors[m].brake_release_u) {
-      w.friction_level += model.motors[m].brake_torque;
+    if (const int m = motor_of_joint[j]; m >= 0) {
+      const MotorDef& md = model.motors[m];
+      const MotorState& ms = s.motors[m];
+      if (md.brake_torque > 0.0 && !ms.brake_released && std::abs(ms.voltage) < md.brake_release_u)
+        w.friction_level += md.brake_torque;
     }
     w.viscous_target = 0.0;
     if (w.drive != nullptr) addDriveFriction(w, s, static_cast<int>(j), h);

@@ -84,8 +84,7 @@ TEST(MotorFault, ScenarioFaultsAreRecordedAndReplay) {
       "  - {signal: time, min: 0.99}\n",
       file);
   ASSERT_EQ(scenario.faults.size(), 2u);
-  const std::string rec = (std::filesystem::temp_directory_path() /
-                           ("simtrainer_fault_" + std::to_string(::getpid()) + ".rec")).string();
+  const std::string rec = sim::engine::testing::tempRecording("fault");
   sim::engine::PlayOptions options;
   options.record_path = rec;
   sim::engine::playScenario(scenario, options);
@@ -162,9 +161,7 @@ TEST(Brake, ReleasedFaultLetsTheLinkCreepAndClearingHoldsItAgain) {
 // A recorded session with the fault replays bit for bit; without its `f` lines it diverges at the
 // step the fault took effect.
 TEST(Brake, RecordingWithTheFaultReplaysAndDivergesWithoutIt) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path();
-  const std::string tag = std::to_string(::getpid());
-  const std::string rec = (dir / ("simtrainer_brake_" + tag + ".rec")).string();
+  const std::string rec = sim::engine::testing::tempRecording("brake");
   sim::engine::RunOptions options;
   options.duration_s = 2.0;
   options.record_path = rec;

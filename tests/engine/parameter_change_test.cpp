@@ -84,9 +84,7 @@ TEST(ParameterChange, StructureChangesAreRefusedWithTheReason) {
 
 // A change recorded as a `c` line replays bit for bit, and diverges at its step without it.
 TEST(ParameterChange, RecordedChangeReplays) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path();
-  const std::string tag = std::to_string(::getpid());
-  const std::string rec = (dir / ("simtrainer_change_" + tag + ".rec")).string();
+  const std::string rec = sim::engine::testing::tempRecording("change");
   sim::engine::RunOptions options;
   options.duration_s = 3.0;
   options.record_path = rec;
@@ -115,8 +113,7 @@ TEST(ParameterChange, ScenarioChangesApplyAtTheirTimeAndReplay) {
       "  - {signal: joint.hinge.speed, min: 0.201, max: 0.2053}\n",
       file);
   ASSERT_EQ(scenario.changes.size(), 1u);
-  const std::string rec = (std::filesystem::temp_directory_path() /
-                           ("simtrainer_change_scenario_" + std::to_string(::getpid()) + ".rec")).string();
+  const std::string rec = sim::engine::testing::tempRecording("change_scenario");
   sim::engine::PlayOptions options;
   options.record_path = rec;
   const sim::engine::ScenarioResult result = sim::engine::playScenario(scenario, options);

@@ -7,11 +7,21 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 namespace sim::engine::testing {
+
+/// A recording path in the temporary directory, unique to this test process and `tag`.
+inline std::string tempRecording(const std::string& tag) {
+  return (std::filesystem::temp_directory_path() /
+          ("simtrainer_" + tag + "_" + std::to_string(::getpid()) + ".rec"))
+      .string();
+}
 
 /// Replays the recording `rec` with verification (no divergence, final state `final_state`), then
 /// a copy of it without its lines that start with `prefix`, which must diverge at the step after

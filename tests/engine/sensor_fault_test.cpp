@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <string>
 
+#include "replay_check.h"
+
 namespace {
 
 using sim::engine::SensorFault;
@@ -90,11 +92,6 @@ TEST(SensorFault, NoiseRaisesTheCommandedVoltageVariance) {
   EXPECT_LT(trackingError(noisy), 0.04);
 }
 
-std::string tempRec(const char* tag) {
-  return (std::filesystem::temp_directory_path() /
-          (std::string("simtrainer_sensor_") + tag + std::to_string(::getpid()) + ".rec"))
-      .string();
-}
 
 // Scenario faults reach the recording as `s` lines; the replay re-applies them and matches every
 // step's hash (the noise generator is seeded from the scene, so it draws the same numbers).
@@ -107,7 +104,7 @@ TEST(SensorFault, ScenarioFaultsAreRecordedAndReplayBitIdentically) {
       "expect:\n  - {signal: time, min: 1.49}\n",
       kDir + "/inline.scenario.yaml");
   ASSERT_EQ(scenario.faults.size(), 3u);
-  const std::string rec = tempRec("a");
+  const std::string rec = sim::engine::testing::tempRecording("sensor_a");
   sim::engine::PlayOptions options;
   options.record_path = rec;
   sim::engine::playScenario(scenario, options);
