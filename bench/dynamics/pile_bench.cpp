@@ -7,7 +7,8 @@
 // Also times the grasp scene (samples::graspScene): close, lift 0.3 m, slip.
 //
 //   bench_pile [--csv FILE] [--columns N ...] [--iterations I ...] [--seconds S]
-//              [--grasp-only] [--grasp-repeats R]
+//              [--grasp-only] [--grasp-repeats R] [--no-grasp] [--trace]
+//              [--sleep on|off] [--height H] [--position-iterations P]
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
 
@@ -27,6 +28,7 @@ struct Result {
   int boxes = 0, iterations = 0;
   bool sleep = false;
   double us_per_step = 0, final_max_speed = 0, late_penetration = 0, final_penetration = 0;
+  double late_max_speed = 0;  // largest body speed over the last second
   int asleep = 0;
   unsigned long long hash = 0;
 };
@@ -37,11 +39,16 @@ double penetration(const State& s) {
   return p;
 }
 
+bool g_trace = false;  // --trace: largest speeds and sleepers every 0.25 s
+int g_position_iterations = 2;
+int g_height = 10;
+
 Result run(int columns, bool sleep, double seconds, int iterations) {
-  Model model = samples::boxPile(columns, columns, 10, 1.0 / 240.0);
+  Model model = samples::boxPile(columns, columns, g_height, 1.0 / 240.0);
   model.solver.velocity_iterations = iterations;
-  model.solver.position_iterations = 2;
+  model.solver.position_iterations = g_position_iterations;
   model.contact.sleep_enabled = sleep;
+  if (std::getenv("NOWARM")) model.solver.warm_start = false;
   Simulator sim(model);
   State s = sim.initialState();
   const int steps = static_cast<int>(seconds * 240.0 + 0.5);
@@ -55,7 +62,27 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
     const StepReport rep = sim.step(s);
     busy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     if (rep.fault_is_new) std::fprintf(stderr, "fault: %s\n", rep.fault.describe().c_str());
-    if (n >= steps - 240) r.late_penetration = std::max(r.late_penetration, penetration(s));
+    if (n >= steps - 240) {
+      r.late_penetration = std::max(r.late_penetration, penetration(s));
+      for (const BodyState& b : s.bodies)
+        r.late_max_speed = std::max(r.late_max_speed, b.linear_velocity_mps.norm());
+    }
+    if (g_trace && (n + 1) % 60 == 0) {
+      double v = 0.0, w = 0.0;
+      int asleep = 0, fastest = 0;
+      for (std::size_t i = 0; i < s.bodies.size(); ++i) {
+        const BodyState& b = s.bodies[i];
+        if (b.linear_velocity_mps.norm() > v) fastest = static_cast<int>(i);
+        v = std::max(v, b.linear_velocity_mps.norm());
+        w = std::max(w, b.angular_velocity_radps.norm());
+        asleep += b.asleep ? 1 : 0;
+      }
+      const BodyState& f = s.bodies[fastest];
+      std::printf("  t %.2f s: max v %.4f m/s (body %d at z %.3f m, v %+.4f %+.4f %+.4f), max w %.4f rad/s, "
+                  "penetration %.3e m, asleep %d\n",
+                  (n + 1) / 240.0, v, fastest, f.position_m.z(), f.linear_velocity_mps.x(),
+                  f.linear_velocity_mps.y(), f.linear_velocity_mps.z(), w, penetration(s), asleep);
+    }
   }
   r.us_per_step = busy_us / steps;
   for (const BodyState& b : s.bodies) {
@@ -104,6 +131,7 @@ int main(int argc, char** argv) {
   std::vector<int> iterations;
   int grasp_repeats = 1;
   bool grasp_only = false;
+  std::vector<bool> sleep_modes = {false, true};
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -117,6 +145,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(next());
     else if (!std::strcmp(argv[i], "--iterations")) iterations.push_back(std::atoi(next()));
     else if (!std::strcmp(argv[i], "--grasp-only")) grasp_only = true;
+    else if (!std::strcmp(argv[i], "--trace")) g_trace = true;
+    else if (!std::strcmp(argv[i], "--height")) g_height = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--position-iterations")) g_position_iterations = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--no-grasp")) grasp_repeats = 0;
+    else if (!std::strcmp(argv[i], "--sleep")) sleep_modes = {!std::strcmp(next(), "on")};
     else if (!std::strcmp(argv[i], "--grasp-repeats")) grasp_repeats = std::atoi(next());
     else {
       std::fprintf(stderr, "bench_pile: unknown argument %s\n", argv[i]);
@@ -132,17 +165,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_pile: cannot write %s\n", csv.c_str());
     return 1;
   }
-  std::fprintf(out, "boxes,velocity_iterations,sleep,us_per_step,final_max_speed_mps,late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
-  std::printf("%6s %5s %5s %12s %14s %14s %14s %7s\n", "boxes", "iters", "sleep", "us/step", "final v m/s",
-              "pen last 1s m", "pen final m", "asleep");
+  std::fprintf(out, "boxes,velocity_iterations,sleep,us_per_step,final_max_speed_mps,late_max_speed_mps,late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
+  std::printf("%6s %5s %5s %12s %14s %14s %14s %14s %7s\n", "boxes", "iters", "sleep", "us/step", "final v m/s",
+              "v last 1s m/s", "pen last 1s m", "pen final m", "asleep");
   for (int c : columns) {
     for (int it : iterations)
-    for (bool sleep : {false, true}) {
+    for (bool sleep : sleep_modes) {
       const Result r = run(c, sleep, seconds, it);
-      std::printf("%6d %5d %5s %12.1f %14.3e %14.3e %14.3e %7d\n", r.boxes, r.iterations, sleep ? "on" : "off",
-                  r.us_per_step, r.final_max_speed, r.late_penetration, r.final_penetration, r.asleep);
-      std::fprintf(out, "%d,%d,%s,%.2f,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, r.iterations, sleep ? "on" : "off",
-                   r.us_per_step, r.final_max_speed, r.late_penetration, r.final_penetration,
+      std::printf("%6d %5d %5s %12.1f %14.3e %14.3e %14.3e %14.3e %7d\n", r.boxes, r.iterations, sleep ? "on" : "off",
+                  r.us_per_step, r.final_max_speed, r.late_max_speed, r.late_penetration, r.final_penetration, r.asleep);
+      std::fprintf(out, "%d,%d,%s,%.2f,%.4e,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, r.iterations, sleep ? "on" : "off",
+                   r.us_per_step, r.final_max_speed, r.late_max_speed, r.late_penetration, r.final_penetration,
                    r.asleep, r.hash);
       std::fflush(stdout);
     }

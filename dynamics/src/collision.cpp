@@ -141,6 +141,7 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
   const Vec3 fc = inc.center + inc_sign * inc.half_extents[inc_axis] * inc.axes.col(inc_axis);
   const Vec3 eu = inc.half_extents[u] * inc.axes.col(u), ev = inc.half_extents[v] * inc.axes.col(v);
   ClipVertex poly[16], next[16];
+  constexpr double kClipTolerance = 1e-4;  // m; also in collision_convex.cpp
   int count = 4;
   poly[0] = {fc + eu + ev, 0};
   poly[1] = {fc - eu + ev, 1};
@@ -152,10 +153,10 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
   for (int axis : {ru, rv}) {
     for (double sg : {1.0, -1.0}) {
       const Vec3 pn = sg * ref.axes.col(axis);
-      // A hair of tolerance: equal-sized boxes stacked flush have incident vertices exactly on
-      // the side planes; without it they flip between kept and clipped (new feature ids, lost
-      // warm starts) from one step to the next.
-      constexpr double kClipTolerance = 1e-6;
+      // Tolerance: equal-sized boxes stacked flush have incident vertices exactly on the side
+      // planes, and swaying by microns would flip them between kept and clipped (new feature
+      // ids, lost warm starts: a tall stack then never settles). Points up to kClipTolerance
+      // outside are kept, and snapped onto the planes below, so the face is still exact.
       const double offset = pn.dot(ref.center) + ref.half_extents[axis] + kClipTolerance;
       int out = 0;
       for (int i = 0; i < count; ++i) {
@@ -173,6 +174,16 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
       std::copy(next, next + count, poly);
       ++plane;
       if (count == 0) return;
+    }
+  }
+  for (int axis : {ru, rv}) {
+    for (double sg : {1.0, -1.0}) {
+      const Vec3 pn = sg * ref.axes.col(axis);
+      const double exact = pn.dot(ref.center) + ref.half_extents[axis];
+      for (int i = 0; i < count; ++i) {
+        const double beyond = pn.dot(poly[i].p) - exact;
+        if (beyond > 0.0) poly[i].p -= beyond * pn;
+      }
     }
   }
   const double face_offset = n.dot(ref.center) + ref.half_extents[ref_axis];
@@ -446,7 +457,7 @@ void collideAll(const WorldShape& a, const WorldShape& b, double margin,
   if (collide(a, b, margin, m) && m.count > 0) out.push_back(m);
 }
 
-void BroadPhase::findPairs(const std::vector<WorldShape>& shapes,
+void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vector<char>& frozen,
                            std::vector<std::pair<int, int>>& pairs) {
   pairs.clear();
   const int n = static_cast<int>(shapes.size());
@@ -472,9 +483,19 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes,
     }
     order_[k] = v;
   }
-  for (std::size_t i = 0; i < order_.size(); ++i) {
+  const std::size_t n_order = order_.size();
+  next_moving_.resize(n_order + 1);
+  next_moving_[n_order] = static_cast<int>(n_order);
+  for (std::size_t i = n_order; i-- > 0;)
+    next_moving_[i] = frozen[order_[i]] ? next_moving_[i + 1] : static_cast<int>(i);
+  for (std::size_t i = 0; i < n_order; ++i) {
     const WorldShape& s = shapes[order_[i]];
-    for (std::size_t k = i + 1; k < order_.size(); ++k) {
+    const bool s_frozen = frozen[order_[i]] != 0;
+    for (std::size_t k = i + 1; k < n_order; ++k) {
+      if (s_frozen) {
+        k = static_cast<std::size_t>(next_moving_[k]);  // a frozen pair needs no test
+        if (k >= n_order) break;
+      }
       const WorldShape& t = shapes[order_[k]];
       if (t.aabb_min.x() > s.aabb_max.x()) break;
       if (t.aabb_min.y() > s.aabb_max.y() || t.aabb_max.y() < s.aabb_min.y() ||
@@ -487,6 +508,7 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes,
     const WorldShape& plane = shapes[p];
     if (plane.type == ShapeType::TriangleMesh) {
       for (int i : order_) {
+        if (frozen[p] && frozen[i]) continue;
         const WorldShape& s = shapes[i];
         if ((s.aabb_min.array() <= plane.aabb_max.array()).all() &&
             (s.aabb_max.array() >= plane.aabb_min.array()).all())
@@ -496,6 +518,7 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes,
     }
     const Vec3 up = plane.axes.col(2);
     for (int i : order_) {
+      if (frozen[p] && frozen[i]) continue;
       const WorldShape& s = shapes[i];
       // Lowest corner of the AABB along the plane normal.
       const Vec3 low(up.x() >= 0 ? s.aabb_min.x() : s.aabb_max.x(),

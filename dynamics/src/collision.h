@@ -78,11 +78,16 @@ bool pairSupported(ShapeType a, ShapeType b);
 /// index, and the output is sorted by (a, b) with a < b: deterministic.
 class BroadPhase {
  public:
-  void findPairs(const std::vector<WorldShape>& shapes, std::vector<std::pair<int, int>>& pairs);
+  /// Overlapping pairs (i < j, sorted). `frozen[i]` marks a shape whose body does not move
+  /// (static or asleep): pairs of two frozen shapes are not reported, and the sweep skips
+  /// from a frozen shape straight to the next moving one, so a resting scene costs O(n).
+  void findPairs(const std::vector<WorldShape>& shapes, const std::vector<char>& frozen,
+                 std::vector<std::pair<int, int>>& pairs);
 
  private:
   std::vector<int> order_;  // non-plane shapes sorted by aabb_min.x
   std::vector<int> planes_;  // planes and meshes
+  std::vector<int> next_moving_;  // per position in order_: the next position of a moving shape
 };
 
 }  // namespace sim::dynamics::detail

@@ -39,8 +39,9 @@ constexpr int kCapPoints = 12;     // a cylinder cap as a 12-gon of rim points (
 // tilted that little on a face still rests on four points, each with its true separation.
 constexpr double kFeatureCos = 0.99939;
 constexpr double kFeatureSin = 0.0349;
-// Same as box-box: incident points this far outside the reference face are kept (flush stacks).
-constexpr double kClipTolerance = 1e-6;
+// Same as box-box: incident points this far outside the reference face are kept and snapped
+// onto it (flush stacks keep their feature ids while they sway by microns).
+constexpr double kClipTolerance = 1e-4;  // m
 // Face axes are preferred unless an edge axis (or the other body's face) is clearly better.
 constexpr double kRelTol = 0.95, kAbsTol = 0.5e-3;
 
@@ -282,6 +283,16 @@ int clipAgainstSides(const Feature& ref, const Vec3& normal, ClipPoint* poly, in
     }
     n = out;
     std::copy(next, next + n, poly);
+  }
+  // Points kept within the tolerance go onto the face's sides (after all the cuts, so the
+  // result does not depend on the order of the sides).
+  for (int k = 0; k < ref.count && n > 0; ++k) {
+    const Vec3 side = (ref.p[(k + 1) % ref.count] - ref.p[k]).cross(normal).normalized();
+    const double exact = side.dot(ref.p[k]);
+    for (int i = 0; i < n; ++i) {
+      const double beyond = side.dot(poly[i].p) - exact;
+      if (beyond > 0.0) poly[i].p -= beyond * side;
+    }
   }
   return n;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 namespace sim::dynamics::detail {
@@ -52,6 +53,40 @@ std::vector<ContactState>::const_iterator findContact(const std::vector<ContactS
   return std::lower_bound(contacts.begin(), contacts.end(), probe, keyLess);
 }
 
+/// Distance within which a new contact point takes over an old point's impulses (m).
+constexpr double kMatchDistance = 0.01;
+
+/// The last substep's contact that point k of manifold m (of shapes i, j) continues: the same
+/// feature, or else the nearest old point of the pair whose feature the manifold no longer has,
+/// not claimed by an earlier point, within kMatchDistance and with a normal within ~8 degrees.
+/// Records a fallback match in claimed[k].
+const ContactState* previousContact(const std::vector<ContactState>& contacts, int i, int j,
+                                    const Manifold& m, int k, const Vec3& point,
+                                    const ContactState* claimed[4]) {
+  const auto same_pair = [&](std::vector<ContactState>::const_iterator it) {
+    return it != contacts.end() && it->shape_a == static_cast<std::uint32_t>(i) &&
+           it->shape_b == static_cast<std::uint32_t>(j);
+  };
+  const std::uint32_t feature = m.points[k].feature;
+  const auto exact = findContact(contacts, i, j, feature);
+  if (same_pair(exact) && exact->feature == feature) return &*exact;
+  const ContactState* best = nullptr;
+  double best_d2 = kMatchDistance * kMatchDistance;
+  for (auto it = findContact(contacts, i, j, 0); same_pair(it); ++it) {
+    bool taken = false;
+    for (int q = 0; q < m.count && !taken; ++q) taken = m.points[q].feature == it->feature;
+    for (int q = 0; q < k && !taken; ++q) taken = claimed[q] == &*it;
+    if (taken || it->normal.dot(m.normal) < 0.99) continue;
+    const double d2 = (it->point_m - point).squaredNorm();
+    if (d2 < best_d2) {
+      best_d2 = d2;
+      best = &*it;
+    }
+  }
+  claimed[k] = best;
+  return best;
+}
+
 }  // namespace
 
 void ContactSolver::init(const Model& model) {
@@ -80,28 +115,33 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   carried_.clear();
   if (shapes_.empty()) return;
   const ContactSettings& cfg = model.contact;
+  frozen_.resize(shapes_.size());
+  placed_at_.resize(shapes_.size(), Vec3::Constant(std::numeric_limits<double>::quiet_NaN()));
+  placed_as_.resize(shapes_.size(), Quat(0.0, 0.0, 0.0, 0.0));
   for (std::size_t i = 0; i < shapes_.size(); ++i) {
     const int body = shape_owner_[i];
+    frozen_[i] = bodies[body].inv_mass == 0.0;
+    // Static and sleeping bodies keep their poses: their shapes are placed once.
+    if (positions[body] == placed_at_[i] && orientations[body].coeffs() == placed_as_[i].coeffs()) continue;
     world_shapes_[i] = placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
+    placed_at_[i] = positions[body];
+    placed_as_[i] = orientations[body];
   }
-  broad_.findPairs(world_shapes_, pairs_);
+  // Frozen pairs (sleeping, or sleeping on static) keep their last contacts as they were, so
+  // the group wakes warm-started and queries still see the load it carries. `s.contacts` is
+  // sorted, so the kept ones stay sorted.
+  for (const ContactState& c : s.contacts) {
+    const int oa = shape_owner_[c.shape_a], ob = shape_owner_[c.shape_b];
+    if (bodies[oa].inv_mass == 0.0 && bodies[ob].inv_mass == 0.0 &&
+        (s.bodies[oa].asleep || s.bodies[ob].asleep))
+      carried_.push_back(c);
+  }
+  broad_.findPairs(world_shapes_, frozen_, pairs_);
   for (const auto& [i, j] : pairs_) {
     const int oa = shape_owner_[i], ob = shape_owner_[j];
     if (oa == ob) continue;
     const SolverBody& a = bodies[oa];
     const SolverBody& b = bodies[ob];
-    if (a.inv_mass == 0.0 && b.inv_mass == 0.0) {
-      // Frozen pair (sleeping, or sleeping on static): keep last contacts as they were, so the
-      // group wakes warm-started and queries still see the load it carries.
-      if (s.bodies[oa].asleep || s.bodies[ob].asleep) {
-        for (auto it = findContact(s.contacts, i, j, 0);
-             it != s.contacts.end() && it->shape_a == static_cast<std::uint32_t>(i) &&
-             it->shape_b == static_cast<std::uint32_t>(j);
-             ++it)
-          carried_.push_back(*it);
-      }
-      continue;
-    }
     const ShapeDef& da = shapes_[i];
     const ShapeDef& db = shapes_[j];
     if (!(da.group & db.mask) || !(db.group & da.mask)) continue;
@@ -138,6 +178,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       cm.friction = mu;
       cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
       const int manifold_index = static_cast<int>(manifolds_.size());
+      const ContactState* claimed[4] = {nullptr, nullptr, nullptr, nullptr};
       for (int k = 0; k < m.count; ++k) {
         const ManifoldPoint& mp = m.points[k];
         ContactPoint p;
@@ -174,18 +215,28 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
         p.target = mp.separation > 0.0 ? -mp.separation / h : 0.0;
         if (e > 0.0 && vn < -cfg.restitution_threshold_mps && mp.separation + vn * h < 0.0)
           p.target = std::max(p.target, -e * vn);
-        // Warm start from the same feature of the same pair last substep.
+        // Warm start from the same feature of the same pair last substep or, when the
+        // feature is new (a clipped corner of equal faces flips between an incident vertex
+        // and an edge crossing as the bodies sway by microns), from the nearest contact of
+        // the pair that this manifold no longer has, within kMatchDistance and with the same
+        // normal. Without the fallback the flips drop warm starts at random points and pump
+        // energy into tall stacks.
         if (model.solver.warm_start) {
-          const auto it = findContact(s.contacts, i, j, mp.feature);
-          if (it != s.contacts.end() && it->shape_a == static_cast<std::uint32_t>(i) &&
-              it->shape_b == static_cast<std::uint32_t>(j) && it->feature == mp.feature) {
-            p.normal.impulse = it->normal_impulse;
-            p.tangent[0].impulse = it->friction_impulse.dot(t1);
-            p.tangent[1].impulse = it->friction_impulse.dot(t2);
-            if (k == 0) cm.torsion.impulse = it->torsion_impulse;
+          if (const ContactState* old = previousContact(s.contacts, i, j, m, k, mid, claimed)) {
+            p.normal.impulse = old->normal_impulse;
+            p.tangent[0].impulse = old->friction_impulse.dot(t1);
+            p.tangent[1].impulse = old->friction_impulse.dot(t2);
+            if (k == 0) cm.torsion.impulse = old->torsion_impulse;
           }
         }
         points_.push_back(p);
+      }
+      for (int r = 0; r < m.count; ++r) {
+        const ContactRow& ri = points_[cm.first + r].normal;
+        for (int c = 0; c < m.count; ++c) {
+          const ContactRow& rj = points_[cm.first + c].normal;
+          cm.k[r][c] = a.inv_mass + b.inv_mass + ri.ang_a.dot(rj.dw_a) + ri.ang_b.dot(rj.dw_b);
+        }
       }
       if (cm.torsion_radius > 0.0) {
         // Cdot = n.(w_b - w_a): a purely angular row.
@@ -271,24 +322,47 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
     }
     // The points of one manifold share both bodies, so they fight through the bodies' rotation
     // and a single sweep leaves a lopsided split (a tilting torque). A few local sweeps,
-    // alternating direction, split the load evenly at the cost of the cheap 4-row loop only.
-    const int inner = m.count > 1 ? kManifoldSweeps : 1;
-    for (int pass = 0; pass < inner; ++pass) {
-      const bool back = reverse != (pass % 2 == 1);
-      for (int kk = 0; kk < m.count; ++kk) {
-        ContactPoint& p = points_[back ? m.first + m.count - 1 - kk : m.first + kk];
-        SolverBody& a = bodies[p.a];
-        SolverBody& b = bodies[p.b];
-        ContactRow& row = p.normal;
-        const double v = rowVelocity(row, a, b);
-        const double old = row.impulse;
-        row.impulse = std::max(0.0, old - (v - p.target) * row.mass);
-        const double d = row.impulse - old;
-        if (d != 0.0) {
-          applyRow(row, a, b, d);
+    // alternating direction, split the load evenly. They run on the manifold's coupling numbers
+    // (speeds are linear in the impulses, so this is the same Gauss-Seidel, not an
+    // approximation) and the bodies take the sum of the changes once.
+    {
+      const int first = m.first, count = m.count;
+      SolverBody& a = bodies[points_[first].a];
+      SolverBody& b = bodies[points_[first].b];
+      double speed[4], lambda[4], start[4];
+      for (int i = 0; i < count; ++i) {
+        const ContactPoint& p = points_[first + i];
+        speed[i] = rowVelocity(p.normal, a, b) - p.target;
+        start[i] = lambda[i] = p.normal.impulse;
+      }
+      const int inner = count > 1 ? kManifoldSweeps : 1;
+      for (int pass = 0; pass < inner; ++pass) {
+        const bool back = reverse != (pass % 2 == 1);
+        for (int kk = 0; kk < count; ++kk) {
+          const int i = back ? count - 1 - kk : kk;
+          const double old = lambda[i];
+          lambda[i] = std::max(0.0, old - speed[i] * points_[first + i].normal.mass);
+          const double d = lambda[i] - old;
+          if (d == 0.0) continue;
+          for (int j = 0; j < count; ++j) speed[j] += m.k[j][i] * d;
           largest = std::max(largest, std::abs(d));
         }
       }
+      double sum = 0.0;
+      Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
+      for (int i = 0; i < count; ++i) {
+        ContactRow& row = points_[first + i].normal;
+        const double d = lambda[i] - start[i];
+        row.impulse = lambda[i];
+        sum += d;
+        turn_a += d * row.dw_a;
+        turn_b += d * row.dw_b;
+      }
+      const Vec3& n = points_[first].normal.dir;
+      a.v -= (a.inv_mass * sum) * n;
+      a.w -= turn_a;
+      b.v += (b.inv_mass * sum) * n;
+      b.w += turn_b;
     }
     double normal_sum = 0.0;
     for (int k = m.first; k < m.first + m.count; ++k) normal_sum += points_[k].normal.impulse;
@@ -314,48 +388,69 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
                                     std::vector<Vec3>& positions, std::vector<Quat>& orientations,
                                     const std::vector<SolverBody>& bodies) {
   double largest = 0.0;
-  auto correct = [&](const ContactPoint& p) {
-    const SolverBody& a = bodies[p.a];
-    const SolverBody& b = bodies[p.b];
-    const Vec3 pa = positions[p.a] + orientations[p.a] * p.local_a;
-    const Vec3 pb = positions[p.b] + orientations[p.b] * p.local_b;
-    const Vec3& n = p.normal.dir;
-    const double sep = n.dot(pb - pa);
-    largest = std::max(largest, -(sep + cfg.slop_m));
-    const double c = std::clamp(beta * (sep + cfg.slop_m), -cfg.max_position_correction_m, 0.0);
-    if (c >= 0.0) return;
-    const Vec3 mid = 0.5 * (pa + pb);
-    const Vec3 ra = mid - positions[p.a], rb = mid - positions[p.b];
-    const Vec3 ang_a = ra.cross(n), ang_b = rb.cross(n);
-    const Vec3 dw_a = a.inv_inertia * ang_a, dw_b = b.inv_inertia * ang_b;
-    const double k = a.inv_mass + b.inv_mass + ang_a.dot(dw_a) + ang_b.dot(dw_b);
-    if (!(k > 0.0)) return;
-    const double lambda = -c / k;
+  // Per manifold, linearised at the poses as they are now: local alternating sweeps over the
+  // points, each push removing the fraction beta of that point's remaining penetration beyond
+  // the slop (a single sweep over a face's points would tilt the body). The pushes run on the
+  // manifold's coupling numbers and each body moves once, instead of every push re-reading and
+  // re-rotating both bodies.
+  for (const ContactManifold& m : manifolds_) {
+    const int first = m.first, count = m.count;
+    const int ia = points_[first].a, ib = points_[first].b;
+    const SolverBody& a = bodies[ia];
+    const SolverBody& b = bodies[ib];
+    const Vec3& n = points_[first].normal.dir;
+    Vec3 dw_a[4], dw_b[4], ang_a[4], ang_b[4];
+    double depth[4], push[4] = {0.0, 0.0, 0.0, 0.0};  // separation + slop (m); push-out (kg m)
+    bool any = false;
+    for (int i = 0; i < count; ++i) {
+      const ContactPoint& p = points_[first + i];
+      const Vec3 pa = positions[ia] + orientations[ia] * p.local_a;
+      const Vec3 pb = positions[ib] + orientations[ib] * p.local_b;
+      depth[i] = n.dot(pb - pa) + cfg.slop_m;
+      largest = std::max(largest, -depth[i]);
+      any = any || depth[i] < 0.0;
+      const Vec3 mid = 0.5 * (pa + pb);
+      ang_a[i] = (mid - positions[ia]).cross(n);
+      ang_b[i] = (mid - positions[ib]).cross(n);
+      dw_a[i] = a.inv_inertia * ang_a[i];
+      dw_b[i] = b.inv_inertia * ang_b[i];
+    }
+    if (!any) continue;
+    double k[4][4];
+    for (int r = 0; r < count; ++r)
+      for (int c = 0; c < count; ++c)
+        k[r][c] = a.inv_mass + b.inv_mass + ang_a[r].dot(dw_a[c]) + ang_b[r].dot(dw_b[c]);
+    const int inner = count > 1 ? kManifoldSweeps : 1;
+    for (int pass = 0; pass < inner; ++pass) {
+      for (int kk = 0; kk < count; ++kk) {
+        const int i = pass % 2 == 1 ? count - 1 - kk : kk;
+        if (depth[i] >= 0.0 || !(k[i][i] > 0.0)) continue;
+        const double d = std::min(-beta * depth[i], cfg.max_position_correction_m) / k[i][i];
+        push[i] += d;
+        for (int j = 0; j < count; ++j) depth[j] += k[j][i] * d;
+      }
+    }
+    double sum = 0.0;
+    Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
+    for (int i = 0; i < count; ++i) {
+      sum += push[i];
+      turn_a += push[i] * dw_a[i];
+      turn_b += push[i] * dw_b[i];
+    }
     if (a.inv_mass > 0.0) {
-      positions[p.a] -= (a.inv_mass * lambda) * n;
-      orientations[p.a] = rotateBy(orientations[p.a], -lambda * dw_a);
+      positions[ia] -= (a.inv_mass * sum) * n;
+      orientations[ia] = rotateBy(orientations[ia], -turn_a);
     }
     if (b.inv_mass > 0.0) {
-      positions[p.b] += (b.inv_mass * lambda) * n;
-      orientations[p.b] = rotateBy(orientations[p.b], lambda * dw_b);
-    }
-  };
-  // Local alternating sweeps per manifold, as in the velocity stage: a single sweep over a
-  // face's points would tilt the body.
-  for (const ContactManifold& m : manifolds_) {
-    const int inner = m.count > 1 ? kManifoldSweeps : 1;
-    for (int pass = 0; pass < inner; ++pass) {
-      for (int kk = 0; kk < m.count; ++kk)
-        correct(points_[pass % 2 == 1 ? m.first + m.count - 1 - kk : m.first + kk]);
+      positions[ib] += (b.inv_mass * sum) * n;
+      orientations[ib] = rotateBy(orientations[ib], turn_b);
     }
   }
   return std::max(largest, 0.0);
 }
 
-void ContactSolver::store(State& s) const {
-  s.contacts.clear();
-  s.contacts.reserve(points_.size() + carried_.size());
-  s.contacts.insert(s.contacts.end(), carried_.begin(), carried_.end());
+void ContactSolver::store(State& s) {
+  fresh_.clear();
   for (const ContactManifold& m : manifolds_) {
     for (int k = m.first; k < m.first + m.count; ++k) {
       const ContactPoint& p = points_[k];
@@ -369,12 +464,14 @@ void ContactSolver::store(State& s) const {
       c.normal_impulse = p.normal.impulse;
       c.friction_impulse = p.tangent[0].impulse * p.tangent[0].dir + p.tangent[1].impulse * p.tangent[1].dir;
       c.torsion_impulse = k == m.first ? m.torsion.impulse : 0.0;
-      s.contacts.push_back(c);
+      fresh_.push_back(c);
     }
   }
   // std::sort: no buffer allocation per step, and a fixed algorithm on a fixed input order is
-  // deterministic (keys are unique within a step).
-  std::sort(s.contacts.begin(), s.contacts.end(), keyLess);
+  // deterministic (keys are unique within a step). The carried contacts are sorted already.
+  std::sort(fresh_.begin(), fresh_.end(), keyLess);
+  s.contacts.resize(carried_.size() + fresh_.size());
+  std::merge(carried_.begin(), carried_.end(), fresh_.begin(), fresh_.end(), s.contacts.begin(), keyLess);
 }
 
 }  // namespace sim::dynamics::detail

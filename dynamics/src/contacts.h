@@ -50,6 +50,10 @@ struct ContactManifold {
   double torsion_radius = 0.0;
   double friction = 0.0;
   ContactRow torsion;
+  /// Coupling of the normal rows through the two bodies: k[i][j] is the change of point i's
+  /// normal speed per unit normal impulse at point j (J_i M^-1 J_j^T). The local sweeps over a
+  /// manifold's points run on these numbers and touch the bodies once.
+  double k[4][4] = {};
 };
 
 class ContactSolver {
@@ -73,7 +77,7 @@ class ContactSolver {
   double solvePosition(const ContactSettings& cfg, double beta, std::vector<Vec3>& positions,
                        std::vector<Quat>& orientations, const std::vector<SolverBody>& bodies);
   /// Writes the points and their impulses to the state (sorted; the next warm start).
-  void store(State& s) const;
+  void store(State& s);
 
   int shapeOwner(int shape) const { return shape_owner_.at(static_cast<std::size_t>(shape)); }
   std::size_t pointCount() const { return points_.size(); }
@@ -89,6 +93,10 @@ class ContactSolver {
   std::vector<ContactPoint> points_;
   std::vector<ContactManifold> manifolds_;
   std::vector<ContactState> carried_;  // contacts of frozen (sleeping) pairs, kept unchanged
+  std::vector<ContactState> fresh_;    // this substep's contacts, sorted (scratch of store)
+  std::vector<char> frozen_;           // per flat shape: its body does not move this substep
+  std::vector<Vec3> placed_at_;        // per flat shape: the body pose its world shape has
+  std::vector<Quat> placed_as_;
 };
 
 }  // namespace sim::dynamics::detail

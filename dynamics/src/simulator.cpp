@@ -1519,19 +1519,22 @@ void Simulator::Impl::updateSleep(State& s) {
   auto link = [&](int a, int b) {
     if (dynamic(a) && dynamic(b)) parent[find(a)] = find(b);
   };
-  for (const JointDef& j : model.joints) link(j.body_a, j.body_b);
-  for (const ContactState& c : s.contacts)
-    link(contacts.shapeOwner(static_cast<int>(c.shape_a)), contacts.shapeOwner(static_cast<int>(c.shape_b)));
   // Per group: 1 = has an awake body, 2 = has a sleeping body, 4 = someone not slow long
   // enough, 8 = motorised, 16 = rests on something (a contact). A group hanging on joints alone
-  // never sleeps: slow is not at rest for a pendulum near its turning point.
+  // never sleeps: slow is not at rest for a pendulum near its turning point. Bodies touching
+  // something are marked 16 while linking, and the mark moves to their group's root below.
   std::vector<int>& flags = sleep_flags;
   std::fill(flags.begin(), flags.end(), 0);
+  for (const JointDef& j : model.joints) link(j.body_a, j.body_b);
   for (const ContactState& c : s.contacts) {
-    for (std::uint32_t shape : {c.shape_a, c.shape_b}) {
-      const int body = contacts.shapeOwner(static_cast<int>(shape));
-      if (dynamic(body)) flags[find(body)] |= 16;
-    }
+    const int a = contacts.shapeOwner(static_cast<int>(c.shape_a));
+    const int b = contacts.shapeOwner(static_cast<int>(c.shape_b));
+    link(a, b);
+    if (dynamic(a)) flags[a] |= 32;
+    if (dynamic(b)) flags[b] |= 32;
+  }
+  for (int i = 0; i < nb; ++i) {
+    if (flags[i] & 32) flags[find(i)] |= 16;
   }
   for (std::size_t j = 0; j < model.joints.size(); ++j) {
     if (!joint_in_block[j]) continue;
