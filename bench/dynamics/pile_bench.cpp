@@ -7,7 +7,7 @@
 // Also times the grasp scene (samples::graspScene): close, lift 0.3 m, slip.
 //
 //   bench_pile [--csv FILE] [--columns N ...] [--iterations I ...] [--seconds S]
-//              [--grasp-only] [--grasp-repeats R] [--no-grasp] [--trace]
+//              [--grasp-only] [--grasp-repeats R] [--grasp-iterations I] [--no-grasp] [--trace]
 //              [--sleep on|off] [--height H] [--position-iterations P]
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
@@ -48,7 +48,6 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
   model.solver.velocity_iterations = iterations;
   model.solver.position_iterations = g_position_iterations;
   model.contact.sleep_enabled = sleep;
-  if (std::getenv("NOWARM")) model.solver.warm_start = false;
   Simulator sim(model);
   State s = sim.initialState();
   const int steps = static_cast<int>(seconds * 240.0 + 0.5);
@@ -95,8 +94,9 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
 }
 
 /// The grasp scene: close 0.8 s, lift 0.3 m. Returns microseconds per step and the slip.
-void grasp() {
-  const Model model = samples::graspScene(1.0 / 240.0);
+void grasp(int iterations) {
+  Model model = samples::graspScene(1.0 / 240.0);
+  if (iterations > 0) model.solver.velocity_iterations = iterations;
   Simulator sim(model);
   State s = sim.initialState();
   const int box = model.findBody("box"), palm = model.findBody("palm");
@@ -130,6 +130,7 @@ int main(int argc, char** argv) {
   double seconds = 5.0;
   std::vector<int> iterations;
   int grasp_repeats = 1;
+  int grasp_iterations = 0;  // 0: the scene's own (20)
   bool grasp_only = false;
   std::vector<bool> sleep_modes = {false, true};
   for (int i = 1; i < argc; ++i) {
@@ -151,6 +152,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--no-grasp")) grasp_repeats = 0;
     else if (!std::strcmp(argv[i], "--sleep")) sleep_modes = {!std::strcmp(next(), "on")};
     else if (!std::strcmp(argv[i], "--grasp-repeats")) grasp_repeats = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--grasp-iterations")) grasp_iterations = std::atoi(next());
     else {
       std::fprintf(stderr, "bench_pile: unknown argument %s\n", argv[i]);
       return 2;
@@ -158,7 +160,7 @@ int main(int argc, char** argv) {
   }
   if (columns.empty()) columns = {5, 10};
   if (iterations.empty()) iterations = {10, 20};
-  for (int r = 0; r < grasp_repeats; ++r) grasp();
+  for (int r = 0; r < grasp_repeats; ++r) grasp(grasp_iterations);
   if (grasp_only) return 0;
   FILE* out = std::fopen(csv.c_str(), "w");
   if (!out) {
