@@ -164,12 +164,20 @@ struct PointRotationBlock {
   Eigen::Matrix<double, 3, M> u = Eigen::Matrix<double, 3, M>::Zero();
   Mat k_inv = Mat::Zero();
   Vec bias = Vec::Zero();
+  // Angular velocity change per unit impulse: dw_b = turn_b * lambda, dw_a = -turn_a * lambda
+  // (I^-1 [r x . , u]), set up once so the sweep's update is one product.
+  Eigen::Matrix<double, 3, 3 + M> turn_a = Eigen::Matrix<double, 3, 3 + M>::Zero();
+  Eigen::Matrix<double, 3, 3 + M> turn_b = Eigen::Matrix<double, 3, 3 + M>::Zero();
 
   void setup(const SolverBody& a, const SolverBody& b, const PointPart& point,
              const Eigen::Matrix<double, 3, M>& directions) {
     r_a = point.r_a;
     r_b = point.r_b;
     u = directions;
+    turn_a.template leftCols<3>() = a.inv_inertia * skew(r_a);
+    turn_a.template rightCols<M>() = a.inv_inertia * u;
+    turn_b.template leftCols<3>() = b.inv_inertia * skew(r_b);
+    turn_b.template rightCols<M>() = b.inv_inertia * u;
     Mat k;
     k.template topLeftCorner<3, 3>() = PointPart::effectiveMassInverse(a, b, r_a, r_b);
     const Mat3 inv = a.inv_inertia + b.inv_inertia;
@@ -213,9 +221,9 @@ struct PointRotationBlock {
     const Vec3 p = lambda.template head<3>();
     const Vec3 l = u * lambda.template tail<M>();
     a.v -= a.inv_mass * p;
-    a.w -= a.inv_inertia * (r_a.cross(p) + l);
+    a.w -= turn_a * lambda;
     b.v += b.inv_mass * p;
-    b.w += b.inv_inertia * (r_b.cross(p) + l);
+    b.w += turn_b * lambda;
     linear += p;
     angular += l;
     return lambda.cwiseAbs().maxCoeff();

@@ -1398,7 +1398,23 @@ double Simulator::Impl::solvePosition(int& iterations) {
         continue;
       }
       const JointFrames f = frames(def, w);
-      if (def.type == JointType::Prismatic) {
+      if (def.type == JointType::Hinge && hinge_sweep_of_joint[j] >= 0) {
+        // A hinge outside motor blocks: its point and rotation rows in one step with the
+        // velocity stage's block factor from this substep's start. The errors are measured at
+        // the poses as they are now; only the directions the correction takes are the
+        // substep's, which moved by a few milliradians at most.
+        const detail::PointRotationBlock<2>& block = hinge_sweeps[hinge_sweep_of_joint[j]].block;
+        const Vec3 a1 = f.axes_a.col(0);
+        Eigen::Matrix<double, 5, 1> c;
+        c.head<3>() = f.anchor_b - f.anchor_a;
+        c[3] = a1.dot(f.axes_b.col(1));
+        c[4] = a1.dot(f.axes_b.col(2));
+        largest = std::max(largest, c.cwiseAbs().maxCoeff());
+        const Eigen::Matrix<double, 5, 1> lambda = -beta * (block.k_inv * c);
+        const Vec3 p = lambda.head<3>();
+        shift(w.a, -a.inv_mass * p, -(block.turn_a * lambda));
+        shift(w.b, b.inv_mass * p, block.turn_b * lambda);
+      } else if (def.type == JointType::Prismatic) {
         const Vec3 e = rotationError(orientations[w.a] * def.frame_a.rotation,
                                      orientations[w.b] * def.frame_b.rotation);
         largest = std::max(largest, e.cwiseAbs().maxCoeff());
