@@ -308,17 +308,21 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
         fresh[0] *= scale;
         fresh[1] *= scale;
       }
-      for (int t = 0; t < 2; ++t) {
-        ContactRow& row = p.tangent[t];
-        const double d = fresh[t] - row.impulse;
-        row.impulse = fresh[t];
-        if (d == 0.0) continue;
-        applyRow(row, a, b, d);
-        for (int side = 0; side < 2; ++side)
-          if (p.rotor[side] >= 0)
-            rotor_speed[p.rotor[side]] += d * p.rotor_coef[t][side] * rotor_inv_inertia[p.rotor[side]];
-        largest = std::max(largest, std::abs(d));
-      }
+      // Both rows' changes reach the bodies in one update.
+      const double d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
+      p.tangent[0].impulse = fresh[0];
+      p.tangent[1].impulse = fresh[1];
+      if (d0 == 0.0 && d1 == 0.0) continue;
+      const Vec3 push = d0 * p.tangent[0].dir + d1 * p.tangent[1].dir;
+      a.v -= a.inv_mass * push;
+      a.w -= d0 * p.tangent[0].dw_a + d1 * p.tangent[1].dw_a;
+      b.v += b.inv_mass * push;
+      b.w += d0 * p.tangent[0].dw_b + d1 * p.tangent[1].dw_b;
+      for (int side = 0; side < 2; ++side)
+        if (p.rotor[side] >= 0)
+          rotor_speed[p.rotor[side]] += (d0 * p.rotor_coef[0][side] + d1 * p.rotor_coef[1][side]) *
+                                        rotor_inv_inertia[p.rotor[side]];
+      largest = std::max(largest, std::max(std::abs(d0), std::abs(d1)));
     }
     // The points of one manifold share both bodies, so they fight through the bodies' rotation
     // and a single sweep leaves a lopsided split (a tilting torque). A few local sweeps,
