@@ -174,35 +174,52 @@ struct PointRotationBlock {
     r_a = point.r_a;
     r_b = point.r_b;
     u = directions;
-    turn_a.template leftCols<3>() = a.inv_inertia * skew(r_a);
-    turn_a.template rightCols<M>() = a.inv_inertia * u;
-    turn_b.template leftCols<3>() = b.inv_inertia * skew(r_b);
-    turn_b.template rightCols<M>() = b.inv_inertia * u;
-    Mat k;
-    k.template topLeftCorner<3, 3>() = PointPart::effectiveMassInverse(a, b, r_a, r_b);
-    const Mat3 inv = a.inv_inertia + b.inv_inertia;
-    for (int m = 0; m < M; ++m) {
-      const Vec3 col = (b.inv_inertia * u.col(m)).cross(r_b) + (a.inv_inertia * u.col(m)).cross(r_a);
-      k.template block<3, 1>(0, 3 + m) = col;
-      k.template block<1, 3>(3 + m, 0) = col.transpose();
-      for (int n = 0; n < M; ++n) k(3 + m, 3 + n) = u.col(m).dot(inv * u.col(n));
-    }
-    // Block inverse through the Schur complement S = C - B^T A^-1 B (closed-form 3x3 and MxM
-    // inverses; no pivoting search on the hot path).
-    const Mat3 a_blk = k.template topLeftCorner<3, 3>();
-    const double det = a_blk.determinant();
+    // turn = I^-1 [skew(r) | u], column by column: skew(r) e_k = r x e_k has one zero entry.
+    auto fillTurn = [this](Eigen::Matrix<double, 3, 3 + M>& turn, const Mat3& inv_i, const Vec3& r) {
+      turn.col(0) = inv_i.col(1) * r.z() - inv_i.col(2) * r.y();
+      turn.col(1) = inv_i.col(2) * r.x() - inv_i.col(0) * r.z();
+      turn.col(2) = inv_i.col(0) * r.y() - inv_i.col(1) * r.x();
+      for (int m = 0; m < M; ++m) turn.col(3 + m) = inv_i * u.col(m);
+    };
+    fillTurn(turn_a, a.inv_inertia, r_a);
+    fillTurn(turn_b, b.inv_inertia, r_b);
+    // K = J M^-1 J^T from the turn matrices: the angular Jacobian rows are [skew(r_a); -u^T] on a
+    // and [-skew(r_b); u^T] on b, and I^-1 J^T is -turn_a on a, turn_b on b. So the point rows are
+    // (1/m_a + 1/m_b)[1 0] - r_a x turn_a - r_b x turn_b (column-wise) and the rotation block is
+    // u^T (I_a^-1 + I_b^-1) u; nothing is multiplied twice.
+    Eigen::Matrix<double, 3, 3 + M> top;
+    for (int k = 0; k < 3 + M; ++k) top.col(k) = -(r_a.cross(turn_a.col(k)) + r_b.cross(turn_b.col(k)));
+    top.template leftCols<3>().diagonal().array() += a.inv_mass + b.inv_mass;
+    // Block inverse through the Schur complement S = C - B^T A^-1 B, with A's inverse from its
+    // cofactors (A is symmetric: its upper triangle is used) and a closed-form MxM inverse; no
+    // pivoting search and no full K assembled on this per-substep path.
+    const double a00 = top(0, 0), a01 = top(0, 1), a02 = top(0, 2);
+    const double a11 = top(1, 1), a12 = top(1, 2), a22 = top(2, 2);
+    const double c00 = a11 * a22 - a12 * a12, c01 = a02 * a12 - a01 * a22, c02 = a01 * a12 - a02 * a11;
+    const double det = a00 * c00 + a01 * c01 + a02 * c02;
+    const double scale = std::max({1.0, std::abs(a00), std::abs(a01), std::abs(a02), std::abs(a11),
+                                   std::abs(a12), std::abs(a22)});
     k_inv.setZero();
-    if (det > 1e-300 * std::max(1.0, a_blk.cwiseAbs().maxCoeff())) {
-      const Mat3 a_inv = a_blk.inverse();
-      const Eigen::Matrix<double, 3, M> b_blk = k.template topRightCorner<3, M>();
+    if (det > 1e-300 * scale) {
+      const double inv_det = 1.0 / det;
+      Mat3 a_inv;
+      a_inv(0, 0) = c00 * inv_det;
+      a_inv(0, 1) = a_inv(1, 0) = c01 * inv_det;
+      a_inv(0, 2) = a_inv(2, 0) = c02 * inv_det;
+      a_inv(1, 1) = (a00 * a22 - a02 * a02) * inv_det;
+      a_inv(1, 2) = a_inv(2, 1) = (a01 * a02 - a00 * a12) * inv_det;
+      a_inv(2, 2) = (a00 * a11 - a01 * a01) * inv_det;
+      const Eigen::Matrix<double, 3, M> b_blk = top.template rightCols<M>();
       const Eigen::Matrix<double, 3, M> ab = a_inv * b_blk;
       const Eigen::Matrix<double, M, M> schur =
-          k.template bottomRightCorner<M, M>() - b_blk.transpose() * ab;
+          u.transpose() * (turn_a.template rightCols<M>() + turn_b.template rightCols<M>()) -
+          b_blk.transpose() * ab;
       if (schur.determinant() > 0.0) {
         const Eigen::Matrix<double, M, M> s_inv = schur.inverse();
-        k_inv.template topLeftCorner<3, 3>() = a_inv + ab * s_inv * ab.transpose();
-        k_inv.template topRightCorner<3, M>() = -ab * s_inv;
-        k_inv.template bottomLeftCorner<M, 3>() = -(s_inv * ab.transpose());
+        const Eigen::Matrix<double, 3, M> ab_s = ab * s_inv;
+        k_inv.template topLeftCorner<3, 3>() = a_inv + ab_s * ab.transpose();
+        k_inv.template topRightCorner<3, M>() = -ab_s;
+        k_inv.template bottomLeftCorner<M, 3>() = -ab_s.transpose();
         k_inv.template bottomRightCorner<M, M>() = s_inv;
       }
     }
@@ -216,17 +233,46 @@ struct PointRotationBlock {
   }
   /// One exact block update: the impulse that brings the block's rows to their targets, applied.
   /// Adds the linear and angular impulses (world) to `linear`, `angular`; returns max |lambda|.
+  ///
+  /// Written on scalars on purpose: Eigen's fixed-size expressions here spilled 3-vectors to the
+  /// stack as scalars and reloaded them as pairs, and the velocities the previous joint had just
+  /// written were read the same way; the failed store forwarding stalled each joint of a chain
+  /// sweep (the sweep is one dependency chain along the bodies).
   double solve(SolverBody& a, SolverBody& b, Vec3& linear, Vec3& angular) const {
-    const Vec lambda = -(k_inv * (velocity(a, b) - bias));
-    const Vec3 p = lambda.template head<3>();
-    const Vec3 l = u * lambda.template tail<M>();
-    a.v -= a.inv_mass * p;
-    a.w -= turn_a * lambda;
-    b.v += b.inv_mass * p;
-    b.w += turn_b * lambda;
-    linear += p;
-    angular += l;
-    return lambda.cwiseAbs().maxCoeff();
+    constexpr int n = 3 + M;
+    const double wa0 = a.w[0], wa1 = a.w[1], wa2 = a.w[2];
+    const double wb0 = b.w[0], wb1 = b.w[1], wb2 = b.w[2];
+    double c[n];  // row velocities minus their targets
+    c[0] = (b.v[0] + (wb1 * r_b[2] - wb2 * r_b[1])) - (a.v[0] + (wa1 * r_a[2] - wa2 * r_a[1]));
+    c[1] = (b.v[1] + (wb2 * r_b[0] - wb0 * r_b[2])) - (a.v[1] + (wa2 * r_a[0] - wa0 * r_a[2]));
+    c[2] = (b.v[2] + (wb0 * r_b[1] - wb1 * r_b[0])) - (a.v[2] + (wa0 * r_a[1] - wa1 * r_a[0]));
+    const double dw0 = wb0 - wa0, dw1 = wb1 - wa1, dw2 = wb2 - wa2;
+    for (int m = 0; m < M; ++m) c[3 + m] = u(0, m) * dw0 + u(1, m) * dw1 + u(2, m) * dw2;
+    for (int i = 0; i < n; ++i) c[i] -= bias[i];
+    double lambda[n];
+    double largest = 0.0;
+    for (int i = 0; i < n; ++i) {
+      double sum = 0.0;
+      for (int j = 0; j < n; ++j) sum += k_inv(i, j) * c[j];
+      lambda[i] = -sum;
+      largest = std::max(largest, std::abs(lambda[i]));
+    }
+    for (int r = 0; r < 3; ++r) {
+      double ta = 0.0, tb = 0.0;
+      for (int j = 0; j < n; ++j) {
+        ta += turn_a(r, j) * lambda[j];
+        tb += turn_b(r, j) * lambda[j];
+      }
+      a.v[r] -= a.inv_mass * lambda[r];
+      a.w[r] -= ta;
+      b.v[r] += b.inv_mass * lambda[r];
+      b.w[r] += tb;
+      linear[r] += lambda[r];
+      double l = 0.0;
+      for (int m = 0; m < M; ++m) l += u(r, m) * lambda[3 + m];
+      angular[r] += l;
+    }
+    return largest;
   }
 };
 

@@ -229,6 +229,12 @@ struct Simulator::Impl {
   };
   std::vector<HingeSweep> hinge_sweeps;
   std::vector<int> hinge_sweep_of_joint;  // index into hinge_sweeps, -1 for other joints
+  // Body-local anchors and axes of each swept hinge (parallel to hinge_sweeps), so the position
+  // pass measures its error from two rotation matrices instead of the full joint frames.
+  struct HingeLocalFrame {
+    Vec3 anchor_a, anchor_b, axis_a, side_b1, side_b2;
+  };
+  std::vector<HingeLocalFrame> hinge_frames;
   std::vector<MotorWork> motors;
   std::vector<RepeaterWork> repeaters;
   // Driven mechanisms: rotors and the joints they drive, grouped by connectivity (see RowBlock).
@@ -396,6 +402,11 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
     if (joints[j].type != JointType::Hinge || joint_in_block[j]) continue;
     hinge_sweep_of_joint[j] = static_cast<int>(hinge_sweeps.size());
     hinge_sweeps.push_back({joints[j].a, joints[j].b, {}});
+    const JointDef& def = model.joints[j];
+    hinge_frames.push_back({def.frame_a.position, def.frame_b.position,
+                            def.frame_a.rotation * Vec3::UnitX(),
+                            def.frame_b.rotation * Vec3::UnitY(),
+                            def.frame_b.rotation * Vec3::UnitZ()});
   }
   // Repeaters hold whatever offset the initial poses give them.
   const State s0 = makeInitialState(model);
@@ -1397,23 +1408,44 @@ double Simulator::Impl::solvePosition(int& iterations) {
         largest = std::max(largest, solveFlexurePosition(static_cast<int>(j), beta));
         continue;
       }
-      const JointFrames f = frames(def, w);
-      if (def.type == JointType::Hinge && hinge_sweep_of_joint[j] >= 0) {
+      if (const int hs = hinge_sweep_of_joint[j]; hs >= 0) {
         // A hinge outside motor blocks: its point and rotation rows in one step with the
         // velocity stage's block factor from this substep's start. The errors are measured at
         // the poses as they are now; only the directions the correction takes are the
         // substep's, which moved by a few milliradians at most.
-        const detail::PointRotationBlock<2>& block = hinge_sweeps[hinge_sweep_of_joint[j]].block;
-        const Vec3 a1 = f.axes_a.col(0);
-        Eigen::Matrix<double, 5, 1> c;
-        c.head<3>() = f.anchor_b - f.anchor_a;
-        c[3] = a1.dot(f.axes_b.col(1));
-        c[4] = a1.dot(f.axes_b.col(2));
-        largest = std::max(largest, c.cwiseAbs().maxCoeff());
-        const Eigen::Matrix<double, 5, 1> lambda = -beta * (block.k_inv * c);
-        const Vec3 p = lambda.head<3>();
-        shift(w.a, -a.inv_mass * p, -(block.turn_a * lambda));
-        shift(w.b, b.inv_mass * p, block.turn_b * lambda);
+        const detail::PointRotationBlock<2>& block = hinge_sweeps[hs].block;
+        const HingeLocalFrame& lf = hinge_frames[hs];
+        const Mat3 rot_a = orientations[w.a].toRotationMatrix();
+        const Mat3 rot_b = orientations[w.b].toRotationMatrix();
+        const Vec3 a1 = rot_a * lf.axis_a;
+        double c[5];
+        const Vec3 gap = (positions[w.b] + rot_b * lf.anchor_b) - (positions[w.a] + rot_a * lf.anchor_a);
+        c[0] = gap[0];
+        c[1] = gap[1];
+        c[2] = gap[2];
+        c[3] = a1.dot(rot_b * lf.side_b1);
+        c[4] = a1.dot(rot_b * lf.side_b2);
+        double lambda[5];
+        for (int i = 0; i < 5; ++i) {
+          largest = std::max(largest, std::abs(c[i]));
+          double sum = 0.0;
+          for (int k = 0; k < 5; ++k) sum += block.k_inv(i, k) * c[k];
+          lambda[i] = -beta * sum;
+        }
+        Vec3 dx_a, dt_a, dx_b, dt_b;
+        for (int r = 0; r < 3; ++r) {
+          double ta = 0.0, tb = 0.0;
+          for (int k = 0; k < 5; ++k) {
+            ta += block.turn_a(r, k) * lambda[k];
+            tb += block.turn_b(r, k) * lambda[k];
+          }
+          dx_a[r] = -a.inv_mass * lambda[r];
+          dt_a[r] = -ta;
+          dx_b[r] = b.inv_mass * lambda[r];
+          dt_b[r] = tb;
+        }
+        shift(w.a, dx_a, dt_a);
+        shift(w.b, dx_b, dt_b);
       } else if (def.type == JointType::Prismatic) {
         const Vec3 e = rotationError(orientations[w.a] * def.frame_a.rotation,
                                      orientations[w.b] * def.frame_b.rotation);
@@ -1435,6 +1467,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
       } else {
         // Rotation rows, then the point rows on the arms as the rotation correction leaves them
         // (to first order), then one pose update per body: the frames are computed once.
+        const JointFrames f = frames(def, w);
         Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
         if (def.type == JointType::Hinge) {
           const Vec3 a1 = f.axes_a.col(0);
