@@ -8,6 +8,10 @@
 //      (Bus::publishState, ServeResult::state_write_time). Then 8 subscribers twice more, to see
 //      whether they cost the server by its sends or by taking its CPU: with the server pinned to
 //      CPU 0 and the subscribers to CPU 1 (`taskset -c 1`), and with the subscribers at `nice 19`.
+//      Every configuration runs with the state written on the server's writer thread (the default,
+//      ServeOptions::publish_thread; "publish" is then the hand-over and "write" is timed on that
+//      thread), and 0 and 8 subscribers also with the frames written inline ("inline" rows, ratio
+//      to "0 inline"), so both ways are measured in one run.
 // Usage: bench_net [--seconds 5] [--scene scenes/mf4.yaml]
 #include <engine/remote.h>
 
@@ -77,6 +81,7 @@ struct Serve {
   sim::engine::RunResult run;
   sim::engine::TimingStats write;
   double publish_mean_ms = 0.0, publish_p99_ms = 0.0;
+  std::uint64_t superseded = 0;
 };
 
 // Restricts the calling thread, and the threads it creates from now on (the DDS participant's),
@@ -92,8 +97,9 @@ void pinTo(int cpu) {
 }
 
 Serve serveFor(const sim::engine::Scene& scene, const std::string& partition, double seconds,
-              int subscribers) {
+              int subscribers, bool publish_thread) {
   remote::ServeOptions options;
+  options.publish_thread = publish_thread;
   options.wait_for_subscribers = subscribers;
   options.wait_timeout_s = 30.0;
   options.address.partition = partition;
@@ -103,6 +109,7 @@ Serve serveFor(const sim::engine::Scene& scene, const std::string& partition, do
   remote::ServeResult r = remote::serve(scene, options);
   s.run = r.run;
   s.write = r.state_write_time;
+  s.superseded = r.frames_superseded;
   s.publish_mean_ms = 1e3 * s.run.render_time.mean();
   s.publish_p99_ms = 1e3 * s.run.render_time.p99();
   return s;
@@ -151,7 +158,7 @@ int main(int argc, char** argv) {
     posix_spawn(&pid, self, &actions, nullptr, c.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);
-    serveFor(scene, partition, seconds, 1);
+    serveFor(scene, partition, seconds, 1, true);
     char buffer[256] = {};
     const ssize_t got = read(fds[0], buffer, sizeof buffer - 1);
     close(fds[0]);
@@ -176,8 +183,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> prefix;  // run each subscriber under this command
     int server_cpu;                   // -1: any
     const char* multicast = "";       // SIMTRAINER_STATE_MULTICAST for the subscribers
+    bool publish_thread = true;
   };
   const std::vector<Config> configs = {
+      {0, "0 inline", {}, -1, "", false},
+      {8, "8 inline", {}, -1, "", false},
       {0, "0", {}, -1},
       {1, "1", {}, -1},
       {8, "8", {}, -1},
@@ -187,8 +197,8 @@ int main(int argc, char** argv) {
       {8, "8 multicast", {}, -1, "239.255.0.2"},
       {8, "8 mc cpu-split", {"/usr/bin/taskset", "-c", "1"}, 0, "239.255.0.2"},
   };
-  std::printf("%-13s %9s %9s %10s %11s %11s %10s %10s %8s\n", "subscribers", "frame ms", "frame p99",
-              "physics ms", "publish ms", "publish p99", "write ms", "write p99", "overruns");
+  std::printf("%-13s %9s %9s %10s %11s %11s %10s %10s %8s %10s\n", "subscribers", "frame ms", "frame p99",
+              "physics ms", "publish ms", "publish p99", "write ms", "write p99", "overruns", "superseded");
   double base_frame = 0.0;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   for (const Config& config : configs) {
@@ -208,7 +218,7 @@ int main(int argc, char** argv) {
     }
     unsetenv("SIMTRAINER_STATE_MULTICAST");
     pinTo(config.server_cpu);
-    const Serve s = serveFor(scene, partition, seconds, config.subscribers);
+    const Serve s = serveFor(scene, partition, seconds, config.subscribers, config.publish_thread);
     pinTo(-1);
     for (pid_t pid : children) {
       if (pid > 0) kill(pid, SIGINT);
@@ -219,10 +229,11 @@ int main(int argc, char** argv) {
     }
     const double frame = 1e3 * s.run.frame_time.mean();
     if (config.subscribers == 0) base_frame = frame;
-    std::printf("%-13s %9.3f %9.3f %10.3f %11.4f %11.4f %10.4f %10.4f %8llu   ratio to 0: %.2f\n",
+    std::printf("%-13s %9.3f %9.3f %10.3f %11.4f %11.4f %10.4f %10.4f %8llu %10llu   ratio to 0%s: %.2f\n",
                 config.label, frame, 1e3 * s.run.frame_time.p99(), 1e3 * s.run.physics_time.mean(),
                 s.publish_mean_ms, s.publish_p99_ms, 1e3 * s.write.mean(), 1e3 * s.write.p99(),
-                static_cast<unsigned long long>(s.run.overruns), base_frame > 0.0 ? frame / base_frame : 0.0);
+                static_cast<unsigned long long>(s.run.overruns), static_cast<unsigned long long>(s.superseded),
+                config.publish_thread ? "" : " inline", base_frame > 0.0 ? frame / base_frame : 0.0);
     std::fflush(stdout);
   }
   return 0;

@@ -5,6 +5,8 @@
 #include <engine/remote.h>
 #include <engine/snapshot.h>
 
+#include "latest_writer.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -14,6 +16,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -131,6 +134,10 @@ std::string poseTraceLine(std::uint64_t step, const std::vector<double>& poses) 
 
 namespace {
 
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // Everything the server does between frames with what came over the bus.
 class ServerLink {
  public:
@@ -191,13 +198,18 @@ class ServerLink {
 
   bool afterFrame(const Session& session) {
     frameOf(session, run_id_, frames_++, control.paused, frame_);
-    const auto write_start = std::chrono::steady_clock::now();
-    bus_.publishState(frame_);
-    result.state_write_time.add(std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count());
     if (trace_) {
       std::fputs(poseTraceLine(frame_.step, frame_.poses).c_str(), trace_);
       std::fputc('\n', trace_);
       std::fflush(trace_);
+    }
+    const auto write_start = std::chrono::steady_clock::now();
+    if (publisher_) {
+      publisher_->post(frame_);
+      result.state_handoff_time.add(secondsSince(write_start));
+    } else {
+      bus_.publishState(frame_);
+      result.state_write_time.add(secondsSince(write_start));
     }
     // The identity again every ~2 s: cheap, and a station whose latched copy was lost recovers.
     if (frames_ % 120 == 0) bus_.publishIdentity(identityOf(scene_, run_id_));
@@ -414,6 +426,12 @@ class ServerLink {
   std::map<std::string, std::uint64_t> pult_seq_, command_seq_;
   StateFrame frame_;
   std::uint64_t frames_ = 0;
+
+ public:
+  /// The state writer thread (null: frames are written inline, ServeOptions::publish_thread off).
+  std::unique_ptr<LatestWriter<StateFrame>> publisher_;
+
+ private:
   std::FILE* trace_ = nullptr;
   std::FILE* events_ = nullptr;
 };
@@ -432,6 +450,10 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
                                static_cast<std::uint64_t>(monotonicNs());
   Bus bus(options.address, Bus::Role::Server);
   ServerLink link(bus, scene, options, run_id);
+  if (options.publish_thread) {
+    link.publisher_ = std::make_unique<LatestWriter<StateFrame>>(
+        [&bus](const StateFrame& frame) { bus.publishState(frame); });
+  }
   bus.publishIdentity(identityOf(scene, run_id));
   const auto wait_end = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.wait_timeout_s);
   while (bus.stateSubscribers() < options.wait_for_subscribers && std::chrono::steady_clock::now() < wait_end &&
@@ -451,8 +473,14 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
   };
   ServeResult result;
   result.run = runHeadless(scene, run);
-  result.drops = link.result.drops;
   result.state_write_time = link.result.state_write_time;
+  if (link.publisher_) {
+    link.publisher_->stop();
+    result.state_write_time = link.publisher_->writeTimes();
+    result.frames_superseded = link.publisher_->superseded();
+  }
+  result.state_handoff_time = link.result.state_handoff_time;
+  result.drops = link.result.drops;
   result.commands = link.result.commands;
   result.pult_samples = link.result.pult_samples;
   if (options.drops) *options.drops = result.drops;

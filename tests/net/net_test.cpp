@@ -415,6 +415,47 @@ TEST(Net, MalformedAndOutOfOrderSamplesAreDroppedAndCounted) {
   EXPECT_EQ(dropped, malformed + late + foreign);
 }
 
+// The server writes its state frames on a writer thread (ServeOptions::publish_thread): the
+// frame loop only hands each frame over, a frame still waiting when the next is ready is replaced
+// and counted, and stopping writes what is waiting. Run as fast as it goes (not paced), so frames
+// do get replaced; every handed-over frame must be either written or counted as replaced, and the
+// station must end up holding the very last frame. Inline writing is checked the same way.
+TEST(Net, StateWriterThreadWritesOrCountsEveryFrameAndFlushesTheLastOnStop) {
+  const std::string part = partition();
+  remote::ClassAddress address;
+  address.partition = part;
+  remote::Bus station(address, remote::Bus::Role::Station);
+  const sim::engine::Scene scene = sim::engine::loadScene(source(kScene));
+  for (const bool threaded : {true, false}) {
+    SCOPED_TRACE(threaded ? "writer thread" : "inline");
+    remote::ServeOptions options;
+    options.address = address;
+    options.duration_s = 2.0;
+    options.realtime = false;
+    options.publish_thread = threaded;
+    options.wait_for_subscribers = 1;
+    options.wait_timeout_s = 30.0;
+    const remote::ServeResult r = remote::serve(scene, options);
+    const std::uint64_t frames = r.run.frame_time.count();
+    ASSERT_GE(frames, 100u);  // 2 s at the scene's frame rate
+    if (threaded) {
+      EXPECT_EQ(r.state_handoff_time.count(), frames);
+      EXPECT_EQ(r.state_write_time.count() + r.frames_superseded, frames);
+    } else {
+      EXPECT_EQ(r.state_handoff_time.count(), 0u);
+      EXPECT_EQ(r.state_write_time.count(), frames);
+      EXPECT_EQ(r.frames_superseded, 0u);
+    }
+    // The station's newest sample is the run's last frame (frame numbers count from 0).
+    remote::StateFrame f;
+    std::uint64_t newest = 0;
+    EXPECT_TRUE(eventually(10.0, [&] {
+      while (station.takeState(f)) newest = f.frame;
+      return newest == frames - 1;
+    })) << "newest frame received " << newest << " of " << frames;
+  }
+}
+
 TEST(Net, MalformedPultAndCommandsAreCountedByTheServer) {
   const fs::path dir = scratch();
   const std::string part = partition();

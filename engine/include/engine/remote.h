@@ -193,6 +193,10 @@ struct ServeOptions {
   std::vector<ScheduledFault> faults;
   /// A scenario's parameter changes (`changes:`, in time order), applied at their times.
   std::vector<ScheduledChange> changes;
+  /// Write the state frames on a thread of their own (the frame loop only hands each frame over;
+  /// a frame not yet written when the next is ready is replaced, as the keep-last-1 topic would).
+  /// Off: written inline at the end of each frame.
+  bool publish_thread = true;
   int wait_for_subscribers = 0;
   double wait_timeout_s = 10.0;
   /// Counters of dropped pult and command samples, updated while serving (for tests).
@@ -201,9 +205,14 @@ struct ServeOptions {
 
 struct ServeResult {
   RunResult run;
-  /// Per frame: publishing the state (Bus::publishState: the sample's copy and the DataWriter's
-  /// write, which sends to every station), s. Part of RunResult::render_time (the frame observer).
+  /// Per written frame: publishing the state (Bus::publishState: the sample's copy and the
+  /// DataWriter's write, which sends to every station), s. Inline (publish_thread off) it is part
+  /// of RunResult::render_time (the frame observer); otherwise it runs on the writer thread.
   TimingStats state_write_time;
+  /// Per frame, with publish_thread: handing the frame to the writer thread, s (in render_time).
+  TimingStats state_handoff_time;
+  /// With publish_thread: frames replaced by the next before the writer thread took them.
+  std::uint64_t frames_superseded = 0;
   DropCounts drops;
   std::uint64_t commands = 0;
   std::uint64_t pult_samples = 0;
