@@ -307,6 +307,8 @@ struct PlayArgs {
   bool headless = false;
   std::string trace;
   std::string record;
+  std::string input;             // as RunArgs::input; empty: no devices (the script alone)
+  std::string gamecontrollerdb;
   ViewArgs view;
 };
 
@@ -319,6 +321,28 @@ int playCommand(const PlayArgs& args) {
   options.interrupt = &g_interrupt;
   options.realtime = viewing.windowed();
   options.after_frame = viewing.observer();
+  // Devices only when asked: a scenario plays its script alone unless an operator joins it.
+  std::unique_ptr<sim::input::InputSystem> input;
+  if (!args.input.empty()) {
+    RunArgs devices;
+    devices.input = args.input;
+    devices.gamecontrollerdb = args.gamecontrollerdb;
+    input = openInput(devices, scenario.scene, viewing.windowed());
+    const std::vector<char> driven = sim::engine::timelineDrivenControls(scenario);
+    std::vector<char> warned(driven.size(), 0);
+    for (const sim::input::Binding& b : input->mapping().bindings) {
+      const auto c = static_cast<std::size_t>(b.control);
+      if (c < driven.size() && driven[c] && !warned[c]) {
+        warned[c] = 1;
+        spdlog::warn("input: control {} is on the scenario's timeline; the timeline drives it, not "
+                     "the devices", scenario.scene.pult.controls[c].name);
+      }
+    }
+    options.input = input.get();
+    if (viewing.windowed()) {
+      viewing.setKeySink([system = input.get()](int key, bool down) { system->keyEvent(key, down); });
+    }
+  }
   const auto result = sim::engine::playScenario(scenario, options);
   if (result.run.interrupted) printError("interrupted; trace and recording are complete up to the last step");
   fmt::print("scenario {} ({}): {}\n", result.name, result.file, result.passed() ? "PASSED" : "FAILED");
@@ -600,6 +624,16 @@ int main(int argc, char** argv) {
   playCmd->add_flag("--headless", play.headless, "Run without a window");
   playCmd->add_option("--trace", play.trace, "Write a CSV trace to FILE")->option_text("FILE.csv");
   playCmd->add_option("--record", play.record, "Record the session")->option_text("FILE");
+  playCmd
+      ->add_option("--input", play.input,
+                   "An operator drives the controls the timeline does not, from devices bound by a "
+                   "mapping file (docs/input.md) or `keyboard`")
+      ->option_text("MAPPING.yaml|keyboard");
+  playCmd
+      ->add_option("--gamecontrollerdb", play.gamecontrollerdb,
+                   "Load SDL game-controller mappings (gamecontrollerdb.txt format)")
+      ->option_text("FILE")
+      ->needs("--input");
   addViewOptions(playCmd, play.view);
 
   ReplayArgs replayArgs;

@@ -2,6 +2,7 @@
 #include <engine/scenario.h>
 #include <engine/session.h>
 #include <engine/trace.h>
+#include <input/input_system.h>
 
 #include "session_outputs.h"
 #include "yaml_reader.h"
@@ -412,6 +413,12 @@ void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>
   }
 }
 
+std::vector<char> timelineDrivenControls(const Scenario& scenario) {
+  std::vector<char> driven(scenario.scene.pult.controls.size(), 0);
+  for (const TimelineAction& a : scenario.timeline) driven[static_cast<std::size_t>(a.control)] = 1;
+  return driven;
+}
+
 ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options) {
   ScenarioResult result;
   result.file = scenario.file;
@@ -421,8 +428,8 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path);
   std::vector<Check> checks(scenario.expectations.size());
   std::vector<double> sensors;
-  std::vector<char> driven(scenario.scene.pult.controls.size(), 0);
-  for (const TimelineAction& a : scenario.timeline) driven[static_cast<std::size_t>(a.control)] = 1;
+  const std::vector<char> driven = timelineDrivenControls(scenario);
+  std::vector<double> pult;
   std::vector<char> faults_applied(scenario.faults.size(), 0);
   std::size_t changes_applied = 0;
   auto applyTimeline = [&]() {
@@ -458,6 +465,16 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
     if (options.interrupt && options.interrupt->load()) {
       result.run.interrupted = true;
       break;
+    }
+    if (i % steps_per_frame == 0) {
+      if (options.before_frame) options.before_frame(i / steps_per_frame);
+      if (options.input) {
+        // One pult state per frame, as in runHeadless. The timeline's controls stay its own:
+        // applyTimeline sets them at every step, after this.
+        pult = session.state().pult.values;
+        options.input->sample(static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s, pult);
+        for (std::size_t c = 0; c < pult.size(); ++c) session.setControl(static_cast<int>(c), pult[c]);
+      }
     }
     applyTimeline();
     if (!outputs.step(session, result.run)) break;

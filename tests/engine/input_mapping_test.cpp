@@ -4,6 +4,7 @@
 #include <engine/input_mapping.h>
 #include <engine/recording.h>
 #include <engine/run.h>
+#include <engine/scenario.h>
 #include <engine/scene.h>
 #include <input/input_system.h>
 #include <input/names.h>
@@ -216,6 +217,77 @@ TEST(InputRun, VirtualJoystickDrivesSchemeThroughUnplugAndReplugAndReplaysWithou
   EXPECT_EQ(replayed.steps, result.steps);
   EXPECT_TRUE(replayed.final_state == result.final_state);
   for (const auto& f : {mapping_file, std::filesystem::path(options.trace_path), std::filesystem::path(options.record_path)})
+    std::filesystem::remove(f);
+}
+
+// `play --input`: a scenario as an exercise. The timeline presses grip (close the jaws) at 0.1 s;
+// the operator's stick drives lift, which the timeline leaves alone, and the stick's grip button
+// is pressed too but must change nothing: the timeline owns grip (a press would toggle the jaws
+// open again). The expectations grade what the operator did, and the recording replays.
+TEST(InputPlay, OperatorDrivesWhatTheTimelineLeavesAndTheRecordingReplays) {
+  const auto scenario_file = tempFile("simtrainer_input_exercise.scenario.yaml");
+  {
+    std::ofstream out(scenario_file);
+    out << "name: exercise\n"
+           "scene: " << kSourceDir << "/scenes/grasp.yaml\n"
+           "duration: 0.5\n"
+           "timeline:\n"
+           "  - {at: 0.1, control: grip, pulse: 1, for: 0.1}\n"
+           "expect:\n"
+           // The palm starts at 0.15 m and the lift runs at up to 0.15 m/s: at least 4 cm by 0.5 s
+           // if, and only if, the operator's stick drove it.
+           "  - {name: the operator lifted, signal: body.palm.z, min: 0.19, by: 0.5}\n";
+  }
+  const Scenario scenario = loadScenario(scenario_file.string());
+  ASSERT_EQ(scenario.scene.stepsPerFrame(), 4);
+  const auto mapping_file = tempFile("simtrainer_input_exercise_mapping.yaml");
+  {
+    std::ofstream out(mapping_file);
+    out << "devices:\n"
+           "  - {name: stick, type: joystick, product: Exercise Stick}\n"
+           "bindings:\n"
+           "  - {control: lift, device: stick, axis: 0}\n"
+           "  - {control: grip, device: stick, button: 0}\n";
+  }
+  input::InputSystem input(loadInputMapping(mapping_file.string(), scenario.scene.pult));
+  auto stick = std::make_unique<input::test::VirtualDevice>("Exercise Stick", 1, 1, 0);
+  PlayOptions options;
+  options.trace_path = tempFile("simtrainer_input_exercise.csv").string();
+  options.record_path = tempFile("simtrainer_input_exercise.rec").string();
+  options.input = &input;
+  std::uint64_t frames_seen = 0;
+  options.before_frame = [&](std::uint64_t frame) {
+    ++frames_seen;
+    if (frame == 0) stick->axis(0, 32767);     // lift full up, from the first frame
+    if (frame == 20) stick->button(0, true);   // the timeline's control: ignored
+    if (frame == 22) stick->button(0, false);
+  };
+  const ScenarioResult result = playScenario(scenario, options);
+  EXPECT_EQ(frames_seen, 30u);
+  EXPECT_TRUE(result.passed()) << (result.expectations.empty() ? "" : result.expectations[0].detail);
+
+  const auto trace = readTrace(options.trace_path);
+  const auto& lift_u = trace.at("motor.lift.voltage");
+  const auto& jaws_u = trace.at("motor.jaws.voltage");
+  ASSERT_EQ(lift_u.size(), 121u);
+  auto at = [](const std::vector<double>& column, int frame) { return column[static_cast<std::size_t>(4 * frame + 1)]; };
+  for (int f = 0; f < 30; ++f) {
+    EXPECT_EQ(at(lift_u, f), 1.0) << "frame " << f;  // the operator's stick
+    if (f <= 5) {
+      EXPECT_EQ(at(jaws_u, f), -1.0) << "frame " << f;
+    } else if (f >= 7) {
+      EXPECT_EQ(at(jaws_u, f), 1.0) << "frame " << f;  // closed by the timeline, and stays
+    }
+  }
+
+  stick.reset();
+  const Recording recording = readRecording(options.record_path);
+  EXPECT_TRUE(recording.complete);
+  const ReplayResult replayed = replay(recording, true);
+  EXPECT_FALSE(replayed.diverged) << "step " << replayed.diverged_step;
+  EXPECT_TRUE(replayed.final_state == result.run.final_state);
+  for (const auto& f : {scenario_file, mapping_file, std::filesystem::path(options.trace_path),
+                        std::filesystem::path(options.record_path)})
     std::filesystem::remove(f);
 }
 

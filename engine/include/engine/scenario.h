@@ -114,7 +114,17 @@ struct PlayOptions {
   bool realtime = false;
   /// Called after every frame (scene.frame_rate_hz) with scenario progress as notes.
   FrameObserver after_frame;
+  /// The operator's devices, sampled once per frame (at its start) into the controls the
+  /// timeline does not drive: a scenario as an exercise, whose timeline injects faults and sets
+  /// what it scripts while the operator drives the rest and the expectations grade the run.
+  /// Controls on the timeline keep the timeline's values. Null: no devices.
+  input::InputSystem* input = nullptr;
+  /// Called at the start of every frame with its index, before the devices are sampled (tests).
+  std::function<void(std::uint64_t frame)> before_frame;
 };
+
+/// The controls of the scenario's pult that its timeline drives (1) and leaves to the operator (0).
+std::vector<char> timelineDrivenControls(const Scenario& scenario);
 
 /// Runs a scenario headless as fast as possible. Never throws for run-time problems: a numerical
 /// fault ends the run and fails the scenario.
