@@ -140,6 +140,18 @@ std::filesystem::path tempFile(const std::string& name) {
   return std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
 }
 
+// A mapping for the grasp scene's pult: lift on the stick's axis 0, grip on its button 0.
+std::filesystem::path writeStickMapping(const std::string& name, const std::string& product) {
+  const auto path = tempFile(name);
+  std::ofstream out(path);
+  out << "devices:\n"
+         "  - {name: stick, type: joystick, product: " << product << "}\n"
+         "bindings:\n"
+         "  - {control: lift, device: stick, axis: 0}\n"
+         "  - {control: grip, device: stick, button: 0}\n";
+  return path;
+}
+
 // The columns of a trace CSV, by header name.
 std::map<std::string, std::vector<double>> readTrace(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -160,15 +172,7 @@ std::map<std::string, std::vector<double>> readTrace(const std::filesystem::path
 TEST(InputRun, VirtualJoystickDrivesSchemeThroughUnplugAndReplugAndReplaysWithoutIt) {
   const Scene scene = loadScene(kSourceDir + "/scenes/grasp.yaml", {});
   ASSERT_EQ(scene.stepsPerFrame(), 4);
-  const auto mapping_file = tempFile("simtrainer_input_mapping.yaml");
-  {
-    std::ofstream out(mapping_file);
-    out << "devices:\n"
-           "  - {name: stick, type: joystick, product: Engine Stick}\n"
-           "bindings:\n"
-           "  - {control: lift, device: stick, axis: 0}\n"
-           "  - {control: grip, device: stick, button: 0}\n";
-  }
+  const auto mapping_file = writeStickMapping("simtrainer_input_mapping.yaml", "Engine Stick");
   input::InputSystem input(loadInputMapping(mapping_file.string(), scene.pult));
   std::unique_ptr<input::test::VirtualDevice> stick;
   auto plug = [&] { stick = std::make_unique<input::test::VirtualDevice>("Engine Stick", 1, 1, 0); };
@@ -240,15 +244,7 @@ TEST(InputPlay, OperatorDrivesWhatTheTimelineLeavesAndTheRecordingReplays) {
   }
   const Scenario scenario = loadScenario(scenario_file.string());
   ASSERT_EQ(scenario.scene.stepsPerFrame(), 4);
-  const auto mapping_file = tempFile("simtrainer_input_exercise_mapping.yaml");
-  {
-    std::ofstream out(mapping_file);
-    out << "devices:\n"
-           "  - {name: stick, type: joystick, product: Exercise Stick}\n"
-           "bindings:\n"
-           "  - {control: lift, device: stick, axis: 0}\n"
-           "  - {control: grip, device: stick, button: 0}\n";
-  }
+  const auto mapping_file = writeStickMapping("simtrainer_input_exercise_mapping.yaml", "Exercise Stick");
   input::InputSystem input(loadInputMapping(mapping_file.string(), scenario.scene.pult));
   auto stick = std::make_unique<input::test::VirtualDevice>("Exercise Stick", 1, 1, 0);
   PlayOptions options;
