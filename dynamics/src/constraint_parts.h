@@ -225,11 +225,23 @@ struct PointRotationBlock {
     }
     bias.template head<3>() = point.bias;
   }
-  Vec velocity(const SolverBody& a, const SolverBody& b) const {
-    Vec c;
-    c.template head<3>() = b.v + b.w.cross(r_b) - a.v - a.w.cross(r_a);
-    c.template tail<M>() = u.transpose() * (b.w - a.w);
-    return c;
+  /// lambda = -scale K^-1 c for the rows' errors c (velocities minus targets, or positions).
+  void impulseFor(const double (&c)[3 + M], double scale, double (&lambda)[3 + M]) const {
+    for (int i = 0; i < 3 + M; ++i) {
+      double sum = 0.0;
+      for (int j = 0; j < 3 + M; ++j) sum += k_inv(i, j) * c[j];
+      lambda[i] = -scale * sum;
+    }
+  }
+  /// Row r of the angular changes the impulse lambda gives a (-turn_a lambda) and b (turn_b lambda).
+  void turnsFor(const double (&lambda)[3 + M], int r, double& turn_a_r, double& turn_b_r) const {
+    double ta = 0.0, tb = 0.0;
+    for (int j = 0; j < 3 + M; ++j) {
+      ta += turn_a(r, j) * lambda[j];
+      tb += turn_b(r, j) * lambda[j];
+    }
+    turn_a_r = -ta;
+    turn_b_r = tb;
   }
   /// One exact block update: the impulse that brings the block's rows to their targets, applied.
   /// Adds the linear and angular impulses (world) to `linear`, `angular`; returns max |lambda|.
@@ -250,23 +262,16 @@ struct PointRotationBlock {
     for (int m = 0; m < M; ++m) c[3 + m] = u(0, m) * dw0 + u(1, m) * dw1 + u(2, m) * dw2;
     for (int i = 0; i < n; ++i) c[i] -= bias[i];
     double lambda[n];
+    impulseFor(c, 1.0, lambda);
     double largest = 0.0;
-    for (int i = 0; i < n; ++i) {
-      double sum = 0.0;
-      for (int j = 0; j < n; ++j) sum += k_inv(i, j) * c[j];
-      lambda[i] = -sum;
-      largest = std::max(largest, std::abs(lambda[i]));
-    }
+    for (int i = 0; i < n; ++i) largest = std::max(largest, std::abs(lambda[i]));
     for (int r = 0; r < 3; ++r) {
-      double ta = 0.0, tb = 0.0;
-      for (int j = 0; j < n; ++j) {
-        ta += turn_a(r, j) * lambda[j];
-        tb += turn_b(r, j) * lambda[j];
-      }
+      double dw_a = 0.0, dw_b = 0.0;
+      turnsFor(lambda, r, dw_a, dw_b);
       a.v[r] -= a.inv_mass * lambda[r];
-      a.w[r] -= ta;
+      a.w[r] += dw_a;
       b.v[r] += b.inv_mass * lambda[r];
-      b.w[r] += tb;
+      b.w[r] += dw_b;
       linear[r] += lambda[r];
       double l = 0.0;
       for (int m = 0; m < M; ++m) l += u(r, m) * lambda[3 + m];

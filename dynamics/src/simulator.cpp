@@ -1425,24 +1425,14 @@ double Simulator::Impl::solvePosition(int& iterations) {
         c[2] = gap[2];
         c[3] = a1.dot(rot_b * lf.side_b1);
         c[4] = a1.dot(rot_b * lf.side_b2);
+        for (const double e : c) largest = std::max(largest, std::abs(e));
         double lambda[5];
-        for (int i = 0; i < 5; ++i) {
-          largest = std::max(largest, std::abs(c[i]));
-          double sum = 0.0;
-          for (int k = 0; k < 5; ++k) sum += block.k_inv(i, k) * c[k];
-          lambda[i] = -beta * sum;
-        }
+        block.impulseFor(c, beta, lambda);
         Vec3 dx_a, dt_a, dx_b, dt_b;
         for (int r = 0; r < 3; ++r) {
-          double ta = 0.0, tb = 0.0;
-          for (int k = 0; k < 5; ++k) {
-            ta += block.turn_a(r, k) * lambda[k];
-            tb += block.turn_b(r, k) * lambda[k];
-          }
+          block.turnsFor(lambda, r, dt_a[r], dt_b[r]);
           dx_a[r] = -a.inv_mass * lambda[r];
-          dt_a[r] = -ta;
           dx_b[r] = b.inv_mass * lambda[r];
-          dt_b[r] = tb;
         }
         shift(w.a, dx_a, dt_a);
         shift(w.b, dx_b, dt_b);
