@@ -152,6 +152,10 @@ class ServerLink {
       events_ = std::fopen(options.events_path.c_str(), "w");
       if (!events_) throw std::runtime_error(options.events_path + ": cannot write the event log");
     }
+    if (options.publish_thread) {
+      publisher_ = std::make_unique<LatestWriter<StateFrame>>(
+          [&bus](const StateFrame& frame) { bus.publishState(frame); });
+    }
   }
   ~ServerLink() {
     if (trace_) std::fclose(trace_);
@@ -162,6 +166,15 @@ class ServerLink {
 
   RunControl control;
   ServeResult result;
+
+  /// After the run: writes the frame still waiting, stops the writer thread and takes its figures
+  /// into `result`.
+  void finishWriting() {
+    if (!publisher_) return;
+    publisher_->stop();
+    result.state_write_time = publisher_->writeTimes();
+    result.frames_superseded = publisher_->superseded();
+  }
 
   void beforeSteps(Session& session) {
     if (!initial_) initial_ = session.state();
@@ -426,14 +439,11 @@ class ServerLink {
   std::map<std::string, std::uint64_t> pult_seq_, command_seq_;
   StateFrame frame_;
   std::uint64_t frames_ = 0;
-
- public:
-  /// The state writer thread (null: frames are written inline, ServeOptions::publish_thread off).
-  std::unique_ptr<LatestWriter<StateFrame>> publisher_;
-
- private:
   std::FILE* trace_ = nullptr;
   std::FILE* events_ = nullptr;
+  // The state writer thread (null: frames are written inline, ServeOptions::publish_thread off).
+  // Last member: joined first, while everything it uses still exists.
+  std::unique_ptr<LatestWriter<StateFrame>> publisher_;
 };
 
 }  // namespace
@@ -450,10 +460,6 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
                                static_cast<std::uint64_t>(monotonicNs());
   Bus bus(options.address, Bus::Role::Server);
   ServerLink link(bus, scene, options, run_id);
-  if (options.publish_thread) {
-    link.publisher_ = std::make_unique<LatestWriter<StateFrame>>(
-        [&bus](const StateFrame& frame) { bus.publishState(frame); });
-  }
   bus.publishIdentity(identityOf(scene, run_id));
   const auto wait_end = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.wait_timeout_s);
   while (bus.stateSubscribers() < options.wait_for_subscribers && std::chrono::steady_clock::now() < wait_end &&
@@ -473,13 +479,10 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
   };
   ServeResult result;
   result.run = runHeadless(scene, run);
+  link.finishWriting();
   result.state_write_time = link.result.state_write_time;
-  if (link.publisher_) {
-    link.publisher_->stop();
-    result.state_write_time = link.publisher_->writeTimes();
-    result.frames_superseded = link.publisher_->superseded();
-  }
   result.state_handoff_time = link.result.state_handoff_time;
+  result.frames_superseded = link.result.frames_superseded;
   result.drops = link.result.drops;
   result.commands = link.result.commands;
   result.pult_samples = link.result.pult_samples;
