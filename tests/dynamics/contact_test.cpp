@@ -303,14 +303,20 @@ TEST(Contact, FlushColumnOfTenComesToRestAtTenIterations) {
     EXPECT_LT((s.bodies[i].position_m - m.bodies[i].position_m).head<2>().norm(), 0.005) << "box " << i;
 }
 
+// The initial state of `sim` after `steps` steps.
+State stepped(Simulator& sim, int steps) {
+  State s = sim.initialState();
+  for (int i = 0; i < steps; ++i) sim.step(s);
+  return s;
+}
+
 // A contact point whose feature id changed takes over the impulses of the old point at the same
 // place: renaming every stored feature must not change the next step at all (without the match
 // by place, every point would start cold and the step would differ).
 TEST(Contact, RenamedContactFeaturesStillWarmStartByPlace) {
-  Model m = samples::boxPyramid(4, 0.2, 0.5, 1.0 / 240.0);
+  const Model m = samples::boxPyramid(4, 0.2, 0.5, 1.0 / 240.0);
   Simulator sim(m);
-  State s = sim.initialState();
-  for (int i = 0; i < 100; ++i) sim.step(s);
+  State s = stepped(sim, 100);
   ASSERT_FALSE(s.contacts.empty());
   State renamed = s;
   for (ContactState& c : renamed.contacts) c.feature ^= 0x40000000u;  // a bit no id uses
@@ -483,10 +489,9 @@ TEST(Contact, TrackedChassisDrivesTurnsAndStops) {
 
 // Contacts live in the state: a run restored from a mid-run image matches bit for bit.
 TEST(Contact, SaveRestoreWithContactsIsBitExact) {
-  Model m = samples::boxPyramid(4, 0.2, 0.5, 1.0 / 240.0);
+  const Model m = samples::boxPyramid(4, 0.2, 0.5, 1.0 / 240.0);
   Simulator sim(m);
-  State s = sim.initialState();
-  for (int i = 0; i < 100; ++i) sim.step(s);
+  State s = stepped(sim, 100);
   ASSERT_FALSE(s.contacts.empty());
   State restored = State::deserialize(s.serialize());
   Simulator sim2(m);
