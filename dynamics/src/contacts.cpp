@@ -155,6 +155,9 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
                             const std::vector<SolverBody>& bodies, const State& s, double h) {
   points_.clear();
   manifolds_.clear();
+  articulated_.clear();
+  articulated_groups_.clear();
+  articulation_ = nullptr;
   carried_.clear();
   if (shapes_.empty()) return;
   const ContactSettings& cfg = model.contact;
@@ -323,9 +326,24 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
 double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
                                     const std::vector<double>& rotor_inv_inertia, bool reverse) {
   double largest = 0.0;
+  // The manifolds on the links of one block first, in a few local sweeps of alternating order.
+  // They are coupled through the whole mechanism (a jaw's contact moves the other jaw through
+  // the repeater), so a single sweep would hand the first one most of a symmetric squeeze and
+  // the object's other contacts (its friction on the ground) would lock the lopsided split in.
+  for (const auto& [first, count] : articulated_groups_) {
+    const int passes = count > 1 ? kManifoldSweeps : 1;
+    for (int pass = 0; pass < passes; ++pass) {
+      const bool back = reverse != (pass % 2 == 1);
+      for (int k = 0; k < count; ++k) {
+        ContactManifold& m = manifolds_[articulated_order_[first + (back ? count - 1 - k : k)]];
+        largest = std::max(largest, solveArticulated(m, bodies, rotor_speed, reverse));
+      }
+    }
+  }
   const int nm = static_cast<int>(manifolds_.size());
   for (int mi = 0; mi < nm; ++mi) {
     ContactManifold& m = manifolds_[reverse ? nm - 1 - mi : mi];
+    if (m.articulated_side >= 0) continue;  // solved above, by block
     // Friction first (bounded by the current normal impulses); the normal rows, solved last,
     // then hold non-penetration.
     for (int kk = 0; kk < m.count; ++kk) {
@@ -423,6 +441,190 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
       }
     }
   }
+  return largest;
+}
+
+// One side a block link, the other outside every block (two links keep rigid rows: Gauss-Seidel
+// between them and their blocks), and no belt (its rows reach a rotor).
+bool ContactSolver::articulable(const ContactManifold& m,
+                                const BlockArticulation& articulation) const {
+  const ContactPoint& p0 = points_[m.first];
+  if (articulation.isLink(p0.a) == articulation.isLink(p0.b)) return false;
+  for (int k = m.first; k < m.first + m.count; ++k)
+    if (points_[k].rotor[0] >= 0 || points_[k].rotor[1] >= 0) return false;
+  return true;
+}
+
+bool ContactSolver::wouldArticulate(const BlockArticulation& articulation) const {
+  for (const ContactManifold& m : manifolds_)
+    if (articulable(m, articulation)) return true;
+  return false;
+}
+
+void ContactSolver::articulate(const std::vector<SolverBody>& bodies,
+                               BlockArticulation& articulation) {
+  articulation_ = &articulation;
+  articulated_.clear();
+  rigid_body_touch_.assign(bodies.size(), 0);
+  rigid_rotor_touch_.clear();
+  for (ContactManifold& m : manifolds_) {
+    m.articulated_side = -1;
+    const ContactPoint& p0 = points_[m.first];
+    if (!articulable(m, articulation)) {
+      rigid_body_touch_[p0.a] = rigid_body_touch_[p0.b] = 1;
+      for (int k = m.first; k < m.first + m.count; ++k) {
+        for (const int rotor : points_[k].rotor) {
+          if (rotor < 0) continue;
+          if (rigid_rotor_touch_.size() <= static_cast<std::size_t>(rotor))
+            rigid_rotor_touch_.resize(static_cast<std::size_t>(rotor) + 1, 0);
+          rigid_rotor_touch_[rotor] = 1;
+        }
+      }
+      continue;
+    }
+    const int side = articulation.isLink(p0.a) ? 0 : 1;
+    const Mat6& phi = *articulation.response(side == 0 ? p0.a : p0.b);
+    const SolverBody& other = bodies[side == 0 ? p0.b : p0.a];
+    m.articulated_side = side;
+    m.articulated_first = static_cast<int>(articulated_.size());
+    // The row's generalised direction on the link (its impulse acts on b with +, on a with -).
+    auto onLink = [side](const ContactRow& row) {
+      Vec6 g;
+      if (side == 1) g << row.dir, row.ang_b;
+      else g << -row.dir, -row.ang_a;
+      return g;
+    };
+    auto onOther = [&](const ContactRow& r, const ContactRow& c) {
+      return side == 1 ? other.inv_mass * r.dir.dot(c.dir) + r.ang_a.dot(c.dw_a)
+                       : other.inv_mass * r.dir.dot(c.dir) + r.ang_b.dot(c.dw_b);
+    };
+    auto setUp = [&](ContactRow& row, Vec6& dx) {
+      const Vec6 g = onLink(row);
+      dx = phi * g;
+      const double k = onOther(row, row) + g.dot(dx);
+      row.mass = k > 0.0 ? 1.0 / k : 0.0;
+    };
+    for (int i = 0; i < m.count; ++i) {
+      ContactPoint& p = points_[m.first + i];
+      ArticulatedRows rows;
+      setUp(p.normal, rows.normal);
+      setUp(p.tangent[0], rows.tangent[0]);
+      setUp(p.tangent[1], rows.tangent[1]);
+      rows.torsion.setZero();
+      if (i == 0 && m.torsion_radius > 0.0) setUp(m.torsion, rows.torsion);
+      articulated_.push_back(rows);
+    }
+    for (int r = 0; r < m.count; ++r) {
+      const ContactRow& ri = points_[m.first + r].normal;
+      for (int c = 0; c < m.count; ++c) {
+        const ContactRow& rc = points_[m.first + c].normal;
+        m.k[r][c] = onOther(ri, rc) + onLink(ri).dot(articulated_[m.articulated_first + c].normal);
+      }
+    }
+  }
+  // Group by block, manifolds in their order within a group.
+  articulated_order_.clear();
+  articulated_groups_.clear();
+  std::vector<std::pair<int, int>> keyed;  // (block, manifold)
+  for (int mi = 0; mi < static_cast<int>(manifolds_.size()); ++mi) {
+    const ContactManifold& m = manifolds_[mi];
+    if (m.articulated_side < 0) continue;
+    const ContactPoint& p0 = points_[m.first];
+    keyed.emplace_back(articulation.blockOf(m.articulated_side == 0 ? p0.a : p0.b), mi);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  for (std::size_t i = 0; i < keyed.size(); ++i) {
+    if (i == 0 || keyed[i].first != keyed[i - 1].first)
+      articulated_groups_.emplace_back(static_cast<int>(i), 0);
+    ++articulated_groups_.back().second;
+    articulated_order_.push_back(keyed[i].second);
+  }
+}
+
+// The rows of a manifold between a block link and a rigid body: the same sweeps as the rigid
+// rows in solveVelocity, with the link's velocity changed through its block response; the
+// manifold's net impulse on the link then reaches the rest of its mechanism once.
+double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBody>& bodies,
+                                       std::vector<double>& rotor_speed, bool reverse) {
+  const int side = m.articulated_side;
+  const int link_index = side == 0 ? points_[m.first].a : points_[m.first].b;
+  SolverBody& a = bodies[points_[m.first].a];
+  SolverBody& b = bodies[points_[m.first].b];
+  SolverBody& link = side == 0 ? a : b;
+  const ArticulatedRows* art = &articulated_[m.articulated_first];
+  Vec6 wrench = Vec6::Zero();
+  double largest = 0.0;
+  auto push = [&](const ContactRow& row, const Vec6& dx, double d) {
+    if (side == 1) {
+      a.v -= (a.inv_mass * d) * row.dir;
+      a.w -= d * row.dw_a;
+      wrench.head<3>() += d * row.dir;
+      wrench.tail<3>() += d * row.ang_b;
+    } else {
+      b.v += (b.inv_mass * d) * row.dir;
+      b.w += d * row.dw_b;
+      wrench.head<3>() -= d * row.dir;
+      wrench.tail<3>() -= d * row.ang_a;
+    }
+    link.v += d * dx.head<3>();
+    link.w += d * dx.tail<3>();
+  };
+  for (int kk = 0; kk < m.count; ++kk) {
+    const int i = reverse ? m.count - 1 - kk : kk;
+    ContactPoint& p = points_[m.first + i];
+    const double bound = p.friction * p.normal.impulse;
+    double fresh[2];
+    for (int t = 0; t < 2; ++t)
+      fresh[t] = p.tangent[t].impulse - rowVelocity(p.tangent[t], a, b) * p.tangent[t].mass;
+    const double len = std::sqrt(fresh[0] * fresh[0] + fresh[1] * fresh[1]);
+    if (len > bound) {
+      const double scale = len > 0.0 ? bound / len : 0.0;
+      fresh[0] *= scale;
+      fresh[1] *= scale;
+    }
+    for (int t = 0; t < 2; ++t) {
+      const double d = fresh[t] - p.tangent[t].impulse;
+      p.tangent[t].impulse = fresh[t];
+      if (d == 0.0) continue;
+      push(p.tangent[t], art[i].tangent[t], d);
+      largest = std::max(largest, std::abs(d));
+    }
+  }
+  {
+    double speed[4], lambda[4], start[4], mass[4];
+    for (int i = 0; i < m.count; ++i) {
+      const ContactPoint& p = points_[m.first + i];
+      speed[i] = rowVelocity(p.normal, a, b) - p.target;
+      start[i] = lambda[i] = p.normal.impulse;
+      mass[i] = p.normal.mass;
+    }
+    switch (m.count) {
+      case 1: largest = std::max(largest, localNormalSweeps<1>(m.k, mass, speed, lambda, reverse)); break;
+      case 2: largest = std::max(largest, localNormalSweeps<2>(m.k, mass, speed, lambda, reverse)); break;
+      case 3: largest = std::max(largest, localNormalSweeps<3>(m.k, mass, speed, lambda, reverse)); break;
+      default: largest = std::max(largest, localNormalSweeps<4>(m.k, mass, speed, lambda, reverse)); break;
+    }
+    for (int i = 0; i < m.count; ++i) {
+      ContactRow& row = points_[m.first + i].normal;
+      const double d = lambda[i] - start[i];
+      row.impulse = lambda[i];
+      if (d != 0.0) push(row, art[i].normal, d);
+    }
+  }
+  if (m.torsion_radius > 0.0) {
+    double normal_sum = 0.0;
+    for (int k = m.first; k < m.first + m.count; ++k) normal_sum += points_[k].normal.impulse;
+    const double bound = m.friction * m.torsion_radius * normal_sum;
+    const double v = m.torsion.ang_b.dot(b.w) - m.torsion.ang_a.dot(a.w);
+    const double old = m.torsion.impulse;
+    m.torsion.impulse = std::clamp(old - v * m.torsion.mass, -bound, bound);
+    const double d = m.torsion.impulse - old;
+    if (d != 0.0) {
+      push(m.torsion, art[0].torsion, d);
+      largest = std::max(largest, std::abs(d));
+    }
+  }
+  if (!wrench.isZero(0.0)) articulation_->propagate(link_index, wrench, bodies, rotor_speed);
   return largest;
 }
 

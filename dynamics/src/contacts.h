@@ -54,6 +54,10 @@ struct ContactManifold {
   /// normal speed per unit normal impulse at point j (J_i M^-1 J_j^T). The local sweeps over a
   /// manifold's points run on these numbers and touch the bodies once.
   double k[4][4] = {};
+  /// Side (0: a, 1: b) that is a link of a block seen through its block's response (see
+  /// ContactSolver::articulate), or -1: both sides rigid.
+  int articulated_side = -1;
+  int articulated_first = 0;  ///< Index of its rows' link responses in the solver's list.
 };
 
 class ContactSolver {
@@ -68,6 +72,19 @@ class ContactSolver {
                const State& s, double h);
   void warmStart(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
                  const std::vector<double>& rotor_inv_inertia);
+  /// Makes the rows of every manifold between one block link and a body outside any block see
+  /// the link through `articulation` (until the next prepare): their effective masses and the
+  /// link's velocity changes come from the block's response, and each manifold's net impulse on
+  /// the link moves the rest of the mechanism. Manifolds with a belt keep rigid rows.
+  void articulate(const std::vector<SolverBody>& bodies, BlockArticulation& articulation);
+  /// Whether articulate() would articulate any manifold.
+  bool wouldArticulate(const BlockArticulation& articulation) const;
+  /// After articulate(): whether any row outside the articulated manifolds acts on the body
+  /// (or, for rotors, on the motor's rotor through a belt).
+  bool rigidlyTouchesBody(int body) const { return rigid_body_touch_[body] != 0; }
+  bool rigidlyTouchesRotor(int motor) const {
+    return static_cast<std::size_t>(motor) < rigid_rotor_touch_.size() && rigid_rotor_touch_[motor] != 0;
+  }
   /// One sweep over all rows; returns the largest impulse change. Sweeps alternate direction
   /// (symmetric Gauss-Seidel) so the order of a manifold's points leaves no net bias (a lopsided
   /// first sweep would tilt a resting box, and the tilt hides inside the slop).
@@ -83,6 +100,13 @@ class ContactSolver {
   std::size_t pointCount() const { return points_.size(); }
 
  private:
+  /// The link's (v; w) change per unit impulse of each row of an articulated manifold's point.
+  struct ArticulatedRows {
+    Vec6 normal, tangent[2], torsion;  // torsion: the manifold's, kept with its first point
+  };
+  double solveArticulated(ContactManifold& m, std::vector<SolverBody>& bodies,
+                          std::vector<double>& rotor_speed, bool reverse);
+
   std::vector<ShapeDef> shapes_;      // flat, body-major
   std::vector<int> shape_owner_;      // body of each flat shape
   std::vector<std::pair<int, int>> no_collide_;  // sorted body pairs joined without collision
@@ -97,6 +121,13 @@ class ContactSolver {
   std::vector<char> frozen_;           // per flat shape: its body does not move this substep
   std::vector<Vec3> placed_at_;        // per flat shape: the body pose its world shape has
   std::vector<Quat> placed_as_;
+  std::vector<ArticulatedRows> articulated_;  // per point of the articulated manifolds
+  // Articulated manifolds grouped by block: (first, count) ranges into articulated_order_.
+  std::vector<int> articulated_order_;
+  std::vector<std::pair<int, int>> articulated_groups_;
+  BlockArticulation* articulation_ = nullptr;
+  std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()
+  bool articulable(const ContactManifold& m, const BlockArticulation& articulation) const;
 };
 
 }  // namespace sim::dynamics::detail

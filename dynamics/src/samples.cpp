@@ -314,6 +314,7 @@ Model boxPile(int columns_x, int columns_y, int height, double time_step_s) {
 
 Model graspScene(double time_step_s) {
   Model m = contactScene(time_step_s, 20, 2);
+  m.solver.articulated_contacts = true;
   MaterialDef grip;
   grip.name = "grip";
   grip.friction = 0.8;

@@ -251,6 +251,41 @@ struct Simulator::Impl {
   detail::ContactSolver contacts;
   bool fault_reported = false;
 
+  // Links of the blocks as contacts see them (detail::BlockArticulation): per link, the response
+  // of the whole mechanism to a unit wrench on it, computed on first use each substep from the
+  // block's factor and active set. A limit that engages or releases later in the substep leaves
+  // the response stale; the block's own solve, still run every sweep, then corrects the
+  // velocities, so a stale response only slows convergence.
+  struct LinkResponse {
+    bool computed = false;
+    detail::Mat6 self;                                  // the link's own (v; w) per (f; tau)
+    std::vector<std::pair<int, detail::Mat6>> others;   // the other links of the block
+    std::vector<std::pair<int, detail::Vec6>> rotors;   // rotor speed per unit wrench
+    Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor> impulses;  // block rows' per wrench
+    detail::Vec6 pending = detail::Vec6::Zero();  // wrench whose block impulses are not yet added
+  };
+  struct Articulation final : detail::BlockArticulation {
+    Impl* impl = nullptr;
+    State* state = nullptr;
+    std::vector<int> block_of_body;   // per solver body: its block, or -1
+    std::vector<LinkResponse> links;  // per solver body
+    bool any_pending = false;
+    Eigen::VectorXd scratch;
+
+    int blockOf(int body) const override { return block_of_body[body]; }
+    const detail::Mat6* response(int body) override;
+    void propagate(int body, const detail::Vec6& wrench, std::vector<SolverBody>& bodies,
+                   std::vector<double>& rotor_speed) override;
+    void compute(int body);
+    void flush();
+    double pendingImpulse(int bi, Eigen::Index i) const;
+  } articulation;
+  std::vector<char> block_closed;  // per block: only its rows and articulated contacts act on it
+  void prepareArticulation();
+  void articulateContacts(State& s);
+  bool blockStillHolds(int bi, const State& s) const;
+  bool all_blocks_closed = false;
+
   void planBlocks();
   void addJointRows(RowBlock& block, int j);
   void buildBlocks(const State& s, double h);
@@ -679,6 +714,9 @@ void Simulator::Impl::prepare(const State& s, double h) {
   }
   buildBlocks(s, h);
   contacts.prepare(model, positions, orientations, bodies, s, h);
+  block_closed.assign(blocks.size(), 0);
+  all_blocks_closed = false;
+  if (model.solver.articulated_contacts && !blocks.empty()) prepareArticulation();
 }
 
 // A flexure's rows and block (see JointWork). The spring is linearised per substep about the
@@ -1050,21 +1088,228 @@ void Simulator::Impl::updateDrivesAndFriction(State& s, double h) {
 
 // One block Gauss-Seidel update: solve the block's rows together, with a few active-set passes
 // so limits push but never pull.
-void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
-  const auto n = static_cast<Eigen::Index>(block.rows.size());
-  auto accumulated = [&s](const detail::BlockRow& r) {
-    switch (r.sink) {
-      case ImpulseSink::MotorCharacteristic: return s.motors[r.owner].characteristic_impulse;
-      case ImpulseSink::JointLimit: return r.sign * s.joints[r.owner].impulses.limit;
-      case ImpulseSink::MotorCoupling: return s.motors[r.owner].coupling_impulse;
-      case ImpulseSink::MotorBacklash:
-        return std::max(0.0, r.sign * s.motors[r.owner].coupling_impulse);
-      case ImpulseSink::Repeater: return s.repeaters[r.owner].coupling_impulse;
-      case ImpulseSink::RepeaterBacklash:
-        return std::max(0.0, r.sign * s.repeaters[r.owner].coupling_impulse);
-      default: return 0.0;
+namespace {
+
+// Adds a block row's impulse change to where the state keeps it.
+void addBlockImpulse(const detail::BlockRow& r, double d, State& s) {
+  switch (r.sink) {
+    case ImpulseSink::JointLinear: s.joints[r.owner].impulses.linear += d * r.lin_b; break;
+    case ImpulseSink::JointAngular: s.joints[r.owner].impulses.angular += d * r.ang_b; break;
+    case ImpulseSink::JointLimit: s.joints[r.owner].impulses.limit += r.sign * d; break;
+    case ImpulseSink::MotorCoupling: s.motors[r.owner].coupling_impulse += d; break;
+    case ImpulseSink::MotorBacklash: s.motors[r.owner].coupling_impulse += r.sign * d; break;
+    case ImpulseSink::MotorCharacteristic: s.motors[r.owner].characteristic_impulse += d; break;
+    case ImpulseSink::Repeater: s.repeaters[r.owner].coupling_impulse += d; break;
+    case ImpulseSink::RepeaterBacklash: s.repeaters[r.owner].coupling_impulse += r.sign * d; break;
+  }
+}
+
+// The impulse a block row holds (of the rows whose accumulated value the block solve reads).
+double blockAccumulated(const detail::BlockRow& r, const State& s) {
+  switch (r.sink) {
+    case ImpulseSink::MotorCharacteristic: return s.motors[r.owner].characteristic_impulse;
+    case ImpulseSink::JointLimit: return r.sign * s.joints[r.owner].impulses.limit;
+    case ImpulseSink::MotorCoupling: return s.motors[r.owner].coupling_impulse;
+    case ImpulseSink::MotorBacklash:
+      return std::max(0.0, r.sign * s.motors[r.owner].coupling_impulse);
+    case ImpulseSink::Repeater: return s.repeaters[r.owner].coupling_impulse;
+    case ImpulseSink::RepeaterBacklash:
+      return std::max(0.0, r.sign * s.repeaters[r.owner].coupling_impulse);
+    default: return 0.0;
+  }
+}
+
+}  // namespace
+
+// Which bodies are links of a block. Called once the blocks are built each substep.
+void Simulator::Impl::prepareArticulation() {
+  articulation.impl = this;
+  articulation.block_of_body.assign(bodies.size(), -1);
+  articulation.links.resize(bodies.size());
+  for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+    for (const detail::BlockRow& r : blocks[bi].rows) {
+      for (const int body : {r.a, r.b}) {
+        if (bodies[body].inv_mass > 0.0) {
+          articulation.block_of_body[body] = static_cast<int>(bi);
+          articulation.links[body].computed = false;
+        }
+      }
     }
+  }
+  block_closed.assign(blocks.size(), 0);
+  all_blocks_closed = false;
+  articulation.any_pending = false;
+}
+
+// Sets up the articulated contact rows (see detail::BlockArticulation) after the blocks have been
+// made to hold, and finds the blocks that nothing else acts on: once such a block holds, the
+// articulated rows keep it holding, and its solve is needed only when a limit engages or
+// releases (blockStillHolds).
+void Simulator::Impl::articulateContacts(State& s) {
+  if (!model.solver.articulated_contacts || blocks.empty() ||
+      !contacts.wouldArticulate(articulation))
+    return;
+  double ignored = 0.0;
+  for (RowBlock& block : blocks) solveBlock(block, s, ignored);
+  contacts.articulate(bodies, articulation);
+  const std::vector<int>& block_of = articulation.block_of_body;
+  block_closed.assign(blocks.size(), 1);
+  for (std::size_t body = 0; body < bodies.size(); ++body)
+    if (block_of[body] >= 0 && contacts.rigidlyTouchesBody(static_cast<int>(body)))
+      block_closed[block_of[body]] = 0;
+  auto open = [&](int body) {
+    if (block_of[body] >= 0) block_closed[block_of[body]] = 0;
   };
+  for (std::size_t j = 0; j < joints.size(); ++j) {
+    if (joint_in_block[j]) continue;
+    open(joints[j].a);
+    open(joints[j].b);
+  }
+  for (const int j : axis_row_joints) {  // driven joints' friction and viscous rows
+    open(joints[j].a);
+    open(joints[j].b);
+  }
+  for (std::size_t bi = 0; bi < blocks.size(); ++bi)
+    for (const detail::BlockRow& r : blocks[bi].rows)
+      if (r.rotor >= 0 && contacts.rigidlyTouchesRotor(r.rotor)) block_closed[bi] = 0;
+  all_blocks_closed = std::all_of(block_closed.begin(), block_closed.end(), [](char c) { return c != 0; });
+}
+
+// A closed block's rows all still hold with the same active set: no active unilateral row pulls,
+// none released holds an impulse, none inactive is violated.
+bool Simulator::Impl::blockStillHolds(int bi, const State& s) const {
+  const RowBlock& block = blocks[bi];
+  for (std::size_t i = 0; i < block.rows.size(); ++i) {
+    const detail::BlockRow& r = block.rows[i];
+    if (!r.unilateral) continue;
+    const double pending = articulation.pendingImpulse(bi, static_cast<Eigen::Index>(i));
+    double held = blockAccumulated(r, s) + pending;
+    if (r.sink == ImpulseSink::MotorBacklash)
+      held = std::max(0.0, r.sign * s.motors[r.owner].coupling_impulse + pending);
+    else if (r.sink == ImpulseSink::RepeaterBacklash)
+      held = std::max(0.0, r.sign * s.repeaters[r.owner].coupling_impulse + pending);
+    if (r.active) {
+      if (held < 0.0) return false;
+      continue;
+    }
+    if (held > 0.0) return false;
+    const SolverBody& a = bodies[r.a];
+    const SolverBody& b = bodies[r.b];
+    double c = r.lin_a.dot(a.v) + r.ang_a.dot(a.w) + r.lin_b.dot(b.v) + r.ang_b.dot(b.w) - r.target;
+    if (r.rotor >= 0) c += r.rotor_coef * rotor_speed[r.rotor];
+    if (c < 0.0) return false;
+  }
+  return true;
+}
+
+const detail::Mat6* Simulator::Impl::Articulation::response(int body) {
+  if (block_of_body[body] < 0) return nullptr;
+  if (!links[body].computed) compute(body);
+  return &links[body].self;
+}
+
+// The block's impulses that keep its rows holding after a wrench w on the link are Λ w with
+// Λ = -K^-1 J_link M_link^-1 (over the active rows); every link and rotor then moves by its
+// rows' M^-1 J^T Λ w, and the link itself also by M_link^-1 w.
+void Simulator::Impl::Articulation::compute(int body) {
+  const RowBlock& block = impl->blocks[block_of_body[body]];
+  const std::vector<SolverBody>& bodies = impl->bodies;
+  const SolverBody& link = bodies[body];
+  LinkResponse& out = links[body];
+  const auto n = static_cast<Eigen::Index>(block.rows.size());
+  out.impulses.resize(n, 6);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const detail::BlockRow& r = block.rows[i];
+    detail::Vec6 jm = detail::Vec6::Zero();  // J_i M^-1 on the link: its (dv; dw) per impulse
+    if (r.active && r.a == body) jm << r.dv_a, r.dw_a;
+    if (r.active && r.b == body) jm += (detail::Vec6() << r.dv_b, r.dw_b).finished();
+    out.impulses.row(i) = jm.transpose();
+  }
+  block.ldlt.solveInPlace<6>(out.impulses);
+  out.impulses = -out.impulses;
+  out.self.setZero();
+  out.self.topLeftCorner<3, 3>().diagonal().setConstant(link.inv_mass);
+  out.self.bottomRightCorner<3, 3>() = link.inv_inertia;
+  out.others.clear();
+  out.rotors.clear();
+  auto slotOf = [&out](int other) -> detail::Mat6& {
+    for (auto& [b, m] : out.others)
+      if (b == other) return m;
+    out.others.emplace_back(other, detail::Mat6::Zero());
+    return out.others.back().second;
+  };
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const detail::BlockRow& r = block.rows[i];
+    const auto lambda = out.impulses.row(i);
+    if (lambda.isZero(0.0)) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int b = side == 0 ? r.a : r.b;
+      if (bodies[b].inv_mass == 0.0) continue;
+      detail::Vec6 move;
+      if (side == 0) move << r.dv_a, r.dw_a;
+      else move << r.dv_b, r.dw_b;
+      (b == body ? out.self : slotOf(b)).noalias() += move * lambda;
+    }
+    if (r.rotor >= 0) {
+      auto it = std::find_if(out.rotors.begin(), out.rotors.end(),
+                             [&r](const auto& e) { return e.first == r.rotor; });
+      if (it == out.rotors.end()) {
+        out.rotors.emplace_back(r.rotor, detail::Vec6::Zero());
+        it = out.rotors.end() - 1;
+      }
+      it->second += r.rotor_dw * lambda.transpose();
+    }
+  }
+  out.pending.setZero();
+  out.computed = true;
+}
+
+// The other links and rotors move at once (the next manifold reads them); the block's impulses
+// wait in `pending` until something reads them (flush, pendingImpulse).
+void Simulator::Impl::Articulation::propagate(int body, const detail::Vec6& wrench,
+                                              std::vector<SolverBody>& bodies,
+                                              std::vector<double>& rotor_speed) {
+  LinkResponse& link = links[body];
+  for (const auto& [b, m] : link.others) {
+    const detail::Vec6 d = m * wrench;
+    bodies[b].v += d.head<3>();
+    bodies[b].w += d.tail<3>();
+  }
+  for (const auto& [r, v] : link.rotors) rotor_speed[r] += v.dot(wrench);
+  link.pending += wrench;
+  any_pending = true;
+}
+
+// Adds the impulses the links' pending wrenches imply to the state.
+void Simulator::Impl::Articulation::flush() {
+  if (!any_pending) return;
+  for (std::size_t body = 0; body < links.size(); ++body) {
+    LinkResponse& link = links[body];
+    if (block_of_body[body] < 0 || !link.computed || link.pending.isZero(0.0)) continue;
+    const RowBlock& block = impl->blocks[block_of_body[body]];
+    scratch.noalias() = link.impulses * link.pending;
+    for (Eigen::Index i = 0; i < scratch.size(); ++i)
+      if (scratch[i] != 0.0) addBlockImpulse(block.rows[i], scratch[i], *state);
+    link.pending.setZero();
+  }
+  any_pending = false;
+}
+
+// Row i's impulse still waiting in the pending wrenches of the links of block `bi`.
+double Simulator::Impl::Articulation::pendingImpulse(int bi, Eigen::Index i) const {
+  if (!any_pending) return 0.0;
+  double sum = 0.0;
+  for (std::size_t body = 0; body < links.size(); ++body) {
+    const LinkResponse& link = links[body];
+    if (block_of_body[body] == bi && link.computed) sum += link.impulses.row(i).dot(link.pending);
+  }
+  return sum;
+}
+
+void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
+  articulation.flush();
+  const auto n = static_cast<Eigen::Index>(block.rows.size());
+  auto accumulated = [&s](const detail::BlockRow& r) { return blockAccumulated(r, s); };
   // Velocity error of every row (the negative is the right-hand side).
   for (Eigen::Index i = 0; i < n; ++i) {
     const detail::BlockRow& r = block.rows[i];
@@ -1133,18 +1378,7 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
     addScaled(b.v, d, r.dv_b);
     addScaled(b.w, d, r.dw_b);
     if (r.rotor >= 0) rotor_speed[r.rotor] += d * r.rotor_dw;
-    switch (r.sink) {
-      case ImpulseSink::JointLinear: s.joints[r.owner].impulses.linear += d * r.lin_b; break;
-      case ImpulseSink::JointAngular: s.joints[r.owner].impulses.angular += d * r.ang_b; break;
-      case ImpulseSink::JointLimit: s.joints[r.owner].impulses.limit += r.sign * d; break;
-      case ImpulseSink::MotorCoupling: s.motors[r.owner].coupling_impulse += d; break;
-      case ImpulseSink::MotorBacklash: s.motors[r.owner].coupling_impulse += r.sign * d; break;
-      case ImpulseSink::MotorCharacteristic: s.motors[r.owner].characteristic_impulse += d; break;
-      case ImpulseSink::Repeater: s.repeaters[r.owner].coupling_impulse += d; break;
-      case ImpulseSink::RepeaterBacklash:
-        s.repeaters[r.owner].coupling_impulse += r.sign * d;
-        break;
-    }
+    addBlockImpulse(r, d, s);
     largest = std::max(largest, std::abs(d));
   }
 }
@@ -1226,6 +1460,8 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
                                     bool& capped) {
   const SolverSettings& cfg = model.solver;
   capped = true;
+  articulation.state = &s;
+  articulateContacts(s);
   for (iterations = 1; iterations <= cfg.velocity_iterations; ++iterations) {
     double largest = 0.0;
     auto note = [&largest](double d) { largest = std::max(largest, std::abs(d)); };
@@ -1285,9 +1521,13 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
 
     // Contacts: friction, torsion and non-penetration rows.
     note(contacts.solveVelocity(bodies, rotor_speed, rotor_inv_inertia, iterations % 2 == 0));
+    // Rows outside a block may read its impulses (a driven joint's friction bound).
+    if (!all_blocks_closed) articulation.flush();
 
     // Driven mechanisms (SPEC eqs. 13-16 with the characteristic), each solved as one block.
-    for (RowBlock& block : blocks) solveBlock(block, s, largest);
+    for (std::size_t bi = 0; bi < blocks.size(); ++bi)
+      if (!block_closed[bi] || !blockStillHolds(static_cast<int>(bi), s))
+        solveBlock(blocks[bi], s, largest);
 
     // Hard joint rows: rotation, then point (the point rows are most visible).
     for (std::size_t j = 0; j < joints.size(); ++j) {
@@ -1347,6 +1587,7 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
     }
   }
   iterations = std::min(iterations, cfg.velocity_iterations);
+  articulation.flush();
   // Flexure impulses back into the joint's stored reaction (world vectors on body b).
   for (std::size_t j = 0; j < joints.size(); ++j) {
     const JointWork& w = joints[j];

@@ -220,6 +220,10 @@ struct SolverSettings {
   double max_angular_speed_radps = 2000.0;
   double max_motor_speed_radps = 1e5;
   bool warm_start = true;
+  /// Contacts on the links of a motor-driven mechanism (a block: motors, the joints they drive,
+  /// repeaters) see the link through the whole mechanism's response instead of the link's own
+  /// mass, so a light jaw on a geared drive converges in a few sweeps (docs/dynamics.md).
+  bool articulated_contacts = false;
 };
 
 /// Contact parameters (SPEC §2: contacts are inequality rows with Coulomb friction).
