@@ -424,17 +424,11 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
       b.v += (b.inv_mass * sum) * n;
       b.w += turn_b;
     }
-    double normal_sum = 0.0;
-    for (int k = m.first; k < m.first + m.count; ++k) normal_sum += points_[k].normal.impulse;
     if (m.torsion_radius > 0.0) {
       const ContactPoint& p = points_[m.first];
       SolverBody& a = bodies[p.a];
       SolverBody& b = bodies[p.b];
-      const double bound = m.friction * m.torsion_radius * normal_sum;
-      const double v = m.torsion.ang_b.dot(b.w) - m.torsion.ang_a.dot(a.w);
-      const double old = m.torsion.impulse;
-      m.torsion.impulse = std::clamp(old - v * m.torsion.mass, -bound, bound);
-      const double d = m.torsion.impulse - old;
+      const double d = solveTorsion(m, a, b);
       if (d != 0.0) {
         applyRow(m.torsion, a, b, d);
         largest = std::max(largest, std::abs(d));
@@ -442,6 +436,19 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
     }
   }
   return largest;
+}
+
+// The torsion row's new impulse, bounded by mu * radius * the manifold's normal impulse; returns
+// its change.
+double ContactSolver::solveTorsion(ContactManifold& m, const SolverBody& a,
+                                   const SolverBody& b) const {
+  double normal_sum = 0.0;
+  for (int k = m.first; k < m.first + m.count; ++k) normal_sum += points_[k].normal.impulse;
+  const double bound = m.friction * m.torsion_radius * normal_sum;
+  const double v = m.torsion.ang_b.dot(b.w) - m.torsion.ang_a.dot(a.w);
+  const double old = m.torsion.impulse;
+  m.torsion.impulse = std::clamp(old - v * m.torsion.mass, -bound, bound);
+  return m.torsion.impulse - old;
 }
 
 // One side a block link, the other outside every block (two links keep rigid rows: Gauss-Seidel
@@ -612,13 +619,7 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
     }
   }
   if (m.torsion_radius > 0.0) {
-    double normal_sum = 0.0;
-    for (int k = m.first; k < m.first + m.count; ++k) normal_sum += points_[k].normal.impulse;
-    const double bound = m.friction * m.torsion_radius * normal_sum;
-    const double v = m.torsion.ang_b.dot(b.w) - m.torsion.ang_a.dot(a.w);
-    const double old = m.torsion.impulse;
-    m.torsion.impulse = std::clamp(old - v * m.torsion.mass, -bound, bound);
-    const double d = m.torsion.impulse - old;
+    const double d = solveTorsion(m, a, b);
     if (d != 0.0) {
       push(m.torsion, art[0].torsion, d);
       largest = std::max(largest, std::abs(d));

@@ -104,6 +104,7 @@ class ContactSolver {
   struct ArticulatedRows {
     Vec6 normal, tangent[2], torsion;  // torsion: the manifold's, kept with its first point
   };
+  double solveTorsion(ContactManifold& m, const SolverBody& a, const SolverBody& b) const;
   double solveArticulated(ContactManifold& m, std::vector<SolverBody>& bodies,
                           std::vector<double>& rotor_speed, bool reverse);
 
