@@ -532,7 +532,8 @@ void ContactSolver::articulate(const std::vector<SolverBody>& bodies,
   // Group by block, manifolds in their order within a group.
   articulated_order_.clear();
   articulated_groups_.clear();
-  std::vector<std::pair<int, int>> keyed;  // (block, manifold)
+  std::vector<std::pair<int, int>>& keyed = articulated_keys_;  // (block, manifold)
+  keyed.clear();
   for (int mi = 0; mi < static_cast<int>(manifolds_.size()); ++mi) {
     const ContactManifold& m = manifolds_[mi];
     if (m.articulated_side < 0) continue;

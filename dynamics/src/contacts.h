@@ -126,6 +126,7 @@ class ContactSolver {
   // Articulated manifolds grouped by block: (first, count) ranges into articulated_order_.
   std::vector<int> articulated_order_;
   std::vector<std::pair<int, int>> articulated_groups_;
+  std::vector<std::pair<int, int>> articulated_keys_;  // scratch of articulate()
   BlockArticulation* articulation_ = nullptr;
   std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()
   bool articulable(const ContactManifold& m, const BlockArticulation& articulation) const;
