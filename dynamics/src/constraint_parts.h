@@ -346,28 +346,62 @@ enum class ImpulseSink {
 
 /// LDL^T of a small symmetric positive definite matrix, without pivoting, over flat arrays sized
 /// once. A RowBlock's K (J M^-1 J^T + compliance + a relative regularisation) is SPD, for which the
-/// unpivoted factor is backward stable like Cholesky. Both L and L^T are kept row-major so every
-/// inner product runs over contiguous memory (Eigen's vectorised dot; plain loops would stay
-/// scalar, since -ffp-contract=off and no -ffast-math forbid reordering a reduction). A pivot below
-/// 1e-14 of its diagonal marks a row redundant with earlier ones: it gets no impulse.
+/// unpivoted factor is backward stable like Cholesky. The factor is computed a row at a time
+/// ("up-looking": row i needs only rows < i), so a caller can stop after some rows, read the
+/// Schur complement of the rows factored so far, change a later diagonal and go on, or refactor
+/// only the trailing rows whose K changed. L, L^T and L D are kept row-major so every inner
+/// product runs over contiguous memory (Eigen's vectorised dot; plain loops would stay scalar,
+/// since -ffp-contract=off and no -ffast-math forbid reordering a reduction). Only the strict
+/// lower triangle of L (upper of L^T) is ever written or read. A pivot below 1e-14 of its
+/// diagonal marks a row redundant with earlier ones: it gets no impulse.
 class SmallLdlt {
  public:
   void compute(const Eigen::MatrixXd& k) {
-    n_ = k.rows();
-    l_.setZero(n_, n_);
-    d_.resize(n_);
-    d_inv_.resize(n_);
-    work_.resize(n_);
-    for (Eigen::Index j = 0; j < n_; ++j) {
-      for (Eigen::Index c = 0; c < j; ++c) work_[c] = l_(j, c) * d_[c];  // L_jc d_c
-      const double d = k(j, j) - l_.row(j).head(j).dot(work_.head(j));
-      const bool redundant = !(d > 1e-14 * std::abs(k(j, j)));
-      d_[j] = redundant ? 0.0 : d;
-      d_inv_[j] = redundant ? 0.0 : 1.0 / d;
-      for (Eigen::Index i = j + 1; i < n_; ++i)
-        l_(i, j) = (k(i, j) - l_.row(i).head(j).dot(work_.head(j))) * d_inv_[j];
+    resize(k.rows());
+    factorRows(k, 0, n_);
+  }
+
+  void resize(Eigen::Index n) {
+    n_ = n;
+    l_.resize(n, n);
+    lt_.resize(n, n);
+    ld_.resize(n, n);
+    d_.resize(n);
+    d_inv_.resize(n);
+  }
+
+  /// Factors rows [from, to) of K; rows before `from` must be factored already.
+  void factorRows(const Eigen::MatrixXd& k, Eigen::Index from, Eigen::Index to) {
+    for (Eigen::Index i = from; i < to; ++i) {
+      eliminateRow(k, i, 0, i);
+      setPivot(i, k(i, i));
     }
-    lt_ = l_.transpose();
+  }
+
+  /// Columns [first, last) of row i of L, from row i of K, its columns before `first` and the
+  /// rows before `last` (factored).
+  void eliminateRow(const Eigen::MatrixXd& k, Eigen::Index i, Eigen::Index first,
+                    Eigen::Index last) {
+    for (Eigen::Index c = first; c < last; ++c) {
+      const double l = (k(i, c) - l_.row(i).head(c).dot(ld_.row(c).head(c))) * d_inv_[c];
+      l_(i, c) = l;
+      lt_(c, i) = l;
+      ld_(i, c) = l * d_[c];
+    }
+  }
+
+  /// Sum over the first `count` columns of L_im^2 d_m for an eliminated row i: K_ii minus this is
+  /// the Schur complement of those rows, K_ii - K_iH K_HH^-1 K_Hi.
+  double eliminatedSquare(Eigen::Index i, Eigen::Index count) const {
+    return l_.row(i).head(count).dot(ld_.row(i).head(count));
+  }
+
+  /// The pivot of an eliminated row i whose diagonal entry of K is `k_ii`.
+  void setPivot(Eigen::Index i, double k_ii) {
+    const double d = k_ii - eliminatedSquare(i, i);
+    const bool redundant = !(d > 1e-14 * std::abs(k_ii));
+    d_[i] = redundant ? 0.0 : d;
+    d_inv_[i] = redundant ? 0.0 : 1.0 / d;
   }
 
   /// X = K^-1 X for a block of right-hand sides, in place; rows of X are contiguous so every
@@ -395,9 +429,8 @@ class SmallLdlt {
  private:
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Eigen::Index n_ = 0;
-  RowMajor l_, lt_;  // unit lower triangle and its transpose
+  RowMajor l_, lt_, ld_;  // unit lower triangle, its transpose, and L D
   Eigen::VectorXd d_, d_inv_;
-  Eigen::VectorXd work_;  // L_jc d_c of the row being factored
 };
 
 /// One scalar row of a RowBlock: Cdot = lin_a.v_a + ang_a.w_a + lin_b.v_b + ang_b.w_b
@@ -429,13 +462,29 @@ struct RowBlock {
   SmallLdlt ldlt;
   Eigen::VectorXd residual, delta, predicted;
   Eigen::VectorXd released;  ///< impulse change of released unilateral rows (-accumulated)
-  Eigen::MatrixXd hard;  ///< scratch of constrainedMobility
-  Eigen::VectorXd coupling;
-  SmallLdlt hard_ldlt;
-  std::vector<Eigen::Index> hard_rows;
-  Eigen::VectorXd hard_solution;
+  /// After order(): rows [0, first_motor) are the equality rows of joints and transmissions,
+  /// [first_motor, first_unilateral) the motors' characteristic rows, the rest unilateral (limits,
+  /// backlash flanks). The factor then yields the motors' constrained inertia on the way
+  /// (factorEqualities) and an active-set change refactors only the trailing unilateral rows.
+  Eigen::Index first_motor = 0, first_unilateral = 0;
+  std::vector<BlockRow> ordered;  ///< scratch of order()
 
   void clear() { rows.clear(); }
+
+  /// Puts the rows in the order described at first_motor, keeping their order within each kind.
+  void order() {
+    ordered.clear();
+    auto kind = [](const BlockRow& r) {
+      return r.sink == ImpulseSink::MotorCharacteristic ? 1 : r.unilateral ? 2 : 0;
+    };
+    for (int want = 0; want < 3; ++want) {
+      if (want == 1) first_motor = static_cast<Eigen::Index>(ordered.size());
+      if (want == 2) first_unilateral = static_cast<Eigen::Index>(ordered.size());
+      for (const BlockRow& r : rows)
+        if (kind(r) == want) ordered.push_back(r);
+    }
+    rows.swap(ordered);
+  }
 
   BlockRow& add(const std::vector<SolverBody>& bodies, int a, int b, const Vec3& lin_a,
                 const Vec3& ang_a, const Vec3& lin_b, const Vec3& ang_b, ImpulseSink sink,
@@ -485,44 +534,68 @@ struct RowBlock {
     predicted.resize(n);
   }
 
-  /// Factors the block's equality rows from `first_hard` on, for constrainedMobility().
-  void factorHardRows(Eigen::Index first_hard) {
-    hard_rows.clear();
-    for (Eigen::Index j = first_hard; j < static_cast<Eigen::Index>(rows.size()); ++j)
-      if (!rows[j].unilateral) hard_rows.push_back(j);
-    const auto nh = static_cast<Eigen::Index>(hard_rows.size());
-    hard.resize(nh, nh);
-    for (Eigen::Index r = 0; r < nh; ++r)
-      for (Eigen::Index c = 0; c < nh; ++c) hard(r, c) = k_full(hard_rows[r], hard_rows[c]);
-    hard_ldlt.compute(hard);
-  }
-
-  /// Inverse of the inertia that row `i` (a row on one rotor only) sees when the equality rows
-  /// factored by factorHardRows() hold: K_ii - K_iH K_HH^-1 K_Hi.
-  double constrainedMobility(Eigen::Index i) {
-    coupling.resize(static_cast<Eigen::Index>(hard_rows.size()));
-    for (std::size_t r = 0; r < hard_rows.size(); ++r)
-      coupling[static_cast<Eigen::Index>(r)] = k_full(i, hard_rows[r]);
-    hard_ldlt.solve(coupling, hard_solution);
-    return k_full(i, i) - coupling.dot(hard_solution);
-  }
-
-  /// Factors K restricted to the active rows. Rows may be redundant (the two jaws' limits of a
-  /// repeater pair reach their stops together), which makes K singular; a relative 1e-12 on the
-  /// diagonal keeps the factor finite and picks the even split of the redundant impulses.
+  /// Factors K of rows put in order() (as buildBlocks does, with the motors' compliance known).
   void factor() {
-    k = k_full;
-    const auto n = k.rows();
-    for (Eigen::Index i = 0; i < n; ++i) {
-      if (rows[i].active) {
-        k(i, i) *= 1.0 + 1e-12;
-        continue;
-      }
-      k.row(i).setZero();
-      k.col(i).setZero();
-      k(i, i) = 1.0;
+    factorEqualities();
+    factorMotorsAndLimits();
+  }
+
+  /// Starts the factor of K (see copyRegularised): factors the equality rows and eliminates the motor
+  /// rows against them. The motors' diagonals may then still change (setMotorCompliance) before
+  /// factorMotorsAndLimits() finishes.
+  void factorEqualities() {
+    const auto n = static_cast<Eigen::Index>(rows.size());
+    k.resize(n, n);
+    ldlt.resize(n);
+    for (Eigen::Index i = 0; i < first_unilateral; ++i) copyRegularised(i);
+    ldlt.factorRows(k, 0, first_motor);
+    for (Eigen::Index i = first_motor; i < first_unilateral; ++i)
+      ldlt.eliminateRow(k, i, 0, first_motor);
+  }
+
+  /// Inverse of the inertia that motor row i sees when the equality rows hold:
+  /// K_ii - K_iH K_HH^-1 K_Hi, read off the factor begun by factorEqualities().
+  double constrainedMobility(Eigen::Index i) const {
+    return k_full(i, i) - ldlt.eliminatedSquare(i, first_motor);
+  }
+
+  /// Adds a motor row's compliance to K (before factorMotorsAndLimits()).
+  void addMotorCompliance(Eigen::Index i, double compliance) {
+    rows[i].compliance = compliance;
+    k_full(i, i) += compliance;
+    copyRegularised(i);
+  }
+
+  void factorMotorsAndLimits() {
+    for (Eigen::Index i = first_motor; i < first_unilateral; ++i) {
+      ldlt.eliminateRow(k, i, first_motor, i);
+      ldlt.setPivot(i, k(i, i));
     }
-    ldlt.compute(k);
+    factorUnilateral();
+  }
+
+  /// Refactors the unilateral rows after their active set changed; the rows before them do not
+  /// depend on it.
+  void factorUnilateral() {
+    const auto n = static_cast<Eigen::Index>(rows.size());
+    for (Eigen::Index i = first_unilateral; i < n; ++i) copyRegularised(i);
+    ldlt.factorRows(k, first_unilateral, n);
+  }
+
+  /// The factor is of K restricted to the active rows. Rows may be redundant (the two jaws'
+  /// limits of a repeater pair reach their stops together), which makes K singular; a relative
+  /// 1e-12 on the diagonal keeps the factor finite and picks the even split of the redundant
+  /// impulses. An inactive row is a row of the identity. Only row i's lower triangle is read.
+  void copyRegularised(Eigen::Index i) {
+    if (!rows[i].active) {
+      k.row(i).head(i + 1).setZero();
+      k(i, i) = 1.0;
+      return;
+    }
+    k.row(i).head(i) = k_full.col(i).head(i).transpose();  // K is symmetric
+    for (Eigen::Index c = first_unilateral; c < i; ++c)
+      if (!rows[c].active) k(i, c) = 0.0;
+    k(i, i) = k_full(i, i) * (1.0 + 1e-12);
   }
 };
 

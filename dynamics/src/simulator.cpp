@@ -922,6 +922,7 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
         l.active = sd * s.joints[j].impulses.limit > 0.0;
       }
     }
+    block.order();
     block.assemble(rotor_inv_inertia);
     // The characteristic is a damper c (w_t - w). Its impulse over the substep is taken as
     // c h (w_t - w_bar) with w_bar = alpha w_end + (1 - alpha) w_start, where
@@ -932,10 +933,9 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
     // it gives exactly c (w_t - w), the passport torque. alpha runs from 1/2 (x -> 0: the rotor
     // cannot move the load) to 1 (backward Euler): an A-stable theta method. As a soft row on
     // w_end: softness gamma = c h alpha, target (w_t - (1 - alpha) w_start) / alpha.
-    const auto first_hard = static_cast<Eigen::Index>(plan.motors.size());
-    block.factorHardRows(first_hard);
-    for (Eigen::Index i = 0; i < first_hard; ++i) {
-      const int motor = plan.motors[i];
+    block.factorEqualities();
+    for (Eigen::Index i = block.first_motor; i < block.first_unilateral; ++i) {
+      const int motor = block.rows[i].owner;
       MotorWork& mw = motors[motor];
       const double ch = mw.damping * h;
       // A drive's circuit is already a backward-Euler step: alpha = 1.
@@ -946,11 +946,9 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
       else alpha = 1.0 / (-std::expm1(-x)) - 1.0 / x;
       mw.gamma = ch * alpha;
       block.rows[i].target = (mw.target_speed - (1.0 - alpha) * rotor_speed[motor]) / alpha;
-      const double compliance = 1.0 / mw.gamma;
-      block.rows[i].compliance = compliance;
-      block.k_full(i, i) += compliance;
+      block.addMotorCompliance(i, 1.0 / mw.gamma);
     }
-    block.factor();
+    block.factorMotorsAndLimits();
   }
 }
 
@@ -1365,7 +1363,7 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
       }
       break;
     }
-    block.factor();
+    block.factorUnilateral();
   }
   for (Eigen::Index i = 0; i < n; ++i) {
     const detail::BlockRow& r = block.rows[i];

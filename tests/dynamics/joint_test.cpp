@@ -496,6 +496,7 @@ TEST_F(JointJacobianTest, RowBlockAssemblesJMinvJtAndSolvesTheRows) {
       block.add(bodies, kWorldBody, 2, -Vec3::UnitZ(), zero, Vec3::UnitZ(),
                 arm.cross(Vec3::UnitZ()), ImpulseSink::JointLinear, 2);
     }
+    block.order();
     block.assemble({rotor_inv_inertia});
     block.factor();
     const auto n = static_cast<Eigen::Index>(block.rows.size());

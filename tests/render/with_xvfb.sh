@@ -6,7 +6,7 @@
 set -u
 dir=$(mktemp -d) || exit 1
 mkfifo "$dir/display" || exit 1
-Xvfb -displayfd 3 -screen 0 "${XVFB_SCREEN:-1280x1024x24}" -nolisten tcp \
+Xvfb -displayfd 3 -screen 0 "${XVFB_SCREEN:-1280x1024x24}" -nolisten tcp -noreset \
   3>"$dir/display" 2>"$dir/xvfb.log" &
 server=$!
 stop() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$dir"; }
