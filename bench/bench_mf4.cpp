@@ -50,7 +50,12 @@ int main(int argc, char** argv) {
     } else if (arg == "--repeats" && has_value) {
       repeats = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--set" && has_value) {
-      overrides.push_back(parseOverride(argv[++i]));
+      try {
+        overrides.push_back(parseOverride(argv[++i]));
+      } catch (const SceneError& e) {
+        std::fprintf(stderr, "bench_mf4: %s\n", e.what());
+        return 2;
+      }
     } else {
       return usage();
     }

@@ -1032,9 +1032,19 @@ void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
     }
     walked += (walked.empty() ? "" : ".") + segment;
     if (last) {
-      if (!next.IsScalar() || !parseNumber(next.Scalar())) {
+      // The value keeps its kind: a number stays a number, a switch a switch.
+      auto isSwitch = [](const std::string& v) { return v == "true" || v == "false"; };
+      const bool number = next.IsScalar() && parseNumber(next.Scalar()).has_value();
+      const bool toggle = next.IsScalar() && isSwitch(next.Scalar());
+      if (!number && !toggle) {
         ctx.failAt(lineOf(next), key,
-                   fmt::format("\"{}\" is not a number (it is {})", walked, describe(next)));
+                   fmt::format("\"{}\" is not a number or true/false (it is {})", walked,
+                               describe(next)));
+      }
+      if (toggle != isSwitch(override.value)) {
+        ctx.failAt(lineOf(next), key,
+                   fmt::format("\"{}\" is {}, got \"{}\"", walked,
+                               toggle ? "true or false" : "a number", override.value));
       }
       next = override.value;
       return;
@@ -1315,9 +1325,9 @@ Override parseOverride(const std::string& text) {
     throw SceneError("--set", 0, text, "expected KEY=VALUE, e.g. motors.drive.t_m=0.5");
   }
   Override result{text.substr(0, eq), text.substr(eq + 1)};
-  if (!parseNumber(result.value)) {
+  if (!parseNumber(result.value) && result.value != "true" && result.value != "false") {
     throw SceneError("--set", 0, result.path,
-                     fmt::format("expected a number, got \"{}\"", result.value));
+                     fmt::format("expected a number, true or false, got \"{}\"", result.value));
   }
   return result;
 }

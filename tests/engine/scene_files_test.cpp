@@ -467,5 +467,29 @@ cameras:
                                 "(another is at " + two + ":2)");
 }
 
+// --set takes true/false for switches, so a solver option can be compared without editing files;
+// anything else that is not a number is refused naming the key, and a switch value on a numeric
+// key is refused by that key's own check.
+TEST(Overrides, SwitchesTakeTrueAndFalse) {
+  const std::string grasp = (kSource / "scenes/grasp.yaml").string();
+  EXPECT_TRUE(loadScene(grasp).model.solver.articulated_contacts);
+  EXPECT_FALSE(loadScene(grasp, {parseOverride("solver.articulated_contacts=false")})
+                   .model.solver.articulated_contacts);
+  try {
+    parseOverride("solver.articulated_contacts=yes");
+    ADD_FAILURE() << "\"yes\" was taken";
+  } catch (const SceneError& e) {
+    EXPECT_EQ(e.key(), "solver.articulated_contacts");
+    EXPECT_NE(e.message().find("true or false"), std::string::npos) << e.message();
+  }
+  try {
+    loadScene(grasp, {parseOverride("solver.substeps=true")});
+    ADD_FAILURE() << "a switch value on a numeric key was taken";
+  } catch (const SceneError& e) {
+    EXPECT_NE(e.message().find("is a number, got \"true\""), std::string::npos) << e.message();
+    EXPECT_NE(std::string(e.what()).find("substeps"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace sim::engine

@@ -53,7 +53,8 @@ struct Override {
 };
 
 /// Parses "KEY=VALUE"; throws SceneError (file "--set") when there is no '=', the key is empty or
-/// the value is not a finite number.
+/// the value is neither a finite number nor true/false (for switches such as
+/// solver.articulated_contacts).
 Override parseOverride(const std::string& text);
 
 /// A constant voltage fed to one motor for the whole run (the pult arrives with its issue).
