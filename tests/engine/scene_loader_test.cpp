@@ -536,7 +536,7 @@ TEST(SceneLoader, BadSetOnShapesIsAnError) {
                   {parseOverride("bodies.box.shapes.0.radius=0.1")});
   expectErrorText(kShapes,
                   "test.yaml:18: --set bodies.ground.shapes.0.material: \"bodies.ground.shapes.0."
-                  "material\" is not a number (it is \"rubber\")",
+                  "material\" is not a number or true/false (it is \"rubber\")",
                   {parseOverride("bodies.ground.shapes.0.material=1")});
 }
 
