@@ -561,7 +561,9 @@ TEST_F(JointJacobianTest, RowBlockAssemblesJMinvJtAndSolvesTheRows) {
 }
 
 // RowBlock's ordered factor against dense Eigen on the same K: rows added in a mixed order (motors
-// first, a limit between equality rows) are put in the order equalities, motors, unilateral; the
+// first, a limit between equality rows) are put in the order equalities, motors, unilateral (rows
+// of different joints touch different bodies, so rows start at different columns: the envelope
+// the factor and solves skip is exercised); the
 // motors' constrained mobility read off the partial factor equals K_ii - K_iH K_HH^-1 K_Hi over
 // the equality rows H; the finished factor solves K (inactive rows as identity, the relative
 // 1e-12 regularisation) as a dense LDLT does; after an active-set change, refactoring only the
@@ -654,6 +656,13 @@ TEST_F(JointJacobianTest, RowBlockOrderedFactorMatchesDenseSolves) {
       // Both are backward stable: they agree to ~cond(K) 1e-16 relative.
       ASSERT_LE((x - reference).norm(), tol(1e-7) * reference.norm()) << where(i) << " " << when;
       ASSERT_LE((k * x - b).norm(), tol(1e-7) * (k.norm() * x.norm() + b.norm())) << where(i) << " " << when;
+      // The blocked solve of the link responses (6 right-hand sides at once).
+      const Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(n, 6);
+      Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor> many = rhs;
+      block.ldlt.solveInPlace<6>(many);
+      const Eigen::MatrixXd many_reference = k.ldlt().solve(rhs);
+      ASSERT_LE((Eigen::MatrixXd(many) - many_reference).norm(), tol(1e-7) * many_reference.norm())
+          << where(i) << " " << when;
     };
     expectSolves("after the full factor");
     for (Eigen::Index r = block.first_unilateral; r < n; ++r)
