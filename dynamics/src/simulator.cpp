@@ -1334,7 +1334,7 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
     }
     for (Eigen::Index i = 0; i < n; ++i) {
       double rhs = block.predicted[i];
-      if (any_released) rhs += block.k_full.row(i).dot(block.released);
+      if (any_released) rhs += block.k_full.col(i).dot(block.released);
       block.residual[i] = block.rows[i].active ? -rhs : 0.0;
     }
     block.ldlt.solve(block.residual, block.delta);
@@ -1349,7 +1349,7 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
       if (r.active && accumulated(r) + block.delta[i] < 0.0) {
         r.active = false;  // would pull: release
         changed = true;
-      } else if (!r.active && block.predicted[i] + block.k_full.row(i).dot(block.delta) < 0.0) {
+      } else if (!r.active && block.predicted[i] + block.k_full.col(i).dot(block.delta) < 0.0) {
         r.active = true;  // would be violated: engage
         changed = true;
       }
