@@ -488,18 +488,23 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
   next_moving_[n_order] = static_cast<int>(n_order);
   for (std::size_t i = n_order; i-- > 0;)
     next_moving_[i] = frozen[order_[i]] ? next_moving_[i + 1] : static_cast<int>(i);
+  swept_.resize(n_order);
   for (std::size_t i = 0; i < n_order; ++i) {
     const WorldShape& s = shapes[order_[i]];
+    swept_[i] = {s.aabb_min.x(), s.aabb_max.x(), s.aabb_min.y(), s.aabb_max.y(), s.aabb_min.z(),
+                 s.aabb_max.z()};
+  }
+  for (std::size_t i = 0; i < n_order; ++i) {
+    const SweptBox& s = swept_[i];
     const bool s_frozen = frozen[order_[i]] != 0;
     for (std::size_t k = i + 1; k < n_order; ++k) {
       if (s_frozen) {
         k = static_cast<std::size_t>(next_moving_[k]);  // a frozen pair needs no test
         if (k >= n_order) break;
       }
-      const WorldShape& t = shapes[order_[k]];
-      if (t.aabb_min.x() > s.aabb_max.x()) break;
-      if (t.aabb_min.y() > s.aabb_max.y() || t.aabb_max.y() < s.aabb_min.y() ||
-          t.aabb_min.z() > s.aabb_max.z() || t.aabb_max.z() < s.aabb_min.z())
+      const SweptBox& t = swept_[k];
+      if (t.min_x > s.max_x) break;
+      if (t.min_y > s.max_y || t.max_y < s.min_y || t.min_z > s.max_z || t.max_z < s.min_z)
         continue;
       pairs.emplace_back(std::min(order_[i], order_[k]), std::max(order_[i], order_[k]));
     }

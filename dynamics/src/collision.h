@@ -88,6 +88,12 @@ class BroadPhase {
   std::vector<int> order_;  // non-plane shapes sorted by aabb_min.x
   std::vector<int> planes_;  // planes and meshes
   std::vector<int> next_moving_;  // per position in order_: the next position of a moving shape
+  /// The boxes in sweep order, copied each call: the inner loop then reads consecutive memory
+  /// instead of one WorldShape (several cache lines) per candidate.
+  struct SweptBox {
+    double min_x, max_x, min_y, max_y, min_z, max_z;
+  };
+  std::vector<SweptBox> swept_;
 };
 
 }  // namespace sim::dynamics::detail
