@@ -360,11 +360,6 @@ enum class ImpulseSink {
 /// below 1e-14 of its diagonal marks a row redundant with earlier ones: it gets no impulse.
 class SmallLdlt {
  public:
-  void compute(const Eigen::MatrixXd& k) {
-    resize(k.rows());
-    factorRows(k, 0, n_);
-  }
-
   void resize(Eigen::Index n) {
     n_ = n;
     l_.resize(n, n);
@@ -562,9 +557,9 @@ struct RowBlock {
     factorMotorsAndLimits();
   }
 
-  /// Starts the factor of K (see copyRegularised): factors the equality rows and eliminates the motor
-  /// rows against them. The motors' diagonals may then still change (setMotorCompliance) before
-  /// factorMotorsAndLimits() finishes.
+  /// Starts the factor of K (as copyRegularised() describes): factors the equality rows and
+  /// eliminates the motor rows against them. The motors' diagonals may then still change
+  /// (addMotorCompliance) before factorMotorsAndLimits() finishes.
   void factorEqualities() {
     const auto n = static_cast<Eigen::Index>(rows.size());
     k.resize(n, n);

@@ -981,6 +981,9 @@ void readInput(Context& ctx, const YAML::Node& node, const std::string& path, Sc
 // Applies one --set to the YAML tree: walks maps by key and lists by item name (or index), then
 // replaces the scalar at the end. A missing last key of a map is added (and then checked like any
 // other key); any other missing step is an error naming the path.
+// A --set value for a switch (a YAML boolean) rather than a number.
+bool isSwitchValue(const std::string& value) { return value == "true" || value == "false"; }
+
 void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
   const std::string key = "--set " + override.path;
   std::vector<std::string> segments;
@@ -1033,15 +1036,14 @@ void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
     walked += (walked.empty() ? "" : ".") + segment;
     if (last) {
       // The value keeps its kind: a number stays a number, a switch a switch.
-      auto isSwitch = [](const std::string& v) { return v == "true" || v == "false"; };
       const bool number = next.IsScalar() && parseNumber(next.Scalar()).has_value();
-      const bool toggle = next.IsScalar() && isSwitch(next.Scalar());
+      const bool toggle = next.IsScalar() && isSwitchValue(next.Scalar());
       if (!number && !toggle) {
         ctx.failAt(lineOf(next), key,
                    fmt::format("\"{}\" is not a number or true/false (it is {})", walked,
                                describe(next)));
       }
-      if (toggle != isSwitch(override.value)) {
+      if (toggle != isSwitchValue(override.value)) {
         ctx.failAt(lineOf(next), key,
                    fmt::format("\"{}\" is {}, got \"{}\"", walked,
                                toggle ? "true or false" : "a number", override.value));
@@ -1325,7 +1327,7 @@ Override parseOverride(const std::string& text) {
     throw SceneError("--set", 0, text, "expected KEY=VALUE, e.g. motors.drive.t_m=0.5");
   }
   Override result{text.substr(0, eq), text.substr(eq + 1)};
-  if (!parseNumber(result.value) && result.value != "true" && result.value != "false") {
+  if (!parseNumber(result.value) && !isSwitchValue(result.value)) {
     throw SceneError("--set", 0, result.path,
                      fmt::format("expected a number, true or false, got \"{}\"", result.value));
   }

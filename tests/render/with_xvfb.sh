@@ -5,7 +5,7 @@
 # looking at lock files once lost a render test's server in a full parallel run).
 set -u
 dir=$(mktemp -d) || exit 1
-mkfifo "$dir/display" || exit 1
+mkfifo "$dir/display" || { rm -rf "$dir"; exit 1; }
 Xvfb -displayfd 3 -screen 0 "${XVFB_SCREEN:-1280x1024x24}" -nolisten tcp -noreset \
   3>"$dir/display" 2>"$dir/xvfb.log" &
 server=$!
