@@ -37,8 +37,6 @@ Vec3 perpendicular(const Vec3& n) {
   return t.normalized();
 }
 
-constexpr int kManifoldSweeps = 4;
-
 /// The local alternating sweeps over one manifold's N normal rows (see solveVelocity), on its
 /// coupling numbers k. N and the sweep directions are compile-time, so the loops unroll and the
 /// speeds and impulses stay in registers (written for a dynamic count, the indices were run-time
@@ -133,6 +131,7 @@ const ContactState* previousContact(const std::vector<ContactState>& contacts, i
 }  // namespace
 
 void ContactSolver::init(const Model& model) {
+  batching_ = model.solver.batched_contacts;
   shapes_.clear();
   shape_owner_.clear();
   for (std::size_t b = 0; b < model.bodies.size(); ++b) {
@@ -155,6 +154,8 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
                             const std::vector<SolverBody>& bodies, const State& s, double h) {
   points_.clear();
   manifolds_.clear();
+  batches_.clear();
+  batched_ = false;
   articulated_.clear();
   articulated_groups_.clear();
   articulation_ = nullptr;
@@ -340,102 +341,146 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
       }
     }
   }
-  const int nm = static_cast<int>(manifolds_.size());
-  for (int mi = 0; mi < nm; ++mi) {
-    ContactManifold& m = manifolds_[reverse ? nm - 1 - mi : mi];
-    if (m.articulated_side >= 0) continue;  // solved above, by block
-    // Friction first (bounded by the current normal impulses); the normal rows, solved last,
-    // then hold non-penetration.
-    for (int kk = 0; kk < m.count; ++kk) {
-      ContactPoint& p = points_[reverse ? m.first + m.count - 1 - kk : m.first + kk];
-      SolverBody& a = bodies[p.a];
-      SolverBody& b = bodies[p.b];
-      // Coulomb cone: both tangent rows are solved together and their impulse vector is
-      // projected onto the disc of radius mu * normal impulse. (Clamping each row to +-mu lambda
-      // separately, a pyramid, lets a track sliding lengthwise still resist sideways with full
-      // friction, and a skid-steered chassis could not turn.)
-      const double bound = p.friction * p.normal.impulse;
-      double fresh[2];
-      for (int t = 0; t < 2; ++t) {
-        const ContactRow& row = p.tangent[t];
-        double v = rowVelocity(row, a, b);
-        for (int side = 0; side < 2; ++side)
-          if (p.rotor[side] >= 0) v += p.rotor_coef[t][side] * rotor_speed[p.rotor[side]];
-        fresh[t] = row.impulse - v * row.mass;
-      }
-      const double len = std::sqrt(fresh[0] * fresh[0] + fresh[1] * fresh[1]);
-      if (len > bound) {
-        const double scale = len > 0.0 ? bound / len : 0.0;
-        fresh[0] *= scale;
-        fresh[1] *= scale;
-      }
-      // Both rows' changes reach the bodies in one update.
-      const double d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
-      p.tangent[0].impulse = fresh[0];
-      p.tangent[1].impulse = fresh[1];
-      if (d0 == 0.0 && d1 == 0.0) continue;
-      const Vec3 push = d0 * p.tangent[0].dir + d1 * p.tangent[1].dir;
-      a.v -= a.inv_mass * push;
-      a.w -= d0 * p.tangent[0].dw_a + d1 * p.tangent[1].dw_a;
-      b.v += b.inv_mass * push;
-      b.w += d0 * p.tangent[0].dw_b + d1 * p.tangent[1].dw_b;
+  if (!batching_) {
+    // One by one in manifold order: the reference the batched sweep reproduces.
+    const int nm = static_cast<int>(manifolds_.size());
+    for (int k = 0; k < nm; ++k) {
+      ContactManifold& m = manifolds_[reverse ? nm - 1 - k : k];
+      if (m.articulated_side < 0)
+        largest = std::max(largest, solveRigid(m, bodies, rotor_speed, rotor_inv_inertia, reverse));
+    }
+    return largest;
+  }
+  if (!batched_) batch(bodies, static_cast<int>(rotor_speed.size()));
+  // The others level by level (see ContactBatches): the sequential sweep's order, with each
+  // level's batchable manifolds four at a time.
+  const int levels = batches_.levels();
+  for (int k = 0; k < levels; ++k) {
+    const int level = reverse ? levels - 1 - k : k;
+    largest = std::max(largest, batches_.solveLevel(level, bodies, reverse));
+    for (const int* mi = batches_.scalarBegin(level); mi != batches_.scalarEnd(level); ++mi)
+      largest = std::max(largest, solveRigid(manifolds_[*mi], bodies, rotor_speed, rotor_inv_inertia, reverse));
+  }
+  return largest;
+}
+
+double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bodies,
+                                 std::vector<double>& rotor_speed,
+                                 const std::vector<double>& rotor_inv_inertia, bool reverse) {
+  double largest = 0.0;
+  // Friction first (bounded by the current normal impulses); the normal rows, solved last,
+  // then hold non-penetration.
+  for (int kk = 0; kk < m.count; ++kk) {
+    ContactPoint& p = points_[reverse ? m.first + m.count - 1 - kk : m.first + kk];
+    SolverBody& a = bodies[p.a];
+    SolverBody& b = bodies[p.b];
+    // Coulomb cone: both tangent rows are solved together and their impulse vector is
+    // projected onto the disc of radius mu * normal impulse. (Clamping each row to +-mu lambda
+    // separately, a pyramid, lets a track sliding lengthwise still resist sideways with full
+    // friction, and a skid-steered chassis could not turn.)
+    const double bound = p.friction * p.normal.impulse;
+    double fresh[2];
+    for (int t = 0; t < 2; ++t) {
+      const ContactRow& row = p.tangent[t];
+      double v = rowVelocity(row, a, b);
       for (int side = 0; side < 2; ++side)
-        if (p.rotor[side] >= 0)
-          rotor_speed[p.rotor[side]] += (d0 * p.rotor_coef[0][side] + d1 * p.rotor_coef[1][side]) *
-                                        rotor_inv_inertia[p.rotor[side]];
-      largest = std::max(largest, std::max(std::abs(d0), std::abs(d1)));
+        if (p.rotor[side] >= 0) v += p.rotor_coef[t][side] * rotor_speed[p.rotor[side]];
+      fresh[t] = row.impulse - v * row.mass;
     }
-    // The points of one manifold share both bodies, so they fight through the bodies' rotation
-    // and a single sweep leaves a lopsided split (a tilting torque). A few local sweeps,
-    // alternating direction, split the load evenly. They run on the manifold's coupling numbers
-    // (speeds are linear in the impulses, so this is the same Gauss-Seidel, not an
-    // approximation) and the bodies take the sum of the changes once.
-    {
-      const int first = m.first, count = m.count;
-      SolverBody& a = bodies[points_[first].a];
-      SolverBody& b = bodies[points_[first].b];
-      double speed[4], lambda[4], start[4];
-      for (int i = 0; i < count; ++i) {
-        const ContactPoint& p = points_[first + i];
-        speed[i] = rowVelocity(p.normal, a, b) - p.target;
-        start[i] = lambda[i] = p.normal.impulse;
-      }
-      double mass[4];
-      for (int i = 0; i < count; ++i) mass[i] = points_[first + i].normal.mass;
-      switch (count) {
-        case 1: largest = std::max(largest, localNormalSweeps<1>(m.k, mass, speed, lambda, reverse)); break;
-        case 2: largest = std::max(largest, localNormalSweeps<2>(m.k, mass, speed, lambda, reverse)); break;
-        case 3: largest = std::max(largest, localNormalSweeps<3>(m.k, mass, speed, lambda, reverse)); break;
-        default: largest = std::max(largest, localNormalSweeps<4>(m.k, mass, speed, lambda, reverse)); break;
-      }
-      double sum = 0.0;
-      Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
-      for (int i = 0; i < count; ++i) {
-        ContactRow& row = points_[first + i].normal;
-        const double d = lambda[i] - start[i];
-        row.impulse = lambda[i];
-        sum += d;
-        turn_a += d * row.dw_a;
-        turn_b += d * row.dw_b;
-      }
-      const Vec3& n = points_[first].normal.dir;
-      a.v -= (a.inv_mass * sum) * n;
-      a.w -= turn_a;
-      b.v += (b.inv_mass * sum) * n;
-      b.w += turn_b;
+    const double len = std::sqrt(fresh[0] * fresh[0] + fresh[1] * fresh[1]);
+    if (len > bound) {
+      const double scale = len > 0.0 ? bound / len : 0.0;
+      fresh[0] *= scale;
+      fresh[1] *= scale;
     }
-    if (m.torsion_radius > 0.0) {
-      const ContactPoint& p = points_[m.first];
-      SolverBody& a = bodies[p.a];
-      SolverBody& b = bodies[p.b];
-      const double d = solveTorsion(m, a, b);
-      if (d != 0.0) {
-        applyRow(m.torsion, a, b, d);
-        largest = std::max(largest, std::abs(d));
-      }
+    // Both rows' changes reach the bodies in one update.
+    const double d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
+    p.tangent[0].impulse = fresh[0];
+    p.tangent[1].impulse = fresh[1];
+    if (d0 == 0.0 && d1 == 0.0) continue;
+    const Vec3 push = d0 * p.tangent[0].dir + d1 * p.tangent[1].dir;
+    a.v -= a.inv_mass * push;
+    a.w -= d0 * p.tangent[0].dw_a + d1 * p.tangent[1].dw_a;
+    b.v += b.inv_mass * push;
+    b.w += d0 * p.tangent[0].dw_b + d1 * p.tangent[1].dw_b;
+    for (int side = 0; side < 2; ++side)
+      if (p.rotor[side] >= 0)
+        rotor_speed[p.rotor[side]] += (d0 * p.rotor_coef[0][side] + d1 * p.rotor_coef[1][side]) *
+                                      rotor_inv_inertia[p.rotor[side]];
+    largest = std::max(largest, std::max(std::abs(d0), std::abs(d1)));
+  }
+  // The points of one manifold share both bodies, so they fight through the bodies' rotation
+  // and a single sweep leaves a lopsided split (a tilting torque). A few local sweeps,
+  // alternating direction, split the load evenly. They run on the manifold's coupling numbers
+  // (speeds are linear in the impulses, so this is the same Gauss-Seidel, not an
+  // approximation) and the bodies take the sum of the changes once.
+  {
+    const int first = m.first, count = m.count;
+    SolverBody& a = bodies[points_[first].a];
+    SolverBody& b = bodies[points_[first].b];
+    double speed[4], lambda[4], start[4];
+    for (int i = 0; i < count; ++i) {
+      const ContactPoint& p = points_[first + i];
+      speed[i] = rowVelocity(p.normal, a, b) - p.target;
+      start[i] = lambda[i] = p.normal.impulse;
+    }
+    double mass[4];
+    for (int i = 0; i < count; ++i) mass[i] = points_[first + i].normal.mass;
+    switch (count) {
+      case 1: largest = std::max(largest, localNormalSweeps<1>(m.k, mass, speed, lambda, reverse)); break;
+      case 2: largest = std::max(largest, localNormalSweeps<2>(m.k, mass, speed, lambda, reverse)); break;
+      case 3: largest = std::max(largest, localNormalSweeps<3>(m.k, mass, speed, lambda, reverse)); break;
+      default: largest = std::max(largest, localNormalSweeps<4>(m.k, mass, speed, lambda, reverse)); break;
+    }
+    double sum = 0.0;
+    Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
+    for (int i = 0; i < count; ++i) {
+      ContactRow& row = points_[first + i].normal;
+      const double d = lambda[i] - start[i];
+      row.impulse = lambda[i];
+      sum += d;
+      turn_a += d * row.dw_a;
+      turn_b += d * row.dw_b;
+    }
+    const Vec3& n = points_[first].normal.dir;
+    a.v -= (a.inv_mass * sum) * n;
+    a.w -= turn_a;
+    b.v += (b.inv_mass * sum) * n;
+    b.w += turn_b;
+  }
+  if (m.torsion_radius > 0.0) {
+    const ContactPoint& p = points_[m.first];
+    SolverBody& a = bodies[p.a];
+    SolverBody& b = bodies[p.b];
+    const double d = solveTorsion(m, a, b);
+    if (d != 0.0) {
+      applyRow(m.torsion, a, b, d);
+      largest = std::max(largest, std::abs(d));
     }
   }
   return largest;
+}
+
+void ContactSolver::batch(const std::vector<SolverBody>& bodies, int rotors) {
+  scheduling_.resize(manifolds_.size());
+  for (std::size_t mi = 0; mi < manifolds_.size(); ++mi) {
+    const ContactManifold& m = manifolds_[mi];
+    bool plain = m.torsion_radius == 0.0;
+    for (int k = m.first; plain && k < m.first + m.count; ++k)
+      plain = points_[k].rotor[0] < 0 && points_[k].rotor[1] < 0;
+    scheduling_[mi] = m.articulated_side >= 0 ? Scheduling::Skip
+                      : plain                 ? Scheduling::Batched
+                                              : Scheduling::Scalar;
+  }
+  batches_.build(manifolds_, points_, bodies, rotors, scheduling_);
+  batched_ = true;
+}
+
+void ContactSolver::unbatch() {
+  if (!batched_) return;
+  batches_.storeImpulses(points_, manifolds_);
+  batches_.clear();
+  batched_ = false;
 }
 
 // The torsion row's new impulse, bounded by mu * radius * the manifold's normal impulse; returns
@@ -470,6 +515,7 @@ bool ContactSolver::wouldArticulate(const BlockArticulation& articulation) const
 
 void ContactSolver::articulate(const std::vector<SolverBody>& bodies,
                                BlockArticulation& articulation) {
+  unbatch();
   articulation_ = &articulation;
   articulated_.clear();
   rigid_body_touch_.assign(bodies.size(), 0);
@@ -696,6 +742,7 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
 }
 
 void ContactSolver::store(State& s) {
+  unbatch();
   fresh_.clear();
   for (const ContactManifold& m : manifolds_) {
     for (int k = m.first; k < m.first + m.count; ++k) {

@@ -16,8 +16,12 @@
 
 #include "collision.h"
 #include "constraint_parts.h"
+#include "contact_batches.h"
 
 namespace sim::dynamics::detail {
+
+/// Local alternating sweeps over a manifold's normal rows per solver sweep (see solveVelocity).
+inline constexpr int kManifoldSweeps = 4;
 
 /// One scalar contact row: Cdot = dir.(v_b - v_a) + ang_b.w_b - ang_a.w_a (+ rotor terms).
 struct ContactRow {
@@ -105,6 +109,15 @@ class ContactSolver {
     Vec6 normal, tangent[2], torsion;  // torsion: the manifold's, kept with its first point
   };
   double solveTorsion(ContactManifold& m, const SolverBody& a, const SolverBody& b) const;
+  /// The scalar sweep over one manifold with rigid rows on both sides.
+  double solveRigid(ContactManifold& m, std::vector<SolverBody>& bodies,
+                    std::vector<double>& rotor_speed, const std::vector<double>& rotor_inv_inertia,
+                    bool reverse);
+  /// Levels the manifolds outside the articulated groups into batches_ (see ContactBatches);
+  /// those with belt or torsion rows stay scalar.
+  void batch(const std::vector<SolverBody>& bodies, int rotors);
+  /// Copies the batches' impulses back to points_ and drops the batches.
+  void unbatch();
   double solveArticulated(ContactManifold& m, std::vector<SolverBody>& bodies,
                           std::vector<double>& rotor_speed, bool reverse);
 
@@ -128,6 +141,10 @@ class ContactSolver {
   std::vector<std::pair<int, int>> articulated_groups_;
   std::vector<std::pair<int, int>> articulated_keys_;  // scratch of articulate()
   BlockArticulation* articulation_ = nullptr;
+  ContactBatches batches_;
+  bool batching_ = true;                // SolverSettings::batched_contacts
+  bool batched_ = false;                // batches_ holds this substep's rows
+  std::vector<Scheduling> scheduling_;  // scratch of batch()
   std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()
   bool articulable(const ContactManifold& m, const BlockArticulation& articulation) const;
 };

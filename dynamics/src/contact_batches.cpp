@@ -1,0 +1,314 @@
+#include "contact_batches.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "contacts.h"
+
+namespace sim::dynamics::detail {
+
+namespace {
+
+// The hot helpers are forced inline so that the AVX2 clone of solveBatches (below) compiles them
+// with AVX2 too.
+#define SIM_LANES_INLINE [[gnu::always_inline]] inline
+
+SIM_LANES_INLINE Lanes splat(double x) { return Lanes{x, x, x, x}; }
+SIM_LANES_INLINE Lanes maxLanes(Lanes a, Lanes b) { return a > b ? a : b; }
+SIM_LANES_INLINE Lanes absLanes(Lanes a) { return a < 0.0 ? -a : a; }
+SIM_LANES_INLINE Lanes dot3(const Lanes (&x)[3], const Lanes (&y)[3]) {
+  return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+}
+
+SIM_LANES_INLINE void gather(const std::vector<SolverBody>& bodies, const int (&index)[4], Lanes (&v)[3],
+            Lanes (&w)[3]) {
+  for (int c = 0; c < 3; ++c) v[c] = w[c] = splat(0.0);
+  for (int l = 0; l < 4; ++l) {
+    if (index[l] < 0) continue;
+    const SolverBody& b = bodies[index[l]];
+    for (int c = 0; c < 3; ++c) {
+      v[c][l] = b.v[c];
+      w[c][l] = b.w[c];
+    }
+  }
+}
+
+SIM_LANES_INLINE void scatter(std::vector<SolverBody>& bodies, const int (&index)[4], const bool (&write)[4],
+             const Lanes (&v)[3], const Lanes (&w)[3]) {
+  for (int l = 0; l < 4; ++l) {
+    if (!write[l]) continue;
+    SolverBody& b = bodies[index[l]];
+    for (int c = 0; c < 3; ++c) {
+      b.v[c] = v[c][l];
+      b.w[c] = w[c][l];
+    }
+  }
+}
+
+/// Row speed dir.(v_b - v_a) + ang_b.w_b - ang_a.w_a, per lane.
+SIM_LANES_INLINE Lanes rowSpeed(const Lanes (&dir)[3], const ContactBatch::Row& r, const Lanes (&dv)[3],
+                      const Lanes (&wa)[3], const Lanes (&wb)[3]) {
+  return dot3(dir, dv) + dot3(r.ang_b, wb) - dot3(r.ang_a, wa);
+}
+
+/// ContactSolver::solveVelocity's rigid-manifold sweep, four manifolds of N points at a time.
+template <int N, bool Reverse>
+SIM_LANES_INLINE Lanes solveBatch(ContactBatch& bt, std::vector<SolverBody>& bodies) {
+  Lanes va[3], wa[3], vb[3], wb[3];
+  gather(bodies, bt.body_a, va, wa);
+  gather(bodies, bt.body_b, vb, wb);
+  Lanes largest = splat(0.0);
+  // Friction first, bounded by the current normal impulses: the Coulomb disc per point.
+#pragma GCC unroll 4
+  for (int kk = 0; kk < N; ++kk) {
+    ContactBatch::Point& p = bt.point[Reverse ? N - 1 - kk : kk];
+    Lanes dv[3];
+    for (int c = 0; c < 3; ++c) dv[c] = vb[c] - va[c];
+    Lanes fresh[2];
+    for (int t = 0; t < 2; ++t)
+      fresh[t] = p.tangent[t].impulse - rowSpeed(bt.t[t], p.tangent[t], dv, wa, wb) * p.tangent[t].mass;
+    const Lanes bound = bt.friction * p.normal.impulse;
+    const Lanes len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
+    Lanes len = len2;
+    for (int l = 0; l < 4; ++l) len[l] = std::sqrt(len[l]);
+    // len > bound implies len > 0 (bound >= 0), so the division is only used where it is finite.
+    const Lanes scale = len > bound ? bound / len : splat(1.0);
+    fresh[0] *= scale;
+    fresh[1] *= scale;
+    const Lanes d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
+    p.tangent[0].impulse = fresh[0];
+    p.tangent[1].impulse = fresh[1];
+    for (int c = 0; c < 3; ++c) {
+      const Lanes push = d0 * bt.t[0][c] + d1 * bt.t[1][c];
+      va[c] -= bt.inv_mass_a * push;
+      wa[c] -= d0 * p.tangent[0].dw_a[c] + d1 * p.tangent[1].dw_a[c];
+      vb[c] += bt.inv_mass_b * push;
+      wb[c] += d0 * p.tangent[0].dw_b[c] + d1 * p.tangent[1].dw_b[c];
+    }
+    largest = maxLanes(largest, maxLanes(absLanes(d0), absLanes(d1)));
+  }
+  // The normal rows: local alternating sweeps on the coupling numbers, then one body update.
+  Lanes speed[N], lambda[N], start[N];
+  {
+    Lanes dv[3];
+    for (int c = 0; c < 3; ++c) dv[c] = vb[c] - va[c];
+    for (int i = 0; i < N; ++i) {
+      speed[i] = rowSpeed(bt.n, bt.point[i].normal, dv, wa, wb) - bt.point[i].target;
+      start[i] = lambda[i] = bt.point[i].normal.impulse;
+    }
+  }
+  constexpr int inner = N > 1 ? kManifoldSweeps : 1;
+#pragma GCC unroll 16
+  for (int pass = 0; pass < inner; ++pass) {
+    const bool back = Reverse != (pass % 2 == 1);
+#pragma GCC unroll 4
+    for (int kk = 0; kk < N; ++kk) {
+      const int i = back ? N - 1 - kk : kk;
+      const Lanes old = lambda[i];
+      lambda[i] = maxLanes(splat(0.0), old - speed[i] * bt.point[i].normal.mass);
+      const Lanes d = lambda[i] - old;
+#pragma GCC unroll 4
+      for (int j = 0; j < N; ++j) speed[j] += bt.k[j][i] * d;
+      largest = maxLanes(largest, absLanes(d));
+    }
+  }
+  Lanes sum = splat(0.0), turn_a[3] = {}, turn_b[3] = {};
+  for (int i = 0; i < N; ++i) {
+    ContactBatch::Row& row = bt.point[i].normal;
+    const Lanes d = lambda[i] - start[i];
+    row.impulse = lambda[i];
+    sum += d;
+    for (int c = 0; c < 3; ++c) {
+      turn_a[c] += d * row.dw_a[c];
+      turn_b[c] += d * row.dw_b[c];
+    }
+  }
+  for (int c = 0; c < 3; ++c) {
+    va[c] -= bt.inv_mass_a * sum * bt.n[c];
+    wa[c] -= turn_a[c];
+    vb[c] += bt.inv_mass_b * sum * bt.n[c];
+    wb[c] += turn_b[c];
+  }
+  scatter(bodies, bt.body_a, bt.write_a, va, wa);
+  scatter(bodies, bt.body_b, bt.write_b, vb, wb);
+  return largest;
+}
+
+template <bool Reverse>
+SIM_LANES_INLINE Lanes solveAny(ContactBatch& bt, std::vector<SolverBody>& bodies) {
+  switch (bt.points) {
+    case 1: return solveBatch<1, Reverse>(bt, bodies);
+    case 2: return solveBatch<2, Reverse>(bt, bodies);
+    case 3: return solveBatch<3, Reverse>(bt, bodies);
+    default: return solveBatch<4, Reverse>(bt, bodies);
+  }
+}
+
+/// Solves batches [first, last); returns the largest impulse change. Cloned for AVX2 (one
+/// register per four lanes) and the x86-64 baseline (two SSE2 registers), chosen at load time;
+/// both do the same IEEE operations per lane, so they give the same bits.
+[[gnu::target_clones("avx2", "default")]] double solveBatches(ContactBatch* first, ContactBatch* last,
+                                                              std::vector<SolverBody>& bodies,
+                                                              bool reverse) {
+  Lanes largest = splat(0.0);
+  for (ContactBatch* bt = first; bt != last; ++bt)
+    largest = maxLanes(largest, reverse ? solveAny<true>(*bt, bodies) : solveAny<false>(*bt, bodies));
+  return std::max(std::max(largest[0], largest[1]), std::max(largest[2], largest[3]));
+}
+
+bool moves(const SolverBody& b) { return b.inv_mass > 0.0 || !b.inv_inertia.isZero(0.0); }
+
+void setLane(ContactBatch::Row& dst, int lane, const ContactRow& src) {
+  for (int c = 0; c < 3; ++c) {
+    dst.ang_a[c][lane] = src.ang_a[c];
+    dst.ang_b[c][lane] = src.ang_b[c];
+    dst.dw_a[c][lane] = src.dw_a[c];
+    dst.dw_b[c][lane] = src.dw_b[c];
+  }
+  dst.mass[lane] = src.mass;
+  dst.impulse[lane] = src.impulse;
+}
+
+void clearLane(ContactBatch::Row& dst, int lane) {
+  for (int c = 0; c < 3; ++c) dst.ang_a[c][lane] = dst.ang_b[c][lane] = dst.dw_a[c][lane] = dst.dw_b[c][lane] = 0.0;
+  dst.mass[lane] = dst.impulse[lane] = 0.0;
+}
+
+/// Fills lane `lane` of `bt` with manifold `mi`, or clears it when mi < 0.
+void fillLane(ContactBatch& bt, int lane, int mi, const std::vector<ContactManifold>& manifolds,
+              const std::vector<ContactPoint>& points, const std::vector<SolverBody>& bodies) {
+  bt.manifold[lane] = mi;
+  const int count = mi >= 0 ? manifolds[mi].count : 0;
+  for (int i = 0; i < 4; ++i) {
+    ContactBatch::Point& dst = bt.point[i];
+    if (i < count) {
+      const ContactPoint& p = points[manifolds[mi].first + i];
+      setLane(dst.normal, lane, p.normal);
+      setLane(dst.tangent[0], lane, p.tangent[0]);
+      setLane(dst.tangent[1], lane, p.tangent[1]);
+      dst.target[lane] = p.target;
+    } else {
+      clearLane(dst.normal, lane);
+      clearLane(dst.tangent[0], lane);
+      clearLane(dst.tangent[1], lane);
+      dst.target[lane] = 0.0;
+    }
+    for (int j = 0; j < 4; ++j) bt.k[i][j][lane] = i < count && j < count ? manifolds[mi].k[i][j] : 0.0;
+  }
+  if (mi < 0) {
+    bt.body_a[lane] = bt.body_b[lane] = -1;
+    bt.write_a[lane] = bt.write_b[lane] = false;
+    for (int c = 0; c < 3; ++c) bt.n[c][lane] = bt.t[0][c][lane] = bt.t[1][c][lane] = 0.0;
+    bt.inv_mass_a[lane] = bt.inv_mass_b[lane] = bt.friction[lane] = 0.0;
+    return;
+  }
+  const ContactPoint& p0 = points[manifolds[mi].first];
+  bt.body_a[lane] = p0.a;
+  bt.body_b[lane] = p0.b;
+  bt.write_a[lane] = moves(bodies[p0.a]);
+  bt.write_b[lane] = moves(bodies[p0.b]);
+  for (int c = 0; c < 3; ++c) {
+    bt.n[c][lane] = p0.normal.dir[c];
+    bt.t[0][c][lane] = p0.tangent[0].dir[c];
+    bt.t[1][c][lane] = p0.tangent[1].dir[c];
+  }
+  bt.inv_mass_a[lane] = bodies[p0.a].inv_mass;
+  bt.inv_mass_b[lane] = bodies[p0.b].inv_mass;
+  bt.friction[lane] = p0.friction;
+  bt.points = std::max(bt.points, count);
+}
+
+}  // namespace
+
+void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
+                           const std::vector<ContactPoint>& points,
+                           const std::vector<SolverBody>& bodies, int rotors,
+                           const std::vector<Scheduling>& scheduling) {
+  const int nm = static_cast<int>(manifolds.size());
+  const int nb = static_cast<int>(bodies.size());
+  last_level_.assign(static_cast<std::size_t>(nb + rotors), -1);
+  level_of_.assign(static_cast<std::size_t>(nm), -1);
+  int levels = 0;
+  int touched[10];
+  for (int mi = 0; mi < nm; ++mi) {
+    if (scheduling[mi] == Scheduling::Skip) continue;
+    const ContactManifold& m = manifolds[mi];
+    const ContactPoint& p0 = points[m.first];
+    int n = 0;
+    if (moves(bodies[p0.a])) touched[n++] = p0.a;
+    if (moves(bodies[p0.b])) touched[n++] = p0.b;
+    for (int k = m.first; k < m.first + m.count; ++k)
+      for (const int rotor : points[k].rotor)
+        if (rotor >= 0 && n < 10) touched[n++] = nb + rotor;
+    int level = 0;
+    for (int i = 0; i < n; ++i) level = std::max(level, last_level_[touched[i]] + 1);
+    for (int i = 0; i < n; ++i) last_level_[touched[i]] = level;
+    level_of_[mi] = level;
+    levels = std::max(levels, level + 1);
+  }
+  // Counting sort by level (stable: manifold order within a level).
+  level_start_.assign(static_cast<std::size_t>(levels) + 1, 0);
+  for (int mi = 0; mi < nm; ++mi)
+    if (level_of_[mi] >= 0) ++level_start_[level_of_[mi] + 1];
+  for (int l = 0; l < levels; ++l) level_start_[l + 1] += level_start_[l];
+  by_level_.resize(static_cast<std::size_t>(level_start_[levels]));
+  level_next_.assign(level_start_.begin(), level_start_.end() - 1);
+  for (int mi = 0; mi < nm; ++mi)
+    if (level_of_[mi] >= 0) by_level_[level_next_[level_of_[mi]]++] = mi;
+  // Each level: its batchable manifolds four to a batch, the others listed for the scalar sweep.
+  // Single-point manifolds get batches of their own: the scalar sweep gives them one normal pass,
+  // not kManifoldSweeps.
+  level_batch_.assign(1, 0);
+  level_scalar_.assign(1, 0);
+  scalar_.clear();
+  batch_count_ = 0;
+  for (int l = 0; l < levels; ++l) {
+    int open[2] = {-1, -1}, lanes[2] = {0, 0};  // the level's batch being filled, per kind
+    for (int at = level_start_[l]; at < level_start_[l + 1]; ++at) {
+      const int mi = by_level_[at];
+      if (scheduling[mi] != Scheduling::Batched) {
+        scalar_.push_back(mi);
+        continue;
+      }
+      const int kind = manifolds[mi].count > 1 ? 1 : 0;
+      if (open[kind] < 0 || lanes[kind] == 4) {
+        if (static_cast<int>(batches_.size()) <= batch_count_) batches_.emplace_back();
+        open[kind] = batch_count_++;
+        batches_[open[kind]].points = 0;
+        lanes[kind] = 0;
+      }
+      fillLane(batches_[open[kind]], lanes[kind]++, mi, manifolds, points, bodies);
+    }
+    for (int kind = 0; kind < 2; ++kind)
+      for (; open[kind] >= 0 && lanes[kind] < 4; ++lanes[kind])
+        fillLane(batches_[open[kind]], lanes[kind], -1, manifolds, points, bodies);
+    level_batch_.push_back(batch_count_);
+    level_scalar_.push_back(static_cast<int>(scalar_.size()));
+  }
+}
+
+double ContactBatches::solveLevel(int level, std::vector<SolverBody>& bodies, bool reverse) {
+  if (level_batch_[level] == level_batch_[level + 1]) return 0.0;
+  return solveBatches(batches_.data() + level_batch_[level], batches_.data() + level_batch_[level + 1],
+                      bodies, reverse);
+}
+
+void ContactBatches::storeImpulses(std::vector<ContactPoint>& points,
+                                   const std::vector<ContactManifold>& manifolds) const {
+  for (int bi = 0; bi < batch_count_; ++bi) {
+    const ContactBatch& bt = batches_[bi];
+    for (int lane = 0; lane < 4; ++lane) {
+      if (bt.manifold[lane] < 0) continue;
+      const ContactManifold& m = manifolds[bt.manifold[lane]];
+      for (int i = 0; i < m.count; ++i) {
+        ContactPoint& p = points[m.first + i];
+        p.normal.impulse = bt.point[i].normal.impulse[lane];
+        p.tangent[0].impulse = bt.point[i].tangent[0].impulse[lane];
+        p.tangent[1].impulse = bt.point[i].tangent[1].impulse[lane];
+      }
+    }
+  }
+}
+
+}  // namespace sim::dynamics::detail

@@ -1,0 +1,94 @@
+// Internal header, not API: rigid contact manifolds solved four at a time.
+//
+// The Gauss-Seidel sweep visits manifolds in a fixed order. A manifold only has to wait for the
+// earlier ones that share a moving body (or a belt's rotor) with it, so each gets a level: one
+// more than the highest level among those. Manifolds of one level share nothing and may run in
+// any order, and visiting the levels in order (in reverse for a reverse sweep) keeps the order of
+// every pair that does share something: the result is the sequential sweep's, bit for bit. A
+// level's rigid manifolds without belt or torsion rows go through the solver in batches of four,
+// one manifold per SIMD lane, with the same IEEE operations as the scalar sweep (no contraction,
+// so with or without AVX). In a pile of columns a level holds one contact of every column.
+//
+// (Colouring the contact graph instead, as wide solvers often do, would change the order to
+// red-black along each column: 10 sweeps then no longer carry the load down a stack of 10, and
+// the pile settles with its contacts beyond the slop.)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "constraint_parts.h"
+
+namespace sim::dynamics::detail {
+
+struct ContactPoint;
+struct ContactManifold;
+
+/// Four doubles, one per manifold (GCC/Clang vector extension: one AVX register, or two SSE2).
+/// Aligned to 32 bytes explicitly: without AVX enabled GCC would give the type 16, while the
+/// AVX2 clone of the solver loads it with aligned 32-byte moves.
+using Lanes = double __attribute__((vector_size(32), aligned(32)));
+
+/// The rows of four manifolds, structure of arrays. Empty lanes and the points beyond a lane's
+/// own count have zero masses and directions, so their impulses stay zero.
+struct alignas(32) ContactBatch {
+  struct Row {
+    Lanes ang_a[3], ang_b[3], dw_a[3], dw_b[3];
+    Lanes mass, impulse;
+  };
+  struct Point {
+    Row normal, tangent[2];
+    Lanes target;  ///< Smallest allowed normal speed (m/s).
+  };
+  Lanes n[3], t[2][3];  ///< Normal and tangents, shared by a manifold's points.
+  Lanes inv_mass_a, inv_mass_b, friction;
+  Lanes k[4][4];  ///< ContactManifold::k
+  Point point[4];
+  int manifold[4];       ///< -1: empty lane.
+  int body_a[4], body_b[4];  ///< -1: empty lane (reads zero velocity).
+  bool write_a[4], write_b[4];  ///< Whether the side moves (static and sleeping bodies do not).
+  int points;            ///< Largest point count over the lanes.
+};
+
+/// How ContactBatches::build treats a manifold.
+enum class Scheduling : char {
+  Skip,     ///< Solved elsewhere (articulated manifolds, by block).
+  Scalar,   ///< Levelled, solved one by one (belt or torsion rows).
+  Batched,  ///< Levelled, solved in a batch.
+};
+
+class ContactBatches {
+ public:
+  /// Levels the manifolds (in index order) and packs each level's batchable ones into batches.
+  /// `rotors`: the number of motor rotors a belt row may reach.
+  void build(const std::vector<ContactManifold>& manifolds, const std::vector<ContactPoint>& points,
+             const std::vector<SolverBody>& bodies, int rotors,
+             const std::vector<Scheduling>& scheduling);
+  void clear() {
+    batch_count_ = 0;
+    level_batch_.assign(1, 0);
+    level_scalar_.assign(1, 0);
+    scalar_.clear();
+  }
+  int levels() const { return static_cast<int>(level_batch_.size()) - 1; }
+  /// Solves level `level`'s batches; returns the largest impulse change.
+  double solveLevel(int level, std::vector<SolverBody>& bodies, bool reverse);
+  /// The manifolds of level `level` to be solved one by one.
+  const int* scalarBegin(int level) const { return scalar_.data() + level_scalar_[level]; }
+  const int* scalarEnd(int level) const { return scalar_.data() + level_scalar_[level + 1]; }
+  /// Writes the batched impulses back to their contact points.
+  void storeImpulses(std::vector<ContactPoint>& points,
+                     const std::vector<ContactManifold>& manifolds) const;
+
+ private:
+  std::vector<ContactBatch> batches_;  // grows only; the first batch_count_ are in use
+  int batch_count_ = 0;
+  std::vector<int> level_batch_{0};    // level l's batches: [level_batch_[l], level_batch_[l+1])
+  std::vector<int> level_scalar_{0};   // level l's scalar manifolds, likewise, in scalar_
+  std::vector<int> scalar_;
+  std::vector<int> last_level_;  // per body, then per rotor: the level that last touched it
+  std::vector<int> level_of_;    // per manifold, -1: skipped
+  std::vector<int> level_start_, by_level_, level_next_;  // counting sort by level
+};
+
+}  // namespace sim::dynamics::detail
