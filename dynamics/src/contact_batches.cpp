@@ -264,14 +264,21 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
   scalar_.clear();
   batch_count_ = 0;
   for (int l = 0; l < levels; ++l) {
+    // A batch with one lane in use costs more than the scalar sweep: a kind's last manifold
+    // goes scalar when it would be alone in its batch.
+    int left[2] = {0, 0};  // batchable manifolds of each kind not yet placed
+    for (int at = level_start_[l]; at < level_start_[l + 1]; ++at)
+      if (const int mi = by_level_[at]; scheduling[mi] == Scheduling::Batched)
+        ++left[manifolds[mi].count > 1 ? 1 : 0];
     int open[2] = {-1, -1}, lanes[2] = {0, 0};  // the level's batch being filled, per kind
     for (int at = level_start_[l]; at < level_start_[l + 1]; ++at) {
       const int mi = by_level_[at];
-      if (scheduling[mi] != Scheduling::Batched) {
+      const int kind = manifolds[mi].count > 1 ? 1 : 0;
+      if (scheduling[mi] != Scheduling::Batched || (left[kind] == 1 && (open[kind] < 0 || lanes[kind] == 4))) {
         scalar_.push_back(mi);
         continue;
       }
-      const int kind = manifolds[mi].count > 1 ? 1 : 0;
+      --left[kind];
       if (open[kind] < 0 || lanes[kind] == 4) {
         if (static_cast<int>(batches_.size()) <= batch_count_) batches_.emplace_back();
         open[kind] = batch_count_++;

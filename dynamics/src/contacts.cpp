@@ -691,7 +691,7 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
     const SolverBody& a = bodies[ia];
     const SolverBody& b = bodies[ib];
     const Vec3& n = points_[first].normal.dir;
-    Vec3 dw_a[4], dw_b[4], ang_a[4], ang_b[4];
+    Vec3 dw_a[4], dw_b[4], ang_a[4], ang_b[4], mid[4];
     double depth[4], push[4] = {0.0, 0.0, 0.0, 0.0};  // separation + slop (m); push-out (kg m)
     bool any = false;
     for (int i = 0; i < count; ++i) {
@@ -701,13 +701,15 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
       depth[i] = n.dot(pb - pa) + cfg.slop_m;
       largest = std::max(largest, -depth[i]);
       any = any || depth[i] < 0.0;
-      const Vec3 mid = 0.5 * (pa + pb);
-      ang_a[i] = (mid - positions[ia]).cross(n);
-      ang_b[i] = (mid - positions[ib]).cross(n);
+      mid[i] = 0.5 * (pa + pb);
+    }
+    if (!any) continue;  // the common case once a pile rests: nothing beyond the slop
+    for (int i = 0; i < count; ++i) {
+      ang_a[i] = (mid[i] - positions[ia]).cross(n);
+      ang_b[i] = (mid[i] - positions[ib]).cross(n);
       dw_a[i] = a.inv_inertia * ang_a[i];
       dw_b[i] = b.inv_inertia * ang_b[i];
     }
-    if (!any) continue;
     double k[4][4];
     for (int r = 0; r < count; ++r)
       for (int c = 0; c < count; ++c)
