@@ -9,7 +9,10 @@
 //
 //   bench_pile [--csv FILE] [--columns N ...] [--iterations I ...] [--seconds S]
 //              [--grasp-only] [--grasp-repeats R] [--grasp-iterations I] [--no-grasp] [--trace]
-//              [--sleep on|off] [--height H] [--position-iterations P]
+//              [--sleep on|off] [--height H] [--position-iterations P] [--batched on|off|both]
+//
+// --batched both runs each pile configuration with solver.batched_contacts off and then on, one
+// right after the other, and prints the time ratio (the physics must be identical: same hash).
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
 
@@ -27,7 +30,7 @@ namespace {
 
 struct Result {
   int boxes = 0, iterations = 0;
-  bool sleep = false;
+  bool sleep = false, batched = true;
   double us_per_step = 0, final_max_speed = 0, late_penetration = 0, final_penetration = 0;
   double late_max_speed = 0;  // largest body speed over the last second
   int asleep = 0;
@@ -44,8 +47,9 @@ bool g_trace = false;  // --trace: largest speeds and sleepers every 0.25 s
 int g_position_iterations = 2;
 int g_height = 10;
 
-Result run(int columns, bool sleep, double seconds, int iterations) {
+Result run(int columns, bool sleep, double seconds, int iterations, bool batched) {
   Model model = samples::boxPile(columns, columns, g_height, 1.0 / 240.0);
+  model.solver.batched_contacts = batched;
   model.solver.velocity_iterations = iterations;
   model.solver.position_iterations = g_position_iterations;
   model.contact.sleep_enabled = sleep;
@@ -55,6 +59,7 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
   Result r;
   r.boxes = static_cast<int>(model.bodies.size()) - 1;
   r.sleep = sleep;
+  r.batched = batched;
   r.iterations = iterations;
   double busy_us = 0.0;
   for (int n = 0; n < steps; ++n) {
@@ -136,6 +141,7 @@ int main(int argc, char** argv) {
   int grasp_iterations = 0;  // 0: the scene's own (20)
   bool grasp_only = false;
   std::vector<bool> sleep_modes = {false, true};
+  std::vector<bool> batched_modes = {true};
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -154,6 +160,15 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--position-iterations")) g_position_iterations = std::atoi(next());
     else if (!std::strcmp(argv[i], "--no-grasp")) grasp_repeats = 0;
     else if (!std::strcmp(argv[i], "--sleep")) sleep_modes = {!std::strcmp(next(), "on")};
+    else if (!std::strcmp(argv[i], "--batched")) {
+      const char* v = next();
+      if (!std::strcmp(v, "both")) batched_modes = {false, true};
+      else if (!std::strcmp(v, "on") || !std::strcmp(v, "off")) batched_modes = {!std::strcmp(v, "on")};
+      else {
+        std::fprintf(stderr, "bench_pile: --batched expects on, off or both, got %s\n", v);
+        return 2;
+      }
+    }
     else if (!std::strcmp(argv[i], "--grasp-repeats")) grasp_repeats = std::atoi(next());
     else if (!std::strcmp(argv[i], "--grasp-iterations")) grasp_iterations = std::atoi(next());
     else {
@@ -173,19 +188,27 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_pile: cannot write %s\n", csv.c_str());
     return 1;
   }
-  std::fprintf(out, "boxes,velocity_iterations,sleep,us_per_step,final_max_speed_mps,late_max_speed_mps,late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
-  std::printf("%6s %5s %5s %12s %14s %14s %14s %14s %7s\n", "boxes", "iters", "sleep", "us/step", "final v m/s",
-              "v last 1s m/s", "pen last 1s m", "pen final m", "asleep");
+  std::fprintf(out, "boxes,velocity_iterations,sleep,batched,us_per_step,final_max_speed_mps,late_max_speed_mps,late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
+  std::printf("%6s %5s %5s %7s %12s %14s %14s %14s %14s %7s\n", "boxes", "iters", "sleep", "batched", "us/step",
+              "final v m/s", "v last 1s m/s", "pen last 1s m", "pen final m", "asleep");
   for (int c : columns) {
     for (int it : iterations)
     for (bool sleep : sleep_modes) {
-      const Result r = run(c, sleep, seconds, it);
-      std::printf("%6d %5d %5s %12.1f %14.3e %14.3e %14.3e %14.3e %7d\n", r.boxes, r.iterations, sleep ? "on" : "off",
-                  r.us_per_step, r.final_max_speed, r.late_max_speed, r.late_penetration, r.final_penetration, r.asleep);
-      std::fprintf(out, "%d,%d,%s,%.2f,%.4e,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, r.iterations, sleep ? "on" : "off",
-                   r.us_per_step, r.final_max_speed, r.late_max_speed, r.late_penetration, r.final_penetration,
-                   r.asleep, r.hash);
-      std::fflush(stdout);
+      std::vector<Result> pair;
+      for (bool batched : batched_modes) {
+        const Result r = run(c, sleep, seconds, it, batched);
+        std::printf("%6d %5d %5s %7s %12.1f %14.3e %14.3e %14.3e %14.3e %7d\n", r.boxes, r.iterations,
+                    sleep ? "on" : "off", batched ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
+                    r.late_penetration, r.final_penetration, r.asleep);
+        std::fprintf(out, "%d,%d,%s,%s,%.2f,%.4e,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, r.iterations,
+                     sleep ? "on" : "off", batched ? "on" : "off", r.us_per_step, r.final_max_speed,
+                     r.late_max_speed, r.late_penetration, r.final_penetration, r.asleep, r.hash);
+        std::fflush(stdout);
+        pair.push_back(r);
+      }
+      if (pair.size() == 2)
+        std::printf("%27s batched / one-by-one time %.3f, %s\n", "", pair[1].us_per_step / pair[0].us_per_step,
+                    pair[0].hash == pair[1].hash ? "same state hash" : "STATE HASHES DIFFER");
     }
   }
   std::fclose(out);

@@ -483,30 +483,86 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
     }
     order_[k] = v;
   }
-  const std::size_t n_order = order_.size();
-  next_moving_.resize(n_order + 1);
-  next_moving_[n_order] = static_cast<int>(n_order);
-  for (std::size_t i = n_order; i-- > 0;)
-    next_moving_[i] = frozen[order_[i]] ? next_moving_[i + 1] : static_cast<int>(i);
-  swept_.resize(n_order);
-  for (std::size_t i = 0; i < n_order; ++i) {
-    const WorldShape& s = shapes[order_[i]];
-    swept_[i] = {s.aabb_min.x(), s.aabb_max.x(), s.aabb_min.y(), s.aabb_max.y(), s.aabb_min.z(),
-                 s.aabb_max.z()};
-  }
-  for (std::size_t i = 0; i < n_order; ++i) {
-    const SweptBox& s = swept_[i];
-    const bool s_frozen = frozen[order_[i]] != 0;
-    for (std::size_t k = i + 1; k < n_order; ++k) {
-      if (s_frozen) {
-        k = static_cast<std::size_t>(next_moving_[k]);  // a frozen pair needs no test
-        if (k >= n_order) break;
-      }
-      const SweptBox& t = swept_[k];
-      if (t.min_x > s.max_x) break;
-      if (t.min_y > s.max_y || t.max_y < s.min_y || t.min_z > s.max_z || t.max_z < s.min_z)
+  const int n_order = static_cast<int>(order_.size());
+  if (n_order > 0) {
+    // Bands as wide as the mean y extent: a typical shape touches one or two.
+    double low = shapes[order_[0]].aabb_min.y(), high = shapes[order_[0]].aabb_max.y(), extent = 0.0;
+    for (int i : order_) {
+      low = std::min(low, shapes[i].aabb_min.y());
+      high = std::max(high, shapes[i].aabb_max.y());
+      extent += shapes[i].aabb_max.y() - shapes[i].aabb_min.y();
+    }
+    const double span = high - low;
+    const double width = std::max(extent / n_order, span / kMaxBands);
+    // Written so that NaN or infinite boxes (a blow-up, reported after the step) give one band.
+    const double count = span / width;
+    const int bands = count >= 0.0 && count < kMaxBands ? static_cast<int>(count) + 1 : count >= kMaxBands ? kMaxBands : 1;
+    const double per_metre = bands > 1 ? 1.0 / width : 0.0;
+    auto band = [&](double y) {
+      const double at = (y - low) * per_metre;
+      return at >= 0.0 ? (at < bands - 1 ? static_cast<int>(at) : bands - 1) : 0;
+    };
+    // Counting sort into bands, keeping the x order within each.
+    band_start_.assign(bands + 1, 0);
+    wide_.clear();
+    is_wide_.assign(shapes.size(), 0);
+    for (int i : order_) {
+      const int b0 = band(shapes[i].aabb_min.y()), b1 = band(shapes[i].aabb_max.y());
+      if (b1 - b0 >= kMaxBandsPerShape) continue;
+      for (int b = b0; b <= b1; ++b) ++band_start_[b + 1];
+    }
+    for (int b = 0; b < bands; ++b) band_start_[b + 1] += band_start_[b];
+    swept_.resize(band_start_[bands]);
+    std::vector<int>& fill = next_fill_;
+    fill.assign(band_start_.begin(), band_start_.end() - 1);
+    for (int at = 0; at < n_order; ++at) {
+      const int i = order_[at];
+      const WorldShape& s = shapes[i];
+      const int b0 = band(s.aabb_min.y()), b1 = band(s.aabb_max.y());
+      if (b1 - b0 >= kMaxBandsPerShape) {
+        wide_.push_back(i);
+        is_wide_[i] = 1;
         continue;
-      pairs.emplace_back(std::min(order_[i], order_[k]), std::max(order_[i], order_[k]));
+      }
+      const SweptBox box{s.aabb_min.x(), s.aabb_max.x(), s.aabb_min.y(), s.aabb_max.y(),
+                         s.aabb_min.z(), s.aabb_max.z(), i, 0};
+      for (int b = b0; b <= b1; ++b) swept_[fill[b]++] = box;
+    }
+    for (int b = 0; b < bands; ++b) {
+      const int first = band_start_[b], last = band_start_[b + 1];
+      for (int e = last, next = last; e-- > first;) {
+        if (!frozen[swept_[e].shape]) next = e;
+        swept_[e].next_moving = next;
+      }
+      for (int e = first; e < last; ++e) {
+        const SweptBox& s = swept_[e];
+        const bool s_frozen = frozen[s.shape] != 0;
+        for (int k = e + 1; k < last; ++k) {
+          if (s_frozen) {
+            k = swept_[k].next_moving;  // a frozen pair needs no test
+            if (k >= last) break;
+          }
+          const SweptBox& t = swept_[k];
+          if (t.min_x > s.max_x) break;
+          if (t.min_y > s.max_y || t.max_y < s.min_y || t.min_z > s.max_z || t.max_z < s.min_z)
+            continue;
+          if (band(std::max(s.min_y, t.min_y)) != b) continue;  // another band reports it
+          pairs.emplace_back(std::min(s.shape, t.shape), std::max(s.shape, t.shape));
+        }
+      }
+    }
+    // Wide shapes against every other shape, and each pair of wide shapes once.
+    auto overlap = [](const WorldShape& a, const WorldShape& b) {
+      return (a.aabb_min.array() <= b.aabb_max.array()).all() && (a.aabb_max.array() >= b.aabb_min.array()).all();
+    };
+    for (std::size_t w = 0; w < wide_.size(); ++w) {
+      const int a = wide_[w];
+      for (int i : order_)
+        if (!is_wide_[i] && !(frozen[i] && frozen[a]) && overlap(shapes[a], shapes[i]))
+          pairs.emplace_back(std::min(i, a), std::max(i, a));
+      for (std::size_t v = w + 1; v < wide_.size(); ++v)
+        if (!(frozen[wide_[v]] && frozen[a]) && overlap(shapes[a], shapes[wide_[v]]))
+          pairs.emplace_back(std::min(a, wide_[v]), std::max(a, wide_[v]));
     }
   }
   for (int p : planes_) {

@@ -93,8 +93,9 @@ TEST(Collision, FlushBoxesKeepTheirFeatureIdsWhileSwayingByMicrons) {
 }
 
 // The broad phase against all pairs by brute force: 300 random boxes in a 3 m cube, a random
-// third of them frozen (static or asleep); every overlapping pair with a moving shape is found,
-// pairs of two frozen shapes are not, across several frames as the boxes move.
+// third of them frozen (static or asleep), every 25th a 2 m rod (spanning many of the sweep's y
+// bands when it lies along y); every overlapping pair with a moving shape is found, pairs of two
+// frozen shapes are not, across several frames as the boxes move and turn.
 TEST(Collision, BroadPhaseFindsEveryPairWithAMovingShapeAndNoFrozenPair) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> place(0.0, 3.0), size(0.02, 0.3), unit(-1.0, 1.0);
@@ -105,6 +106,7 @@ TEST(Collision, BroadPhaseFindsEveryPairWithAMovingShapeAndNoFrozenPair) {
   for (int i = 0; i < n; ++i) {
     defs[i].type = ShapeType::Box;
     defs[i].half_extents_m = Vec3(size(rng), size(rng), size(rng));
+    if (i % 25 == 0) defs[i].half_extents_m = Vec3(1.0, 0.05, 0.05);
     at[i] = Vec3(place(rng), place(rng), place(rng));
     frozen[i] = (rng() % 3) == 0;
   }
@@ -114,7 +116,7 @@ TEST(Collision, BroadPhaseFindsEveryPairWithAMovingShapeAndNoFrozenPair) {
   for (int frame = 0; frame < 4; ++frame) {
     for (int i = 0; i < n; ++i) {
       if (!frozen[i]) at[i] += 0.05 * Vec3(unit(rng), unit(rng), unit(rng));
-      shapes[i] = detail::placeShape(defs[i], i, at[i], Quat(Eigen::AngleAxisd(unit(rng), Vec3::UnitZ())), 0.01);
+      shapes[i] = detail::placeShape(defs[i], i, at[i], Quat(Eigen::AngleAxisd(2.0 * unit(rng), Vec3::UnitZ())), 0.01);
     }
     broad.findPairs(shapes, frozen, pairs);
     std::vector<std::pair<int, int>> expected;
