@@ -8,7 +8,7 @@
 // with articulated contacts (the scene's setting) and then with rigid-link contacts.
 //
 //   bench_pile [--csv FILE] [--columns N ...] [--iterations I ...] [--seconds S]
-//              [--grasp-only] [--grasp-repeats R] [--grasp-iterations I] [--no-grasp] [--trace]
+//              [--grasp-only] [--grasp-repeats R] [--grasp-iterations I] [--no-grasp] [--trace [--trace-steps N]]
 //              [--sleep on|off] [--height H] [--position-iterations P] [--batched on|off|both]
 //
 // --batched both runs each pile configuration with solver.batched_contacts off and then on, one
@@ -43,7 +43,8 @@ double penetration(const State& s) {
   return p;
 }
 
-bool g_trace = false;  // --trace: largest speeds and sleepers every 0.25 s
+bool g_trace = false;  // --trace: largest speeds and sleepers every --trace-steps steps
+int g_trace_steps = 60;
 int g_position_iterations = 2;
 int g_height = 10;
 
@@ -72,7 +73,7 @@ Result run(int columns, bool sleep, double seconds, int iterations, bool batched
       for (const BodyState& b : s.bodies)
         r.late_max_speed = std::max(r.late_max_speed, b.linear_velocity_mps.norm());
     }
-    if (g_trace && (n + 1) % 60 == 0) {
+    if (g_trace && (n + 1) % g_trace_steps == 0) {
       double v = 0.0, w = 0.0;
       int asleep = 0, fastest = 0;
       for (std::size_t i = 0; i < s.bodies.size(); ++i) {
@@ -156,6 +157,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--iterations")) iterations.push_back(std::atoi(next()));
     else if (!std::strcmp(argv[i], "--grasp-only")) grasp_only = true;
     else if (!std::strcmp(argv[i], "--trace")) g_trace = true;
+    else if (!std::strcmp(argv[i], "--trace-steps")) g_trace_steps = std::max(1, std::atoi(next()));
     else if (!std::strcmp(argv[i], "--height")) g_height = std::atoi(next());
     else if (!std::strcmp(argv[i], "--position-iterations")) g_position_iterations = std::atoi(next());
     else if (!std::strcmp(argv[i], "--no-grasp")) grasp_repeats = 0;

@@ -484,6 +484,9 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
     order_[k] = v;
   }
   const int n_order = static_cast<int>(order_.size());
+  // Nothing moves (a sleeping scene): no pair can have a moving shape.
+  const bool any_moving = std::find(frozen.begin(), frozen.end(), 0) != frozen.end();
+  if (!any_moving) return;
   if (n_order > 0) {
     // Bands as wide as the mean y extent: a typical shape touches one or two.
     double low = shapes[order_[0]].aabb_min.y(), high = shapes[order_[0]].aabb_max.y(), extent = 0.0;

@@ -160,6 +160,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   articulated_groups_.clear();
   articulation_ = nullptr;
   carried_.clear();
+  all_carried_ = false;
   if (shapes_.empty()) return;
   const ContactSettings& cfg = model.contact;
   frozen_.resize(shapes_.size());
@@ -177,11 +178,17 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   // Frozen pairs (sleeping, or sleeping on static) keep their last contacts as they were, so
   // the group wakes warm-started and queries still see the load it carries. `s.contacts` is
   // sorted, so the kept ones stay sorted.
-  for (const ContactState& c : s.contacts) {
-    const int oa = shape_owner_[c.shape_a], ob = shape_owner_[c.shape_b];
-    if (bodies[oa].inv_mass == 0.0 && bodies[ob].inv_mass == 0.0 &&
-        (s.bodies[oa].asleep || s.bodies[ob].asleep))
-      carried_.push_back(c);
+  // With no body awake every contact is carried (each has a dynamic body, now asleep): no scan.
+  all_carried_ = std::none_of(bodies.begin(), bodies.end(), [](const SolverBody& b) { return b.inv_mass > 0.0; });
+  bool carry = false;
+  for (std::size_t at = 0; at < s.contacts.size() && !all_carried_; ++at) {
+    const ContactState& c = s.contacts[at];
+    if (at == 0 || c.shape_a != s.contacts[at - 1].shape_a || c.shape_b != s.contacts[at - 1].shape_b) {
+      const int oa = shape_owner_[c.shape_a], ob = shape_owner_[c.shape_b];
+      carry = bodies[oa].inv_mass == 0.0 && bodies[ob].inv_mass == 0.0 &&
+              (s.bodies[oa].asleep || s.bodies[ob].asleep);
+    }
+    if (carry) carried_.push_back(static_cast<int>(at));
   }
   broad_.findPairs(world_shapes_, frozen_, pairs_);
   for (const auto& [i, j] : pairs_) {
@@ -779,8 +786,21 @@ void ContactSolver::store(State& s) {
     run = end;
   }
   if (!std::is_sorted(fresh_.begin(), fresh_.end(), keyLess)) std::sort(fresh_.begin(), fresh_.end(), keyLess);
-  s.contacts.resize(carried_.size() + fresh_.size());
-  std::merge(carried_.begin(), carried_.end(), fresh_.begin(), fresh_.end(), s.contacts.begin(), keyLess);
+  if (all_carried_) {
+    if (fresh_.empty()) return;  // in place
+    carried_.resize(s.contacts.size());
+    for (std::size_t at = 0; at < carried_.size(); ++at) carried_[at] = static_cast<int>(at);
+  }
+  if (fresh_.empty() && carried_.size() == s.contacts.size()) return;  // all carried, in place
+  merged_.clear();
+  std::size_t f = 0;
+  for (const int at : carried_) {
+    const ContactState& c = s.contacts[at];
+    for (; f < fresh_.size() && keyLess(fresh_[f], c); ++f) merged_.push_back(fresh_[f]);
+    merged_.push_back(c);
+  }
+  merged_.insert(merged_.end(), fresh_.begin() + static_cast<std::ptrdiff_t>(f), fresh_.end());
+  s.contacts.swap(merged_);
 }
 
 }  // namespace sim::dynamics::detail

@@ -130,8 +130,13 @@ class ContactSolver {
   BroadPhase broad_;
   std::vector<ContactPoint> points_;
   std::vector<ContactManifold> manifolds_;
-  std::vector<ContactState> carried_;  // contacts of frozen (sleeping) pairs, kept unchanged
+  /// Positions in the state's (sorted) contacts of those of frozen (sleeping) pairs, kept
+  /// unchanged: store() leaves the list alone when they are all of it and nothing is fresh (a
+  /// sleeping scene copies no contacts).
+  std::vector<int> carried_;
+  bool all_carried_ = false;  // every contact is carried (nothing awake); carried_ left empty
   std::vector<ContactState> fresh_;    // this substep's contacts, sorted (scratch of store)
+  std::vector<ContactState> merged_;   // scratch of store: carried and fresh, swapped in
   std::vector<char> frozen_;           // per flat shape: its body does not move this substep
   std::vector<Vec3> placed_at_;        // per flat shape: the body pose its world shape has
   std::vector<Quat> placed_as_;

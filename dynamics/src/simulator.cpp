@@ -1787,6 +1787,10 @@ void Simulator::Impl::updateSleep(State& s) {
     }
     return;
   }
+  // Everything asleep: no group has an awake body to wake it, and sleepers stay asleep.
+  bool any_awake = false;
+  for (int i = 0; i < nb && !any_awake; ++i) any_awake = body_inv_mass[i] > 0.0 && !s.bodies[i].asleep;
+  if (!any_awake) return;
   std::vector<int>& parent = sleep_parent;
   for (int i = 0; i < nb; ++i) parent[i] = i;
   auto find = [&parent](int x) {
@@ -1804,7 +1808,10 @@ void Simulator::Impl::updateSleep(State& s) {
   std::vector<int>& flags = sleep_flags;
   std::fill(flags.begin(), flags.end(), 0);
   for (const JointDef& j : model.joints) link(j.body_a, j.body_b);
-  for (const ContactState& c : s.contacts) {
+  for (std::size_t at = 0; at < s.contacts.size(); ++at) {
+    const ContactState& c = s.contacts[at];
+    // A pair's points are consecutive (sorted) and link the same two bodies: once is enough.
+    if (at > 0 && c.shape_a == s.contacts[at - 1].shape_a && c.shape_b == s.contacts[at - 1].shape_b) continue;
     const int a = contacts.shapeOwner(static_cast<int>(c.shape_a));
     const int b = contacts.shapeOwner(static_cast<int>(c.shape_b));
     link(a, b);
