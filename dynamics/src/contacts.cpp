@@ -83,45 +83,31 @@ double localNormalSweeps(const double (&k)[4][4], const double* mass, double* sp
 auto key(const ContactState& c) { return std::tie(c.shape_a, c.shape_b, c.feature); }
 bool keyLess(const ContactState& x, const ContactState& y) { return key(x) < key(y); }
 
-/// First stored contact at or after (shape_a, shape_b, feature); `contacts` is sorted by key.
-std::vector<ContactState>::const_iterator findContact(const std::vector<ContactState>& contacts,
-                                                      int shape_a, int shape_b,
-                                                      std::uint32_t feature) {
-  ContactState probe;
-  probe.shape_a = static_cast<std::uint32_t>(shape_a);
-  probe.shape_b = static_cast<std::uint32_t>(shape_b);
-  probe.feature = feature;
-  return std::lower_bound(contacts.begin(), contacts.end(), probe, keyLess);
-}
-
 /// Distance within which a new contact point takes over an old point's impulses (m).
 constexpr double kMatchDistance = 0.01;
 
-/// The last substep's contact that point k of manifold m (of shapes i, j) continues: the same
-/// feature, or else the nearest old point of the pair whose feature the manifold no longer has,
-/// not claimed by an earlier point, within kMatchDistance and with a normal within ~8 degrees.
-/// Records a fallback match in claimed[k].
-const ContactState* previousContact(const std::vector<ContactState>& contacts, int i, int j,
+/// The last substep's contact that point k of manifold m continues, among the pair's stored
+/// contacts [first, last) (sorted by feature): the same feature, or else the nearest old point of
+/// the pair whose feature the manifold no longer has, not claimed by an earlier point, within
+/// kMatchDistance and with a normal within ~8 degrees. Records a fallback match in claimed[k].
+const ContactState* previousContact(const ContactState* first, const ContactState* last,
                                     const Manifold& m, int k, const Vec3& point,
                                     const ContactState* claimed[4]) {
-  const auto same_pair = [&](std::vector<ContactState>::const_iterator it) {
-    return it != contacts.end() && it->shape_a == static_cast<std::uint32_t>(i) &&
-           it->shape_b == static_cast<std::uint32_t>(j);
-  };
   const std::uint32_t feature = m.points[k].feature;
-  const auto exact = findContact(contacts, i, j, feature);
-  if (same_pair(exact) && exact->feature == feature) return &*exact;
+  const ContactState* exact = std::lower_bound(
+      first, last, feature, [](const ContactState& c, std::uint32_t f) { return c.feature < f; });
+  if (exact != last && exact->feature == feature) return exact;
   const ContactState* best = nullptr;
   double best_d2 = kMatchDistance * kMatchDistance;
-  for (auto it = findContact(contacts, i, j, 0); same_pair(it); ++it) {
+  for (const ContactState* it = first; it != last; ++it) {
     bool taken = false;
     for (int q = 0; q < m.count && !taken; ++q) taken = m.points[q].feature == it->feature;
-    for (int q = 0; q < k && !taken; ++q) taken = claimed[q] == &*it;
+    for (int q = 0; q < k && !taken; ++q) taken = claimed[q] == it;
     if (taken || it->normal.dot(m.normal) < 0.99) continue;
     const double d2 = (it->point_m - point).squaredNorm();
     if (d2 < best_d2) {
       best_d2 = d2;
-      best = &*it;
+      best = it;
     }
   }
   claimed[k] = best;
@@ -191,7 +177,19 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     if (carry) carried_.push_back(static_cast<int>(at));
   }
   broad_.findPairs(world_shapes_, frozen_, pairs_);
+  // The pairs come sorted, like the stored contacts: one forward walk finds each pair's old points.
+  const ContactState* stored = s.contacts.data();
+  const ContactState* const stored_end = stored + s.contacts.size();
   for (const auto& [i, j] : pairs_) {
+    const auto before_pair = [&](const ContactState& c) {
+      return c.shape_a < static_cast<std::uint32_t>(i) ||
+             (c.shape_a == static_cast<std::uint32_t>(i) && c.shape_b < static_cast<std::uint32_t>(j));
+    };
+    while (stored != stored_end && before_pair(*stored)) ++stored;
+    const ContactState* pair_end = stored;
+    while (pair_end != stored_end && pair_end->shape_a == static_cast<std::uint32_t>(i) &&
+           pair_end->shape_b == static_cast<std::uint32_t>(j))
+      ++pair_end;
     const int oa = shape_owner_[i], ob = shape_owner_[j];
     if (oa == ob) continue;
     const SolverBody& a = bodies[oa];
@@ -235,7 +233,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       const ContactState* claimed[4] = {nullptr, nullptr, nullptr, nullptr};
       for (int k = 0; k < m.count; ++k) {
         const ManifoldPoint& mp = m.points[k];
-        ContactPoint p;
+        ContactPoint& p = points_.emplace_back();  // in place: the record is large
         p.a = oa;
         p.b = ob;
         p.manifold = manifold_index;
@@ -276,14 +274,13 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
         // normal. Without the fallback the flips drop warm starts at random points and pump
         // energy into tall stacks.
         if (model.solver.warm_start) {
-          if (const ContactState* old = previousContact(s.contacts, i, j, m, k, mid, claimed)) {
+          if (const ContactState* old = previousContact(stored, pair_end, m, k, mid, claimed)) {
             p.normal.impulse = old->normal_impulse;
             p.tangent[0].impulse = old->friction_impulse.dot(t1);
             p.tangent[1].impulse = old->friction_impulse.dot(t2);
             if (k == 0) cm.torsion.impulse = old->torsion_impulse;
           }
         }
-        points_.push_back(p);
       }
       for (int r = 0; r < m.count; ++r) {
         const ContactRow& ri = points_[cm.first + r].normal;
