@@ -157,6 +157,84 @@ SIM_LANES_INLINE Lanes solveAny(ContactBatch& bt, std::vector<SolverBody>& bodie
   return std::max(std::max(largest[0], largest[1]), std::max(largest[2], largest[3]));
 }
 
+SIM_LANES_INLINE void crossLanes(const Lanes (&r)[3], const Lanes (&d)[3], Lanes (&out)[3]) {
+  out[0] = r[1] * d[2] - r[2] * d[1];
+  out[1] = r[2] * d[0] - r[0] * d[2];
+  out[2] = r[0] * d[1] - r[1] * d[0];
+}
+
+/// m x per lane, summed as Eigen's 3 x 3 product does it on x86-64 (rows 0 and 1 as one SSE2
+/// pair, left to right; row 2 on its own, the last two terms first); the bit-for-bit test of the
+/// batched sweep and the pile's state hash check the match.
+SIM_LANES_INLINE void turnLanes(const Mat3& m, const Lanes (&x)[3], Lanes (&out)[3]) {
+  for (int i = 0; i < 2; ++i) out[i] = splat(m(i, 0)) * x[0] + splat(m(i, 1)) * x[1] + splat(m(i, 2)) * x[2];
+  out[2] = splat(m(2, 0)) * x[0] + (splat(m(2, 1)) * x[1] + splat(m(2, 2)) * x[2]);
+}
+
+/// Eigen's 3-vector dot: (x0 y0 + x1 y1) + x2 y2.
+SIM_LANES_INLINE Lanes dotLanes(const Lanes (&x)[3], const Lanes (&y)[3]) {
+  return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2];
+}
+
+}  // namespace
+
+[[gnu::target_clones("avx2", "default")]] void setupManifoldRows(ContactPoint* points, int count,
+                                                                const SolverBody& a,
+                                                                const SolverBody& b,
+                                                                const double (&extra_k)[2],
+                                                                double (&k)[4][4]) {
+  Lanes ra[3], rb[3];
+  for (int c = 0; c < 3; ++c) ra[c] = rb[c] = splat(0.0);
+  for (int i = 0; i < count; ++i)
+    for (int c = 0; c < 3; ++c) {
+      ra[c][i] = points[i].r_a[c];
+      rb[c][i] = points[i].r_b[c];
+    }
+  const Lanes inv_mass_sum = splat(a.inv_mass + b.inv_mass);
+  Lanes normal_ang_a[3], normal_ang_b[3], normal_dw_a[3], normal_dw_b[3];
+  for (int row = 0; row < 3; ++row) {
+    ContactRow& first = row == 0 ? points[0].normal : points[0].tangent[row - 1];
+    Lanes dir[3], ang_a[3], ang_b[3], dw_a[3], dw_b[3];
+    for (int c = 0; c < 3; ++c) dir[c] = splat(first.dir[c]);
+    crossLanes(ra, dir, ang_a);
+    crossLanes(rb, dir, ang_b);
+    turnLanes(a.inv_inertia, ang_a, dw_a);
+    turnLanes(b.inv_inertia, ang_b, dw_b);
+    const Lanes kk = inv_mass_sum + dotLanes(ang_a, dw_a) + dotLanes(ang_b, dw_b) +
+                     splat(row == 0 ? 0.0 : extra_k[row - 1]);
+    const Lanes mass = kk > 0.0 ? splat(1.0) / kk : splat(0.0);
+    for (int i = 0; i < count; ++i) {
+      ContactRow& r = row == 0 ? points[i].normal : points[i].tangent[row - 1];
+      for (int c = 0; c < 3; ++c) {
+        r.ang_a[c] = ang_a[c][i];
+        r.ang_b[c] = ang_b[c][i];
+        r.dw_a[c] = dw_a[c][i];
+        r.dw_b[c] = dw_b[c][i];
+      }
+      r.mass = mass[i];
+    }
+    if (row == 0)
+      for (int c = 0; c < 3; ++c) {
+        normal_ang_a[c] = ang_a[c];
+        normal_ang_b[c] = ang_b[c];
+        normal_dw_a[c] = dw_a[c];
+        normal_dw_b[c] = dw_b[c];
+      }
+  }
+  // k[r][c] = m_a^-1 + m_b^-1 + ang_a(r).dw_a(c) + ang_b(r).dw_b(c): lanes over c.
+  for (int r = 0; r < count; ++r) {
+    Lanes ang_a[3], ang_b[3];
+    for (int c = 0; c < 3; ++c) {
+      ang_a[c] = splat(normal_ang_a[c][r]);
+      ang_b[c] = splat(normal_ang_b[c][r]);
+    }
+    const Lanes row = inv_mass_sum + dotLanes(ang_a, normal_dw_a) + dotLanes(ang_b, normal_dw_b);
+    for (int c = 0; c < count; ++c) k[r][c] = row[c];
+  }
+}
+
+namespace {
+
 bool moves(const SolverBody& b) { return b.inv_mass > 0.0 || !b.inv_inertia.isZero(0.0); }
 
 void setLane(ContactBatch::Row& dst, int lane, const ContactRow& src) {

@@ -50,6 +50,14 @@ struct alignas(32) ContactBatch {
   int points;            ///< Largest point count over the lanes.
 };
 
+/// Sets up the normal and tangent rows of a manifold's points (their dir, r_a and r_b set) and
+/// the manifold's normal coupling numbers k, with the points in SIMD lanes. Each lane does the
+/// IEEE operations of the one-row set-up in the same order (r x dir, I^-1 (r x dir),
+/// 1 / (m_a^-1 + m_b^-1 + ...)), so the rows are the same bits. `extra_k[t]`: the belt rotors'
+/// share of tangent row t's inverse mass.
+void setupManifoldRows(ContactPoint* points, int count, const SolverBody& a, const SolverBody& b,
+                       const double (&extra_k)[2], double (&k)[4][4]);
+
 /// How ContactBatches::build treats a manifold.
 enum class Scheduling : char {
   Skip,     ///< Solved elsewhere (articulated manifolds, by block).

@@ -9,17 +9,6 @@ namespace sim::dynamics::detail {
 
 namespace {
 
-void setupRow(ContactRow& row, const SolverBody& a, const SolverBody& b, const Vec3& dir,
-              const Vec3& r_a, const Vec3& r_b, double extra_k = 0.0) {
-  row.dir = dir;
-  row.ang_a = r_a.cross(dir);
-  row.ang_b = r_b.cross(dir);
-  row.dw_a = a.inv_inertia * row.ang_a;
-  row.dw_b = b.inv_inertia * row.ang_b;
-  const double k = a.inv_mass + b.inv_mass + row.ang_a.dot(row.dw_a) + row.ang_b.dot(row.dw_b) + extra_k;
-  row.mass = k > 0.0 ? 1.0 / k : 0.0;
-}
-
 double rowVelocity(const ContactRow& row, const SolverBody& a, const SolverBody& b) {
   return row.dir.dot(b.v - a.v) + row.ang_b.dot(b.w) - row.ang_a.dot(a.w);
 }
@@ -231,9 +220,27 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
       const int manifold_index = static_cast<int>(manifolds_.size());
       const ContactState* claimed[4] = {nullptr, nullptr, nullptr, nullptr};
+      const Vec3 tangents[2] = {t1, t2};
+      // Belt drive of the tangent rows (the same for every point): surface speed = coef * rotor
+      // speed; material speed of side b's surface adds to Cdot, side a's subtracts.
+      int rotor[2] = {-1, -1};
+      double rotor_coef[2][2] = {}, extra_k[2] = {0.0, 0.0};
+      for (int t = 0; t < 2; ++t) {
+        for (int side = 0; side < 2; ++side) {
+          const ShapeDef& sd = *sides[side];
+          if (sd.belt_motor < 0) continue;
+          const double coef = (side == 1 ? 1.0 : -1.0) * sd.belt_m_per_rad * tangents[t].dot(belt_dir[side]);
+          rotor[side] = sd.belt_motor;
+          rotor_coef[t][side] = coef;
+          const MotorDef& md = model.motors[sd.belt_motor];
+          extra_k[t] += coef * coef / md.rotorInertia();
+        }
+      }
+      points_.resize(points_.size() + static_cast<std::size_t>(m.count));  // in place: records are large
+      ContactPoint* const manifold_points = points_.data() + cm.first;
       for (int k = 0; k < m.count; ++k) {
         const ManifoldPoint& mp = m.points[k];
-        ContactPoint& p = points_.emplace_back();  // in place: the record is large
+        ContactPoint& p = manifold_points[k];
         p.a = oa;
         p.b = ob;
         p.manifold = manifold_index;
@@ -246,22 +253,18 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
         p.local_b = orientations[ob].conjugate() * (mp.on_b - positions[ob]);
         p.separation = mp.separation;
         p.friction = mu;
-        setupRow(p.normal, a, b, n, p.r_a, p.r_b);
-        const Vec3 tangents[2] = {t1, t2};
-        for (int t = 0; t < 2; ++t) {
-          double extra = 0.0;
-          for (int side = 0; side < 2; ++side) {
-            const ShapeDef& sd = *sides[side];
-            if (sd.belt_motor < 0) continue;
-            // Material speed of side b's surface adds to Cdot, side a's subtracts.
-            const double coef = (side == 1 ? 1.0 : -1.0) * sd.belt_m_per_rad * tangents[t].dot(belt_dir[side]);
-            p.rotor[side] = sd.belt_motor;
-            p.rotor_coef[t][side] = coef;
-            const MotorDef& md = model.motors[sd.belt_motor];
-            extra += coef * coef / md.rotorInertia();
-          }
-          setupRow(p.tangent[t], a, b, tangents[t], p.r_a, p.r_b, extra);
+        p.normal.dir = n;
+        p.tangent[0].dir = t1;
+        p.tangent[1].dir = t2;
+        for (int side = 0; side < 2; ++side) {
+          p.rotor[side] = rotor[side];
+          for (int t = 0; t < 2; ++t) p.rotor_coef[t][side] = rotor_coef[t][side];
         }
+      }
+      setupManifoldRows(manifold_points, m.count, a, b, extra_k, cm.k);
+      for (int k = 0; k < m.count; ++k) {
+        const ManifoldPoint& mp = m.points[k];
+        ContactPoint& p = manifold_points[k];
         // Allowed normal speed: close the gap, no more; bounce on fast impacts that close it now.
         const double vn = rowVelocity(p.normal, a, b);
         p.target = mp.separation > 0.0 ? -mp.separation / h : 0.0;
@@ -274,19 +277,12 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
         // normal. Without the fallback the flips drop warm starts at random points and pump
         // energy into tall stacks.
         if (model.solver.warm_start) {
-          if (const ContactState* old = previousContact(stored, pair_end, m, k, mid, claimed)) {
+          if (const ContactState* old = previousContact(stored, pair_end, m, k, p.point, claimed)) {
             p.normal.impulse = old->normal_impulse;
             p.tangent[0].impulse = old->friction_impulse.dot(t1);
             p.tangent[1].impulse = old->friction_impulse.dot(t2);
             if (k == 0) cm.torsion.impulse = old->torsion_impulse;
           }
-        }
-      }
-      for (int r = 0; r < m.count; ++r) {
-        const ContactRow& ri = points_[cm.first + r].normal;
-        for (int c = 0; c < m.count; ++c) {
-          const ContactRow& rj = points_[cm.first + c].normal;
-          cm.k[r][c] = a.inv_mass + b.inv_mass + ri.ang_a.dot(rj.dw_a) + ri.ang_b.dot(rj.dw_b);
         }
       }
       if (cm.torsion_radius > 0.0) {
