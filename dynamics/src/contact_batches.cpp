@@ -176,7 +176,43 @@ SIM_LANES_INLINE Lanes dotLanes(const Lanes (&x)[3], const Lanes (&y)[3]) {
   return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2];
 }
 
+/// x + q local per lane, as Eigen's quaternion rotation: uv = 2 (q.vec x local),
+/// then local + w uv + q.vec x uv.
+SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&local)[3], Lanes (&out)[3]) {
+  const Lanes qv[3] = {splat(q.x()), splat(q.y()), splat(q.z())};
+  Lanes uv[3], turn[3];
+  crossLanes(qv, local, uv);
+  for (int c = 0; c < 3; ++c) uv[c] += uv[c];
+  crossLanes(qv, uv, turn);
+  const Lanes w = splat(q.w());
+  for (int c = 0; c < 3; ++c) out[c] = splat(x[c]) + ((local[c] + w * uv[c]) + turn[c]);
+}
+
 }  // namespace
+
+[[gnu::target_clones("avx2", "default")]] void measureManifold(
+    const ContactPoint* points, int count, const Vec3& x_a, const Quat& q_a, const Vec3& x_b,
+    const Quat& q_b, const Vec3& n, double slop, double (&depth)[4], Vec3 (&mid)[4]) {
+  Lanes local_a[3], local_b[3];
+  for (int c = 0; c < 3; ++c) local_a[c] = local_b[c] = splat(0.0);
+  for (int i = 0; i < count; ++i)
+    for (int c = 0; c < 3; ++c) {
+      local_a[c][i] = points[i].local_a[c];
+      local_b[c][i] = points[i].local_b[c];
+    }
+  Lanes pa[3], pb[3], gap[3];
+  placeLanes(x_a, q_a, local_a, pa);
+  placeLanes(x_b, q_b, local_b, pb);
+  for (int c = 0; c < 3; ++c) gap[c] = pb[c] - pa[c];
+  const Lanes nn[3] = {splat(n.x()), splat(n.y()), splat(n.z())};
+  const Lanes d = dotLanes(nn, gap) + splat(slop);
+  Lanes half[3];
+  for (int c = 0; c < 3; ++c) half[c] = splat(0.5) * (pa[c] + pb[c]);
+  for (int i = 0; i < count; ++i) {
+    depth[i] = d[i];
+    mid[i] = Vec3(half[0][i], half[1][i], half[2][i]);
+  }
+}
 
 [[gnu::target_clones("avx2", "default")]] void setupManifoldRows(ContactPoint* points, int count,
                                                                 const SolverBody& a,

@@ -58,6 +58,13 @@ struct alignas(32) ContactBatch {
 void setupManifoldRows(ContactPoint* points, int count, const SolverBody& a, const SolverBody& b,
                        const double (&extra_k)[2], double (&k)[4][4]);
 
+/// The position pass's measure of a manifold's points at the poses as they are now, points in
+/// lanes: depth[i] = n.(p_b - p_a) + slop and mid[i] = (p_a + p_b) / 2 (m), where p = x + q local
+/// with Eigen's quaternion rotation's operations in its order (same bits as the scalar code).
+void measureManifold(const ContactPoint* points, int count, const Vec3& x_a, const Quat& q_a,
+                     const Vec3& x_b, const Quat& q_b, const Vec3& n, double slop,
+                     double (&depth)[4], Vec3 (&mid)[4]);
+
 /// How ContactBatches::build treats a manifold.
 enum class Scheduling : char {
   Skip,     ///< Solved elsewhere (articulated manifolds, by block).

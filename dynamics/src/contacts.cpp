@@ -694,14 +694,11 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
     Vec3 dw_a[4], dw_b[4], ang_a[4], ang_b[4], mid[4];
     double depth[4], push[4] = {0.0, 0.0, 0.0, 0.0};  // separation + slop (m); push-out (kg m)
     bool any = false;
+    measureManifold(&points_[first], count, positions[ia], orientations[ia], positions[ib],
+                    orientations[ib], n, cfg.slop_m, depth, mid);
     for (int i = 0; i < count; ++i) {
-      const ContactPoint& p = points_[first + i];
-      const Vec3 pa = positions[ia] + orientations[ia] * p.local_a;
-      const Vec3 pb = positions[ib] + orientations[ib] * p.local_b;
-      depth[i] = n.dot(pb - pa) + cfg.slop_m;
       largest = std::max(largest, -depth[i]);
       any = any || depth[i] < 0.0;
-      mid[i] = 0.5 * (pa + pb);
     }
     if (!any) continue;  // the common case once a pile rests: nothing beyond the slop
     for (int i = 0; i < count; ++i) {
