@@ -127,7 +127,7 @@ void ContactSolver::init(const Model& model) {
 void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positions,
                             const std::vector<Quat>& orientations,
                             const std::vector<SolverBody>& bodies, const State& s, double h) {
-  points_.clear();
+  point_count_ = 0;
   manifolds_.clear();
   batches_.clear();
   batched_ = false;
@@ -214,7 +214,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       ContactManifold cm;
       cm.shape_a = i;
       cm.shape_b = j;
-      cm.first = static_cast<int>(points_.size());
+      cm.first = point_count_;
       cm.count = m.count;
       cm.friction = mu;
       cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
@@ -236,7 +236,9 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
           extra_k[t] += coef * coef / md.rotorInertia();
         }
       }
-      points_.resize(points_.size() + static_cast<std::size_t>(m.count));  // in place: records are large
+      // The records are large: they are reused from earlier substeps, every field set below.
+      point_count_ += m.count;
+      if (points_.size() < static_cast<std::size_t>(point_count_)) points_.resize(static_cast<std::size_t>(point_count_));
       ContactPoint* const manifold_points = points_.data() + cm.first;
       for (int k = 0; k < m.count; ++k) {
         const ManifoldPoint& mp = m.points[k];
@@ -256,6 +258,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
         p.normal.dir = n;
         p.tangent[0].dir = t1;
         p.tangent[1].dir = t2;
+        p.normal.impulse = p.tangent[0].impulse = p.tangent[1].impulse = 0.0;
         for (int side = 0; side < 2; ++side) {
           p.rotor[side] = rotor[side];
           for (int t = 0; t < 2; ++t) p.rotor_coef[t][side] = rotor_coef[t][side];
@@ -304,7 +307,8 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
 
 void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
                               const std::vector<double>& rotor_inv_inertia) {
-  for (const ContactPoint& p : points_) {
+  for (int k = 0; k < point_count_; ++k) {
+    const ContactPoint& p = points_[k];
     SolverBody& a = bodies[p.a];
     SolverBody& b = bodies[p.b];
     applyRow(p.normal, a, b, p.normal.impulse);

@@ -101,7 +101,7 @@ class ContactSolver {
   void store(State& s);
 
   int shapeOwner(int shape) const { return shape_owner_.at(static_cast<std::size_t>(shape)); }
-  std::size_t pointCount() const { return points_.size(); }
+  std::size_t pointCount() const { return static_cast<std::size_t>(point_count_); }
 
  private:
   /// The link's (v; w) change per unit impulse of each row of an articulated manifold's point.
@@ -128,7 +128,8 @@ class ContactSolver {
   std::vector<std::pair<int, int>> pairs_;
   std::vector<Manifold> found_;  // manifolds of the current pair (scratch)
   BroadPhase broad_;
-  std::vector<ContactPoint> points_;
+  std::vector<ContactPoint> points_;  // the first point_count_ are this substep's (never shrinks)
+  int point_count_ = 0;
   std::vector<ContactManifold> manifolds_;
   /// Positions in the state's (sorted) contacts of those of frozen (sleeping) pairs, kept
   /// unchanged: store() leaves the list alone when they are all of it and nothing is fresh (a
