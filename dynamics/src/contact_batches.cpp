@@ -70,12 +70,19 @@ SIM_LANES_INLINE Lanes solveBatch(ContactBatch& bt, std::vector<SolverBody>& bod
       fresh[t] = p.tangent[t].impulse - rowSpeed(bt.t[t], p.tangent[t], dv, wa, wb) * p.tangent[t].mass;
     const Lanes bound = bt.friction * p.normal.impulse;
     const Lanes len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
-    Lanes len = len2;
-    for (int l = 0; l < 4; ++l) len[l] = std::sqrt(len[l]);
-    // len > bound implies len > 0 (bound >= 0), so the division is only used where it is finite.
-    const Lanes scale = len > bound ? bound / len : splat(1.0);
-    fresh[0] *= scale;
-    fresh[1] *= scale;
+    // Inside the cone by a margin no rounding can cross (the usual case for resting contacts)
+    // in every lane: no scaling, and no square root or division. (Correctly rounded products
+    // and root: len2 < b^2 (1 - 1e-14) gives sqrt(len2) < b (1 - 4e-15) with b^2 normal, which
+    // b > 1e-150 ensures; otherwise the lane takes the full test.)
+    const auto inside = (len2 < bound * bound * splat(1.0 - 1e-14)) & (bound > splat(1e-150));
+    if (!(inside[0] && inside[1] && inside[2] && inside[3])) {
+      Lanes len = len2;
+      for (int l = 0; l < 4; ++l) len[l] = std::sqrt(len[l]);
+      // len > bound implies len > 0 (bound >= 0), so the division is only used where it is finite.
+      const Lanes scale = len > bound ? bound / len : splat(1.0);
+      fresh[0] *= scale;
+      fresh[1] *= scale;
+    }
     const Lanes d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
     p.tangent[0].impulse = fresh[0];
     p.tangent[1].impulse = fresh[1];

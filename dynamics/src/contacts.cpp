@@ -391,11 +391,15 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
         if (p.rotor[side] >= 0) v += p.rotor_coef[t][side] * rotor_speed[p.rotor[side]];
       fresh[t] = row.impulse - v * row.mass;
     }
-    const double len = std::sqrt(fresh[0] * fresh[0] + fresh[1] * fresh[1]);
-    if (len > bound) {
-      const double scale = len > 0.0 ? bound / len : 0.0;
-      fresh[0] *= scale;
-      fresh[1] *= scale;
+    const double len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
+    // Clearly inside the cone (see solveBatch in contact_batches.cpp): no root needed.
+    if (!(len2 < bound * bound * (1.0 - 1e-14) && bound > 1e-150)) {
+      const double len = std::sqrt(len2);
+      if (len > bound) {
+        const double scale = len > 0.0 ? bound / len : 0.0;
+        fresh[0] *= scale;
+        fresh[1] *= scale;
+      }
     }
     // Both rows' changes reach the bodies in one update.
     const double d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
@@ -634,11 +638,15 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
     double fresh[2];
     for (int t = 0; t < 2; ++t)
       fresh[t] = p.tangent[t].impulse - rowVelocity(p.tangent[t], a, b) * p.tangent[t].mass;
-    const double len = std::sqrt(fresh[0] * fresh[0] + fresh[1] * fresh[1]);
-    if (len > bound) {
-      const double scale = len > 0.0 ? bound / len : 0.0;
-      fresh[0] *= scale;
-      fresh[1] *= scale;
+    const double len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
+    // Clearly inside the cone (see solveBatch in contact_batches.cpp): no root needed.
+    if (!(len2 < bound * bound * (1.0 - 1e-14) && bound > 1e-150)) {
+      const double len = std::sqrt(len2);
+      if (len > bound) {
+        const double scale = len > 0.0 ? bound / len : 0.0;
+        fresh[0] *= scale;
+        fresh[1] *= scale;
+      }
     }
     for (int t = 0; t < 2; ++t) {
       const double d = fresh[t] - p.tangent[t].impulse;
