@@ -201,7 +201,8 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
   for (int i = 0; i < c; ++i) m.points[m.count++] = cand[i];
 }
 
-bool boxBox(const WorldShape& a, const WorldShape& b, double margin, Manifold& m) {
+bool boxBox(const WorldShape& a, const WorldShape& b, double margin, Manifold& m,
+            bool screen_edge_axes = true) {
   const Vec3 d = b.center - a.center;
   const Mat3 c = a.axes.transpose() * b.axes;  // c(i, j) = a_i . b_j
   const Mat3 abs_c = c.cwiseAbs().array() + 1e-12;
@@ -218,11 +219,33 @@ bool boxBox(const WorldShape& a, const WorldShape& b, double margin, Manifold& m
     if (s > margin) return false;
     if (s > face_b) { face_b = s; axis_b = j; }
   }
+  // Prefer face contacts (stable resting manifolds); an edge axis must be clearly better.
+  constexpr double kRelTol = 0.95, kAbsTol = 0.5e-3;
+  const bool use_b = face_b > kRelTol * face_a + kAbsTol;
+  const double face = use_b ? face_b : face_a;
+  // An edge axis matters only if it separates (s > margin) or beats the face by the tolerance,
+  // both thresholds >= 0 here when `screen`. The unnormalised test along a_i x b_j (in a's frame,
+  // from c; no root or division) shows most axes overlap clearly (s < 0 by far more than any
+  // rounding), and those are skipped: the result is the same as testing them.
+  const bool screen = screen_edge_axes && margin >= 0.0 && kRelTol * face + kAbsTol >= 0.0;
+  const double t[3] = {d.dot(a.axes.col(0)), d.dot(a.axes.col(1)), d.dot(a.axes.col(2))};
+  const Vec3& size_a = a.half_extents;
+  const Vec3& size_b = b.half_extents;
   double edge = -kInf;
   int edge_i = 0, edge_j = 0;
   Vec3 edge_n = Vec3::Zero();
   for (int i = 0; i < 3; ++i) {
+    const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
     for (int j = 0; j < 3; ++j) {
+      if (screen) {
+        const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+        // (a_i x b_j).d, sum_k ha_k |(a_i x b_j).a_k| and sum_k hb_k |(a_i x b_j).b_k|.
+        const double along = t[i2] * c(i1, j) - t[i1] * c(i2, j);
+        const double reach_a = size_a[i1] * std::abs(c(i2, j)) + size_a[i2] * std::abs(c(i1, j));
+        const double reach_b = size_b[j1] * std::abs(c(i, j2)) + size_b[j2] * std::abs(c(i, j1));
+        const double gap = std::abs(along) - reach_a - reach_b;
+        if (gap < -1e-9 * (std::abs(along) + reach_a + reach_b)) continue;
+      }
       Vec3 n = a.axes.col(i).cross(b.axes.col(j));
       const double len = n.norm();
       if (len < 1e-6) continue;  // parallel edges: the face axes cover them
@@ -237,10 +260,6 @@ bool boxBox(const WorldShape& a, const WorldShape& b, double margin, Manifold& m
       if (s > edge) { edge = s; edge_i = i; edge_j = j; edge_n = d.dot(n) >= 0.0 ? n : Vec3(-n); }
     }
   }
-  // Prefer face contacts (stable resting manifolds); an edge axis must be clearly better.
-  constexpr double kRelTol = 0.95, kAbsTol = 0.5e-3;
-  const bool use_b = face_b > kRelTol * face_a + kAbsTol;
-  const double face = use_b ? face_b : face_a;
   if (edge > kRelTol * face + kAbsTol) {
     Vec3 ca, ha, cb, hb;
     supportEdge(a, edge_i, edge_n, ca, ha);
@@ -390,6 +409,10 @@ bool pairSupported(ShapeType a, ShapeType b) {
   // Planes and meshes are static and unbounded or large: never against each other.
   auto world = [](ShapeType t) { return t == ShapeType::Plane || t == ShapeType::TriangleMesh; };
   return !(world(a) && world(b));
+}
+
+bool collideBoxesUnscreened(const WorldShape& a, const WorldShape& b, double margin, Manifold& out) {
+  return boxBox(a, b, margin, out, false);
 }
 
 bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& out) {

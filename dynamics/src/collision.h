@@ -51,6 +51,10 @@ WorldShape placeShape(const ShapeDef& def, int body, const Vec3& x, const Quat& 
 /// triangle meshes, which need collideAll().
 bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& out);
 
+/// Two boxes as collide() does them, but testing every edge axis in full (collide() skips the
+/// ones a cheaper unnormalised test shows clearly overlapping); for the test that both agree.
+bool collideBoxesUnscreened(const WorldShape& a, const WorldShape& b, double margin, Manifold& out);
+
 /// Every manifold of shapes a and b (cleared first): collide()'s one for convex pairs, one per
 /// touched triangle (in triangle order) when one shape is a triangle mesh. The feature ids of a
 /// mesh's manifolds carry the triangle index, so they are unique within the pair.

@@ -794,6 +794,10 @@ void ContactSolver::store(State& s) {
     for (std::size_t at = 0; at < carried_.size(); ++at) carried_[at] = static_cast<int>(at);
   }
   if (fresh_.empty() && carried_.size() == s.contacts.size()) return;  // all carried, in place
+  if (carried_.empty()) {  // nothing asleep: the fresh list is the whole list
+    s.contacts.swap(fresh_);
+    return;
+  }
   merged_.clear();
   std::size_t f = 0;
   for (const int at : carried_) {
