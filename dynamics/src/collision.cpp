@@ -140,7 +140,9 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
   const int u = (inc_axis + 1) % 3, v = (inc_axis + 2) % 3;
   const Vec3 fc = inc.center + inc_sign * inc.half_extents[inc_axis] * inc.axes.col(inc_axis);
   const Vec3 eu = inc.half_extents[u] * inc.axes.col(u), ev = inc.half_extents[v] * inc.axes.col(v);
-  ClipVertex poly[16], next[16];
+  ClipVertex buffers[2][16];  // the polygon and its clipped version, swapped per plane
+  ClipVertex* poly = buffers[0];
+  ClipVertex* next = buffers[1];
   constexpr double kClipTolerance = 1e-4;  // m; also in collision_convex.cpp
   int count = 4;
   poly[0] = {fc + eu + ev, 0};
@@ -161,7 +163,7 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
       int out = 0;
       for (int i = 0; i < count; ++i) {
         const ClipVertex& p0 = poly[i];
-        const ClipVertex& p1 = poly[(i + 1) % count];
+        const ClipVertex& p1 = poly[i + 1 < count ? i + 1 : 0];
         const double d0 = pn.dot(p0.p) - offset, d1 = pn.dot(p1.p) - offset;
         if (d0 <= 0.0) next[out++] = p0;
         if ((d0 < 0.0 && d1 > 0.0) || (d0 > 0.0 && d1 < 0.0)) {
@@ -171,7 +173,7 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
         }
       }
       count = out;
-      std::copy(next, next + count, poly);
+      std::swap(poly, next);
       ++plane;
       if (count == 0) return;
     }
