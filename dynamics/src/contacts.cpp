@@ -20,6 +20,20 @@ void applyRow(const ContactRow& row, SolverBody& a, SolverBody& b, double lambda
   b.w += lambda * row.dw_b;
 }
 
+/// The Coulomb cone: scales the tangent impulse pair onto the disc of radius `bound` when it lies
+/// outside. A pair clearly inside (by a margin rounding cannot cross; see solveBatch in
+/// contact_batches.cpp) needs no root.
+void projectOntoDisc(double (&fresh)[2], double bound) {
+  const double len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
+  if (len2 < bound * bound * (1.0 - 1e-14) && bound > 1e-150) return;
+  const double len = std::sqrt(len2);
+  if (len > bound) {
+    const double scale = len > 0.0 ? bound / len : 0.0;
+    fresh[0] *= scale;
+    fresh[1] *= scale;
+  }
+}
+
 /// A deterministic unit vector perpendicular to n.
 Vec3 perpendicular(const Vec3& n) {
   const Vec3 t = std::abs(n.x()) < 0.57735 ? Vec3(n.cross(Vec3::UnitX())) : Vec3(n.cross(Vec3::UnitY()));
@@ -391,16 +405,7 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
         if (p.rotor[side] >= 0) v += p.rotor_coef[t][side] * rotor_speed[p.rotor[side]];
       fresh[t] = row.impulse - v * row.mass;
     }
-    const double len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
-    // Clearly inside the cone (see solveBatch in contact_batches.cpp): no root needed.
-    if (!(len2 < bound * bound * (1.0 - 1e-14) && bound > 1e-150)) {
-      const double len = std::sqrt(len2);
-      if (len > bound) {
-        const double scale = len > 0.0 ? bound / len : 0.0;
-        fresh[0] *= scale;
-        fresh[1] *= scale;
-      }
-    }
+    projectOntoDisc(fresh, bound);
     // Both rows' changes reach the bodies in one update.
     const double d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
     p.tangent[0].impulse = fresh[0];
@@ -638,16 +643,7 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
     double fresh[2];
     for (int t = 0; t < 2; ++t)
       fresh[t] = p.tangent[t].impulse - rowVelocity(p.tangent[t], a, b) * p.tangent[t].mass;
-    const double len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
-    // Clearly inside the cone (see solveBatch in contact_batches.cpp): no root needed.
-    if (!(len2 < bound * bound * (1.0 - 1e-14) && bound > 1e-150)) {
-      const double len = std::sqrt(len2);
-      if (len > bound) {
-        const double scale = len > 0.0 ? bound / len : 0.0;
-        fresh[0] *= scale;
-        fresh[1] *= scale;
-      }
-    }
+    projectOntoDisc(fresh, bound);
     for (int t = 0; t < 2; ++t) {
       const double d = fresh[t] - p.tangent[t].impulse;
       p.tangent[t].impulse = fresh[t];
