@@ -430,6 +430,11 @@ TEST(Contact, PileFallsAsleepKeepsItsLoadAndWakesWhenHit) {
       sim2.step(restored);
     }
     EXPECT_TRUE(original == restored);
+    // Nothing awake: the steps left the bodies and the carried contacts exactly as they were.
+    State before = s;
+    original.time_s = before.time_s;
+    original.step = before.step;
+    EXPECT_TRUE(original == before);
   }
   s.bodies[hit].asleep = false;
   s.bodies[hit].linear_velocity_mps = Vec3(3.0, 0.0, 0.0);  // 0.4 m to the column, mu g = 4.9 m/s^2
