@@ -541,8 +541,7 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
     }
     for (int b = 0; b < bands; ++b) band_start_[b + 1] += band_start_[b];
     swept_.resize(band_start_[bands]);
-    std::vector<int>& fill = next_fill_;
-    fill.assign(band_start_.begin(), band_start_.end() - 1);
+    next_fill_.assign(band_start_.begin(), band_start_.end() - 1);
     for (int at = 0; at < n_order; ++at) {
       const int i = order_[at];
       const WorldShape& s = shapes[i];
@@ -554,7 +553,7 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
       }
       const SweptBox box{s.aabb_min.x(), s.aabb_max.x(), s.aabb_min.y(), s.aabb_max.y(),
                          s.aabb_min.z(), s.aabb_max.z(), i, 0};
-      for (int b = b0; b <= b1; ++b) swept_[fill[b]++] = box;
+      for (int b = b0; b <= b1; ++b) swept_[next_fill_[b]++] = box;
     }
     for (int b = 0; b < bands; ++b) {
       const int first = band_start_[b], last = band_start_[b + 1];

@@ -17,6 +17,7 @@ namespace {
 SIM_LANES_INLINE Lanes splat(double x) { return Lanes{x, x, x, x}; }
 SIM_LANES_INLINE Lanes maxLanes(Lanes a, Lanes b) { return a > b ? a : b; }
 SIM_LANES_INLINE Lanes absLanes(Lanes a) { return a < 0.0 ? -a : a; }
+/// x.y per lane, summed left to right as Eigen's 3-vector dot: (x0 y0 + x1 y1) + x2 y2.
 SIM_LANES_INLINE Lanes dot3(const Lanes (&x)[3], const Lanes (&y)[3]) {
   return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
 }
@@ -178,9 +179,16 @@ SIM_LANES_INLINE void turnLanes(const Mat3& m, const Lanes (&x)[3], Lanes (&out)
   out[2] = splat(m(2, 0)) * x[0] + (splat(m(2, 1)) * x[1] + splat(m(2, 2)) * x[2]);
 }
 
-/// Eigen's 3-vector dot: (x0 y0 + x1 y1) + x2 y2.
-SIM_LANES_INLINE Lanes dotLanes(const Lanes (&x)[3], const Lanes (&y)[3]) {
-  return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2];
+/// Two vectors of each of a manifold's points (members `first` and `second` of ContactPoint),
+/// points in lanes; lanes past `count` are zero.
+SIM_LANES_INLINE void pointLanes(const ContactPoint* points, int count, Vec3 ContactPoint::*first,
+                                 Vec3 ContactPoint::*second, Lanes (&a)[3], Lanes (&b)[3]) {
+  for (int c = 0; c < 3; ++c) a[c] = b[c] = splat(0.0);
+  for (int i = 0; i < count; ++i)
+    for (int c = 0; c < 3; ++c) {
+      a[c][i] = (points[i].*first)[c];
+      b[c][i] = (points[i].*second)[c];
+    }
 }
 
 /// x + q local per lane, as Eigen's quaternion rotation: uv = 2 (q.vec x local),
@@ -201,18 +209,13 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
     const ContactPoint* points, int count, const Vec3& x_a, const Quat& q_a, const Vec3& x_b,
     const Quat& q_b, const Vec3& n, double slop, double (&depth)[4], Vec3 (&mid)[4]) {
   Lanes local_a[3], local_b[3];
-  for (int c = 0; c < 3; ++c) local_a[c] = local_b[c] = splat(0.0);
-  for (int i = 0; i < count; ++i)
-    for (int c = 0; c < 3; ++c) {
-      local_a[c][i] = points[i].local_a[c];
-      local_b[c][i] = points[i].local_b[c];
-    }
+  pointLanes(points, count, &ContactPoint::local_a, &ContactPoint::local_b, local_a, local_b);
   Lanes pa[3], pb[3], gap[3];
   placeLanes(x_a, q_a, local_a, pa);
   placeLanes(x_b, q_b, local_b, pb);
   for (int c = 0; c < 3; ++c) gap[c] = pb[c] - pa[c];
   const Lanes nn[3] = {splat(n.x()), splat(n.y()), splat(n.z())};
-  const Lanes d = dotLanes(nn, gap) + splat(slop);
+  const Lanes d = dot3(nn, gap) + splat(slop);
   Lanes half[3];
   for (int c = 0; c < 3; ++c) half[c] = splat(0.5) * (pa[c] + pb[c]);
   for (int i = 0; i < count; ++i) {
@@ -227,12 +230,7 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
                                                                 const double (&extra_k)[2],
                                                                 double (&k)[4][4]) {
   Lanes ra[3], rb[3];
-  for (int c = 0; c < 3; ++c) ra[c] = rb[c] = splat(0.0);
-  for (int i = 0; i < count; ++i)
-    for (int c = 0; c < 3; ++c) {
-      ra[c][i] = points[i].r_a[c];
-      rb[c][i] = points[i].r_b[c];
-    }
+  pointLanes(points, count, &ContactPoint::r_a, &ContactPoint::r_b, ra, rb);
   const Lanes inv_mass_sum = splat(a.inv_mass + b.inv_mass);
   Lanes normal_ang_a[3], normal_ang_b[3], normal_dw_a[3], normal_dw_b[3];
   for (int row = 0; row < 3; ++row) {
@@ -243,7 +241,7 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
     crossLanes(rb, dir, ang_b);
     turnLanes(a.inv_inertia, ang_a, dw_a);
     turnLanes(b.inv_inertia, ang_b, dw_b);
-    const Lanes kk = inv_mass_sum + dotLanes(ang_a, dw_a) + dotLanes(ang_b, dw_b) +
+    const Lanes kk = inv_mass_sum + dot3(ang_a, dw_a) + dot3(ang_b, dw_b) +
                      splat(row == 0 ? 0.0 : extra_k[row - 1]);
     const Lanes mass = kk > 0.0 ? splat(1.0) / kk : splat(0.0);
     for (int i = 0; i < count; ++i) {
@@ -271,7 +269,7 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
       ang_a[c] = splat(normal_ang_a[c][r]);
       ang_b[c] = splat(normal_ang_b[c][r]);
     }
-    const Lanes row = inv_mass_sum + dotLanes(ang_a, normal_dw_a) + dotLanes(ang_b, normal_dw_b);
+    const Lanes row = inv_mass_sum + dot3(ang_a, normal_dw_a) + dot3(ang_b, normal_dw_b);
     for (int c = 0; c < count; ++c) k[r][c] = row[c];
   }
 }

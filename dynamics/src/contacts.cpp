@@ -784,12 +784,11 @@ void ContactSolver::store(State& s) {
     run = end;
   }
   if (!std::is_sorted(fresh_.begin(), fresh_.end(), keyLess)) std::sort(fresh_.begin(), fresh_.end(), keyLess);
-  if (all_carried_) {
-    if (fresh_.empty()) return;  // in place
+  if (fresh_.empty() && (all_carried_ || carried_.size() == s.contacts.size())) return;  // in place
+  if (all_carried_) {  // not expected (nothing awake finds nothing fresh), but kept correct
     carried_.resize(s.contacts.size());
     for (std::size_t at = 0; at < carried_.size(); ++at) carried_[at] = static_cast<int>(at);
   }
-  if (fresh_.empty() && carried_.size() == s.contacts.size()) return;  // all carried, in place
   if (carried_.empty()) {  // nothing asleep: the fresh list is the whole list
     s.contacts.swap(fresh_);
     return;
