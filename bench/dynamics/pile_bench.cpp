@@ -4,11 +4,16 @@
 // sleeping off and on, the final largest speed (the pile must come to rest), the largest
 // penetration over the last second and at the end, and writes the table as CSV.
 //
-// Also times the grasp scene (samples::graspScene): close, lift 0.3 m, slip; each repeat runs it
-// with articulated contacts (the scene's setting) and then with rigid-link contacts.
+// Also times the grasp scene (samples::graspScene): close, lift 0.3 m, slip. Each repeat runs it
+// with articulated contacts (the scene's setting) and the solver's default tolerances (iterations
+// stop once no impulse changes by 1e-10 N s, position passes below 1e-7 m; the cap is
+// --grasp-iterations, or the scene's 20), then with the mechanism's responses computed in full
+// instead of low-rank, then with every iteration run (the scene's tolerances of 0), then with
+// rigid-link contacts (--grasp-engine-only: the first only).
 //
 //   bench_pile [--csv FILE] [--columns N ...] [--iterations I ...] [--seconds S]
-//              [--grasp-only] [--grasp-repeats R] [--grasp-iterations I] [--no-grasp] [--trace [--trace-steps N]]
+//              [--grasp-only] [--grasp-engine-only] [--grasp-repeats R] [--grasp-iterations I]
+//              [--no-grasp] [--trace [--trace-steps N]]
 //              [--sleep on|off] [--height H] [--position-iterations P] [--batched on|off|both]
 //
 // --batched both runs each pile configuration with solver.batched_contacts off and then on, one
@@ -100,22 +105,38 @@ Result run(int columns, bool sleep, double seconds, int iterations, bool batched
   return r;
 }
 
-/// The grasp scene: close 0.8 s, lift 0.3 m. Returns microseconds per step and the slip.
-void grasp(int iterations, bool articulated) {
+/// One way to solve the grasp scene.
+struct GraspVariant {
+  bool articulated = true;
+  bool low_rank = true;           // SolverSettings::low_rank_responses
+  bool engine_tolerances = true;  // SolverSettings' default tolerances, or the scene's 0 (every
+                                  // iteration runs)
+};
+
+/// The grasp scene: close 0.8 s, lift 0.3 m. Prints microseconds per step and the slip.
+void grasp(int iterations, const GraspVariant& v) {
   Model model = samples::graspScene(1.0 / 240.0);
   if (iterations > 0) model.solver.velocity_iterations = iterations;
-  model.solver.articulated_contacts = articulated;
+  model.solver.articulated_contacts = v.articulated;
+  model.solver.low_rank_responses = v.low_rank;
+  if (v.engine_tolerances) {
+    const SolverSettings defaults;
+    model.solver.velocity_tolerance = defaults.velocity_tolerance;
+    model.solver.position_tolerance_m = defaults.position_tolerance_m;
+  }
   Simulator sim(model);
   State s = sim.initialState();
   const int box = model.findBody("box"), palm = model.findBody("palm");
   s.motors[model.findMotor("jaws")].voltage = 1.0;
-  int steps = 0;
-  double busy_us = 0.0;
+  int steps = 0, most_iterations = 0;
+  double busy_us = 0.0, iteration_sum = 0.0;
   auto step = [&]() {
     const auto t0 = std::chrono::steady_clock::now();
-    sim.step(s);
+    const StepReport r = sim.step(s);
     busy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     ++steps;
+    most_iterations = std::max(most_iterations, r.velocity_iterations);
+    iteration_sum += r.velocity_iterations;
   };
   for (int i = 0; i < 192; ++i) step();
   const double offset = s.bodies[box].position_m.z() - s.bodies[palm].position_m.z();
@@ -126,9 +147,12 @@ void grasp(int iterations, bool articulated) {
     step();
     slip = std::max(slip, std::abs(s.bodies[box].position_m.z() - s.bodies[palm].position_m.z() - offset));
   }
-  std::printf("grasp (%s): %.2f us/step over %d steps, slip during the 0.3 m lift %.3e m\n",
-              articulated ? "articulated contacts" : "rigid-link contacts", busy_us / steps, steps,
-              slip);
+  std::printf("grasp (%s%s, %s): %.2f us/step over %d steps, slip during the 0.3 m lift %.3e m; "
+              "velocity iterations mean %.2f, max %d\n",
+              v.articulated ? "articulated contacts" : "rigid-link contacts",
+              !v.articulated ? "" : v.low_rank ? ", low-rank responses" : ", full responses",
+              v.engine_tolerances ? "engine tolerances" : "every iteration", busy_us / steps, steps,
+              slip, iteration_sum / steps, most_iterations);
 }
 
 }  // namespace
@@ -140,7 +164,7 @@ int main(int argc, char** argv) {
   std::vector<int> iterations;
   int grasp_repeats = 1;
   int grasp_iterations = 0;  // 0: the scene's own (20)
-  bool grasp_only = false;
+  bool grasp_only = false, grasp_engine_only = false;
   std::vector<bool> sleep_modes = {false, true};
   std::vector<bool> batched_modes = {true};
   for (int i = 1; i < argc; ++i) {
@@ -156,6 +180,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(next());
     else if (!std::strcmp(argv[i], "--iterations")) iterations.push_back(std::atoi(next()));
     else if (!std::strcmp(argv[i], "--grasp-only")) grasp_only = true;
+    else if (!std::strcmp(argv[i], "--grasp-engine-only")) grasp_engine_only = true;
     else if (!std::strcmp(argv[i], "--trace")) g_trace = true;
     else if (!std::strcmp(argv[i], "--trace-steps")) g_trace_steps = std::max(1, std::atoi(next()));
     else if (!std::strcmp(argv[i], "--height")) g_height = std::atoi(next());
@@ -181,8 +206,13 @@ int main(int argc, char** argv) {
   if (columns.empty()) columns = {5, 10};
   if (iterations.empty()) iterations = {10, 20};
   for (int r = 0; r < grasp_repeats; ++r) {
-    grasp(grasp_iterations, true);
-    grasp(grasp_iterations, false);
+    // The engine's configuration first; then the full responses (same physics to rounding), every
+    // iteration run to the cap, and rigid-link contacts for comparison.
+    grasp(grasp_iterations, GraspVariant{});
+    if (grasp_engine_only) continue;
+    grasp(grasp_iterations, GraspVariant{true, false, true});
+    grasp(grasp_iterations, GraspVariant{true, true, false});
+    grasp(grasp_iterations, GraspVariant{false, true, false});
   }
   if (grasp_only) return 0;
   FILE* out = std::fopen(csv.c_str(), "w");

@@ -344,20 +344,36 @@ enum class ImpulseSink {
   Repeater, RepeaterBacklash
 };
 
+/// x . y over n contiguous doubles with four independent partial sums, combined in a fixed order
+/// (the result does not depend on the data's alignment).
+inline double dotSpan(const double* x, const double* y, Eigen::Index n) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  Eigen::Index i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += x[i] * y[i];
+    s1 += x[i + 1] * y[i + 1];
+    s2 += x[i + 2] * y[i + 2];
+    s3 += x[i + 3] * y[i + 3];
+  }
+  for (; i < n; ++i) s0 += x[i] * y[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
 /// LDL^T of a small symmetric positive definite matrix, without pivoting, over flat arrays sized
 /// once. A RowBlock's K (J M^-1 J^T + compliance + a relative regularisation) is SPD, for which the
 /// unpivoted factor is backward stable like Cholesky. The factor is computed a row at a time
 /// ("up-looking": row i needs only rows < i), so a caller can stop after some rows, read the
 /// Schur complement of the rows factored so far, change a later diagonal and go on, or refactor
-/// only the trailing rows whose K changed.
+/// only the trailing rows whose K changed. The leading rows, the bulk, are factored column by
+/// column instead (factorLeading: the same factor, with independent updates).
 ///
 /// Row i of L is nonzero only from the first nonzero of row i of K on (its envelope: elimination
 /// never fills in before it), and every loop here starts there. A chain of joints ordered along
 /// the chain (a motorised arm) has a narrow envelope, so its factor and solves cost about n b^2
 /// and n b for half-bandwidth b instead of n^3 / 6 and n^2. L and L D are kept row-major so every
-/// inner product runs over contiguous memory (Eigen's vectorised dot; plain loops would stay
-/// scalar, since -ffp-contract=off and no -ffast-math forbid reordering a reduction). A pivot
-/// below 1e-14 of its diagonal marks a row redundant with earlier ones: it gets no impulse.
+/// inner product runs over contiguous memory, with four partial sums (dotSpan: the compiler may
+/// not reorder a reduction under -ffp-contract=off and no -ffast-math). A pivot below 1e-14 of
+/// its diagonal marks a row redundant with earlier ones: it gets no impulse.
 class SmallLdlt {
  public:
   void resize(Eigen::Index n) {
@@ -367,6 +383,46 @@ class SmallLdlt {
     d_.resize(n);
     d_inv_.resize(n);
     start_.resize(static_cast<std::size_t>(n));
+  }
+
+  /// Eliminates columns [0, columns) from rows [0, rows) of K (rows >= columns): the factor of
+  /// the leading rows and the L entries of the others against them, as factorRows(k, 0, columns)
+  /// and eliminateRow(k, i, 0, columns) for the rest would give, but "right-looking": each column
+  /// updates the rows below it at once, so the work is independent short vector updates instead
+  /// of a chain of inner products each waiting on the last (the up-looking order's latency).
+  void factorLeading(const Eigen::MatrixXd& k, Eigen::Index columns, Eigen::Index rows) {
+    work_.resize(rows, rows);
+    ldc_.resize(rows);
+    for (Eigen::Index i = 0; i < rows; ++i) {
+      Eigen::Index s = 0;
+      while (s < i && k(i, s) == 0.0) ++s;
+      start_[static_cast<std::size_t>(i)] = s;
+      for (Eigen::Index j = s; j <= i; ++j) work_(i, j) = k(i, j);
+    }
+    for (Eigen::Index c = 0; c < columns; ++c) {
+      setPivotFrom(c, work_(c, c), k(c, c));
+      const double d = d_[c], d_inv = d_inv_[c];
+      // Column c of L and L D for the rows below it (none where a row's envelope starts later),
+      // then each such row's remaining entries lose their part: those before `columns`, and the
+      // diagonal of the leading rows.
+      for (Eigen::Index i = c + 1; i < rows; ++i) {
+        if (start(i) > c) {
+          ldc_[i] = 0.0;
+          continue;
+        }
+        const double l = work_(i, c) * d_inv;
+        l_(i, c) = l;
+        ld_(i, c) = ldc_[i] = l * d;
+      }
+      for (Eigen::Index i = c + 1; i < rows; ++i) {
+        if (start(i) > c) continue;
+        const double l = l_(i, c);
+        if (l == 0.0) continue;
+        double* w = &work_(i, 0);
+        const Eigen::Index top = std::min(i, columns - 1);
+        for (Eigen::Index j = c + 1; j <= top; ++j) w[j] -= l * ldc_[j];
+      }
+    }
   }
 
   /// Factors rows [from, to) of K; rows before `from` must be factored already.
@@ -390,8 +446,7 @@ class SmallLdlt {
     const Eigen::Index si = start(i);
     for (Eigen::Index c = std::max(first, si); c < last; ++c) {
       const Eigen::Index s = std::max(si, start(c));
-      const double l =
-          (k(i, c) - l_.row(i).segment(s, c - s).dot(ld_.row(c).segment(s, c - s))) * d_inv_[c];
+      const double l = (k(i, c) - dotSpan(&l_(i, s), &ld_(c, s), c - s)) * d_inv_[c];
       l_(i, c) = l;
       ld_(i, c) = l * d_[c];
     }
@@ -402,15 +457,12 @@ class SmallLdlt {
   double eliminatedSquare(Eigen::Index i, Eigen::Index count) const {
     const Eigen::Index s = start(i);
     if (count <= s) return 0.0;
-    return l_.row(i).segment(s, count - s).dot(ld_.row(i).segment(s, count - s));
+    return dotSpan(&l_(i, s), &ld_(i, s), count - s);
   }
 
   /// The pivot of an eliminated row i whose diagonal entry of K is `k_ii`.
   void setPivot(Eigen::Index i, double k_ii) {
-    const double d = k_ii - eliminatedSquare(i, i);
-    const bool redundant = !(d > 1e-14 * std::abs(k_ii));
-    d_[i] = redundant ? 0.0 : d;
-    d_inv_[i] = redundant ? 0.0 : 1.0 / d;
+    setPivotFrom(i, k_ii - eliminatedSquare(i, i), k_ii);
   }
 
   /// X = K^-1 X for a block of right-hand sides, in place; rows of X are contiguous so every
@@ -432,17 +484,27 @@ class SmallLdlt {
     x.resize(n_);
     for (Eigen::Index i = 0; i < n_; ++i) {
       const Eigen::Index s = start(i);
-      x[i] = b[i] - l_.row(i).segment(s, i - s).dot(x.segment(s, i - s));
+      x[i] = b[i] - dotSpan(&l_(i, s), &x[s], i - s);
     }
     x.array() *= d_inv_.array();
     for (Eigen::Index i = n_ - 1; i > 0; --i) {
-      const Eigen::Index s = start(i);
-      x.segment(s, i - s) -= x[i] * l_.row(i).segment(s, i - s).transpose();
+      const double xi = x[i];
+      const double* l = &l_(i, 0);
+      for (Eigen::Index j = start(i); j < i; ++j) x[j] -= xi * l[j];
     }
   }
 
  private:
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  /// Pivot d of row i, K's diagonal k_ii before elimination: a pivot below 1e-14 of it marks the
+  /// row redundant.
+  void setPivotFrom(Eigen::Index i, double d, double k_ii) {
+    const bool redundant = !(d > 1e-14 * std::abs(k_ii));
+    d_[i] = redundant ? 0.0 : d;
+    d_inv_[i] = redundant ? 0.0 : 1.0 / d;
+  }
+  RowMajor work_;         // factorLeading's partly eliminated K (lower triangle)
+  Eigen::VectorXd ldc_;   // factorLeading's current column of L D
   Eigen::Index start(Eigen::Index i) const { return start_[static_cast<std::size_t>(i)]; }
   Eigen::Index n_ = 0;
   RowMajor l_, ld_;  // unit lower triangle (strictly lower part, from each row's start) and L D
@@ -565,9 +627,7 @@ struct RowBlock {
     k.resize(n, n);
     ldlt.resize(n);
     for (Eigen::Index i = 0; i < first_unilateral; ++i) copyRegularised(i);
-    ldlt.factorRows(k, 0, first_motor);
-    for (Eigen::Index i = first_motor; i < first_unilateral; ++i)
-      ldlt.eliminateRow(k, i, 0, first_motor);
+    ldlt.factorLeading(k, first_motor, first_unilateral);
   }
 
   /// Inverse of the inertia that motor row i sees when the equality rows hold:

@@ -261,29 +261,68 @@ struct Simulator::Impl {
     detail::Mat6 self;                                  // the link's own (v; w) per (f; tau)
     std::vector<std::pair<int, detail::Mat6>> others;   // the other links of the block
     std::vector<std::pair<int, detail::Vec6>> rotors;   // rotor speed per unit wrench
-    Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor> impulses;  // block rows' per wrench
+    // Block rows' impulses per unit wrench, kept when the response was computed in full (the
+    // low-rank form finds them when needed instead: Articulation::pendingImpulses).
+    Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor> impulses;
     detail::Vec6 pending = detail::Vec6::Zero();  // wrench whose block impulses are not yet added
+  };
+  // Per block, built on first use each substep: what one unit impulse of each row does, M^-1 J^T
+  // on each moving body (6 x rows) and rotor (1 x rows), and, when the block's mechanism has only
+  // its rotors' freedoms, the mechanism's response to a unit impulse on each free rotor.
+  //
+  // The response of the whole mechanism, P = M^-1 - M^-1 J^T K^-1 J M^-1 over the bodies' and
+  // rotors' coordinates, is symmetric positive semidefinite. A tree of hinges and sliders on a
+  // static base, every joint coupled rigidly to a rotor, keeps one freedom per rotor (rows with
+  // compliance, the motors' characteristics, change the metric, not the count); a rotor held by
+  // an active limit loses its own. P then has rank k = the free rotors S, and P = P_:S P_SS^-1 P_S:
+  // exactly (a positive semidefinite matrix is recovered from k columns that span its range).
+  // Every link's 6 x 6 response follows from k solves with K instead of six per link.
+  struct BlockMoves {
+    bool built = false;
+    std::vector<int> bodies;
+    std::vector<Eigen::Matrix<double, 6, Eigen::Dynamic>> body_moves;
+    std::vector<int> rotors;
+    std::vector<Eigen::RowVectorXd> rotor_moves;
+    bool low_rank = false;
+    std::vector<Eigen::Matrix<double, 6, Eigen::Dynamic>> body_columns;  // P_BS per body
+    Eigen::MatrixXd rotor_columns;  // P_rS, one row per rotor
+    Eigen::MatrixXd free_inverse;   // P_SS^-1
+    // The factor and active set the links' responses were computed with, kept when the block's
+    // active set changes later in the substep, so the impulses added for their pending wrenches
+    // match the motion those responses gave (frozen).
+    bool frozen = false;
+    detail::SmallLdlt factor;
+    std::vector<char> active;
+    Eigen::VectorXd pending;  // block rows' impulses for the pending wrenches (pending_valid)
+    bool pending_valid = false;
   };
   struct Articulation final : detail::BlockArticulation {
     Impl* impl = nullptr;
     State* state = nullptr;
     std::vector<int> block_of_body;   // per solver body: its block, or -1
+    std::vector<BlockMoves> moves;    // per block
     std::vector<LinkResponse> links;  // per solver body
     bool any_pending = false;
-    Eigen::VectorXd scratch;
+    Eigen::VectorXd scratch, rhs, solution;
+    Eigen::MatrixXd body_cols, rotor_cols, free_block;  // buildMoves' work
+    std::vector<Eigen::Index> free;
+    std::vector<int> parent;
 
     int blockOf(int body) const override { return block_of_body[body]; }
     const detail::Mat6* response(int body) override;
     void propagate(int body, const detail::Vec6& wrench, std::vector<SolverBody>& bodies,
                    std::vector<double>& rotor_speed) override;
     void compute(int body);
+    void buildMoves(int block);
+    void freeze(int block);
+    const Eigen::VectorXd& pendingImpulses(int block);
     void flush();
-    double pendingImpulse(int bi, Eigen::Index i) const;
+    double pendingImpulse(int bi, Eigen::Index i);
   } articulation;
   std::vector<char> block_closed;  // per block: only its rows and articulated contacts act on it
   void prepareArticulation();
   void articulateContacts(State& s);
-  bool blockStillHolds(int bi, const State& s) const;
+  bool blockStillHolds(int bi, const State& s);
   bool all_blocks_closed = false;
 
   void planBlocks();
@@ -1124,6 +1163,8 @@ void Simulator::Impl::prepareArticulation() {
   articulation.impl = this;
   articulation.block_of_body.assign(bodies.size(), -1);
   articulation.links.resize(bodies.size());
+  articulation.moves.resize(blocks.size());
+  for (BlockMoves& m : articulation.moves) m.built = m.frozen = m.pending_valid = false;
   for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
     for (const detail::BlockRow& r : blocks[bi].rows) {
       for (const int body : {r.a, r.b}) {
@@ -1175,7 +1216,7 @@ void Simulator::Impl::articulateContacts(State& s) {
 
 // A closed block's rows all still hold with the same active set: no active unilateral row pulls,
 // none released holds an impulse, none inactive is violated.
-bool Simulator::Impl::blockStillHolds(int bi, const State& s) const {
+bool Simulator::Impl::blockStillHolds(int bi, const State& s) {
   const RowBlock& block = blocks[bi];
   for (std::size_t i = 0; i < block.rows.size(); ++i) {
     const detail::BlockRow& r = block.rows[i];
@@ -1206,56 +1247,168 @@ const detail::Mat6* Simulator::Impl::Articulation::response(int body) {
   return &links[body].self;
 }
 
-// The block's impulses that keep its rows holding after a wrench w on the link are Λ w with
-// Λ = -K^-1 J_link M_link^-1 (over the active rows); every link and rotor then moves by its
-// rows' M^-1 J^T Λ w, and the link itself also by M_link^-1 w.
-void Simulator::Impl::Articulation::compute(int body) {
-  const RowBlock& block = impl->blocks[block_of_body[body]];
+void Simulator::Impl::Articulation::buildMoves(int bi) {
+  const RowBlock& block = impl->blocks[bi];
   const std::vector<SolverBody>& bodies = impl->bodies;
-  const SolverBody& link = bodies[body];
-  LinkResponse& out = links[body];
+  BlockMoves& bm = moves[bi];
   const auto n = static_cast<Eigen::Index>(block.rows.size());
-  out.impulses.resize(n, 6);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const detail::BlockRow& r = block.rows[i];
-    detail::Vec6 jm = detail::Vec6::Zero();  // J_i M^-1 on the link: its (dv; dw) per impulse
-    if (r.active && r.a == body) jm << r.dv_a, r.dw_a;
-    if (r.active && r.b == body) jm += (detail::Vec6() << r.dv_b, r.dw_b).finished();
-    out.impulses.row(i) = jm.transpose();
-  }
-  block.ldlt.solveInPlace<6>(out.impulses);
-  out.impulses = -out.impulses;
-  out.self.setZero();
-  out.self.topLeftCorner<3, 3>().diagonal().setConstant(link.inv_mass);
-  out.self.bottomRightCorner<3, 3>() = link.inv_inertia;
-  out.others.clear();
-  out.rotors.clear();
-  auto slotOf = [&out](int other) -> detail::Mat6& {
-    for (auto& [b, m] : out.others)
-      if (b == other) return m;
-    out.others.emplace_back(other, detail::Mat6::Zero());
-    return out.others.back().second;
+  bm.bodies.clear();
+  bm.rotors.clear();
+  auto slot = [n](std::vector<int>& ids, auto& mats, int id) -> decltype(mats[0])& {
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      if (ids[k] == id) return mats[k];
+    ids.push_back(id);
+    if (mats.size() < ids.size()) mats.emplace_back();
+    mats[ids.size() - 1].setZero(mats[ids.size() - 1].rows(), n);
+    return mats[ids.size() - 1];
   };
+  Eigen::Index hard_rows = 0;
   for (Eigen::Index i = 0; i < n; ++i) {
     const detail::BlockRow& r = block.rows[i];
-    const auto lambda = out.impulses.row(i);
-    if (lambda.isZero(0.0)) continue;
+    if (!r.unilateral && r.compliance == 0.0) ++hard_rows;
     for (int side = 0; side < 2; ++side) {
       const int b = side == 0 ? r.a : r.b;
       if (bodies[b].inv_mass == 0.0) continue;
-      detail::Vec6 move;
-      if (side == 0) move << r.dv_a, r.dw_a;
-      else move << r.dv_b, r.dw_b;
-      (b == body ? out.self : slotOf(b)).noalias() += move * lambda;
-    }
-    if (r.rotor >= 0) {
-      auto it = std::find_if(out.rotors.begin(), out.rotors.end(),
-                             [&r](const auto& e) { return e.first == r.rotor; });
-      if (it == out.rotors.end()) {
-        out.rotors.emplace_back(r.rotor, detail::Vec6::Zero());
-        it = out.rotors.end() - 1;
+      auto col = slot(bm.bodies, bm.body_moves, b).col(i);
+      if (side == 0) {
+        col.head<3>() += r.dv_a;
+        col.tail<3>() += r.dw_a;
+      } else {
+        col.head<3>() += r.dv_b;
+        col.tail<3>() += r.dw_b;
       }
-      it->second += r.rotor_dw * lambda.transpose();
+    }
+    if (r.rotor >= 0) slot(bm.rotors, bm.rotor_moves, r.rotor)[i] += r.rotor_dw;
+  }
+  bm.built = true;
+  // The low-rank form needs the structure described at BlockMoves: hinges and sliders, rigid
+  // couplings, each moving body the follower of exactly one of the block's joints, leading back
+  // to a static body (then the hard rows leave exactly one freedom per rotor).
+  bm.low_rank = false;
+  if (!impl->model.solver.low_rank_responses) return;
+  const BlockPlan& plan = impl->block_plans[bi];
+  const auto dof = static_cast<Eigen::Index>(6 * bm.bodies.size() + bm.rotors.size());
+  if (dof - hard_rows != static_cast<Eigen::Index>(bm.rotors.size())) return;
+  for (const int m : plan.motors)
+    if (impl->motors[m].drive != nullptr) return;
+  parent.assign(bodies.size(), -2);
+  for (const int j : plan.joints) {
+    const JointWork& w = impl->joints[j];
+    if (w.type != JointType::Hinge && w.type != JointType::Prismatic) return;
+    if (bodies[w.b].inv_mass == 0.0 || parent[w.b] != -2) return;
+    parent[w.b] = bodies[w.a].inv_mass == 0.0 ? -1 : w.a;
+  }
+  for (const int b : bm.bodies) {
+    int at = b;
+    for (std::size_t hops = 0; at >= 0; ++hops) {
+      if (parent[at] == -2 || hops > bm.bodies.size()) return;  // not a follower, or a loop
+      at = parent[at];
+    }
+  }
+  // P's columns for a unit impulse on each rotor; the free rotors are those that still move.
+  const auto nr = static_cast<Eigen::Index>(bm.rotors.size());
+  body_cols.resize(6 * static_cast<Eigen::Index>(bm.bodies.size()), nr);
+  rotor_cols.resize(nr, nr);
+  rhs.resize(n);
+  Eigen::VectorXd& x = solution;
+  for (Eigen::Index q = 0; q < nr; ++q) {
+    for (Eigen::Index i = 0; i < n; ++i) rhs[i] = block.rows[i].active ? bm.rotor_moves[q][i] : 0.0;
+    block.ldlt.solve(rhs, x);  // K^-1 J M^-1 e_s
+    for (std::size_t k = 0; k < bm.bodies.size(); ++k)
+      body_cols.block<6, 1>(6 * static_cast<Eigen::Index>(k), q).noalias() =
+          -(bm.body_moves[k] * x);
+    for (Eigen::Index r = 0; r < nr; ++r) {
+      const double own = r == q ? impl->rotor_inv_inertia[bm.rotors[q]] : 0.0;
+      rotor_cols(r, q) = own - bm.rotor_moves[r].dot(x);
+    }
+  }
+  free.clear();
+  for (Eigen::Index q = 0; q < nr; ++q)
+    if (rotor_cols(q, q) > 1e-9 * impl->rotor_inv_inertia[bm.rotors[q]]) free.push_back(q);
+  const auto k = static_cast<Eigen::Index>(free.size());
+  Eigen::MatrixXd& pss = free_block;
+  pss.resize(k, k);
+  for (Eigen::Index r = 0; r < k; ++r)
+    for (Eigen::Index c = 0; c < k; ++c)
+      pss(r, c) = 0.5 * (rotor_cols(free[r], free[c]) + rotor_cols(free[c], free[r]));
+  // P_SS is positive definite when the rotors in S are free (a rotor held by an active limit
+  // has left it); its inverse by Cholesky, refused when the pivots say otherwise.
+  bm.free_inverse.setIdentity(k, k);
+  if (k > 0) {
+    const double largest = pss.diagonal().maxCoeff();
+    const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(pss);  // factors pss in place
+    if (llt.info() != Eigen::Success) return;
+    const double smallest = llt.matrixLLT().diagonal().minCoeff();
+    if (!(smallest * smallest > 1e-9 * largest)) return;
+    llt.solveInPlace(bm.free_inverse);
+  }
+  bm.body_columns.resize(bm.bodies.size());
+  for (std::size_t b = 0; b < bm.bodies.size(); ++b) {
+    bm.body_columns[b].resize(6, k);
+    for (Eigen::Index q = 0; q < k; ++q)
+      bm.body_columns[b].col(q) = body_cols.block<6, 1>(6 * static_cast<Eigen::Index>(b), free[q]);
+  }
+  bm.rotor_columns.resize(nr, k);
+  for (Eigen::Index q = 0; q < k; ++q) bm.rotor_columns.col(q) = rotor_cols.col(free[q]);
+  bm.low_rank = true;
+}
+
+// The mechanism's motion after a wrench w on the link: the link by `self` w, every other link
+// and rotor by its entry of `others` / `rotors` (see BlockMoves). The block's row impulses that
+// go with it are found when they are needed (pendingImpulses).
+void Simulator::Impl::Articulation::compute(int body) {
+  const int bi = block_of_body[body];
+  const RowBlock& block = impl->blocks[bi];
+  if (!moves[bi].built) buildMoves(bi);
+  const BlockMoves& bm = moves[bi];
+  LinkResponse& out = links[body];
+  const auto own = static_cast<std::size_t>(
+      std::find(bm.bodies.begin(), bm.bodies.end(), body) - bm.bodies.begin());
+  out.others.resize(bm.bodies.size() - 1);
+  out.rotors.resize(bm.rotors.size());
+  if (bm.low_rank && bm.free_inverse.rows() == 0) {
+    // Every rotor held (limits): the mechanism does not move.
+    out.self.setZero();
+    for (std::size_t k = 0, o = 0; k < bm.bodies.size(); ++k)
+      if (k != own) out.others[o++] = {bm.bodies[k], detail::Mat6::Zero()};
+    for (std::size_t k = 0; k < bm.rotors.size(); ++k)
+      out.rotors[k] = {bm.rotors[k], detail::Vec6::Zero()};
+  } else if (bm.low_rank) {
+    const Eigen::Matrix<double, Eigen::Dynamic, 6> right =
+        bm.free_inverse * bm.body_columns[own].transpose();  // P_SS^-1 P_S,link
+    out.self.noalias() = bm.body_columns[own] * right;
+    for (std::size_t k = 0, o = 0; k < bm.bodies.size(); ++k) {
+      if (k == own) continue;
+      out.others[o].first = bm.bodies[k];
+      out.others[o++].second.noalias() = bm.body_columns[k] * right;
+    }
+    for (std::size_t k = 0; k < bm.rotors.size(); ++k) {
+      const auto row = bm.rotor_columns.row(static_cast<Eigen::Index>(k));
+      out.rotors[k].first = bm.rotors[k];
+      out.rotors[k].second.noalias() = (row * right).transpose();
+    }
+  } else {
+    // Λ = -K^-1 J_link M_link^-1 over the active rows: the block's impulses per unit wrench.
+    const SolverBody& link = impl->bodies[body];
+    const auto n = static_cast<Eigen::Index>(block.rows.size());
+    auto& impulses = out.impulses;
+    impulses = bm.body_moves[own].transpose();
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (!block.rows[i].active) impulses.row(i).setZero();
+    block.ldlt.solveInPlace<6>(impulses);
+    impulses = -impulses;
+    out.self.setZero();
+    out.self.topLeftCorner<3, 3>().diagonal().setConstant(link.inv_mass);
+    out.self.bottomRightCorner<3, 3>() = link.inv_inertia;
+    out.self.noalias() += bm.body_moves[own].lazyProduct(impulses);
+    for (std::size_t k = 0, o = 0; k < bm.bodies.size(); ++k) {
+      if (k == own) continue;
+      out.others[o].first = bm.bodies[k];
+      out.others[o++].second.noalias() = bm.body_moves[k].lazyProduct(impulses);
+    }
+    for (std::size_t k = 0; k < bm.rotors.size(); ++k) {
+      out.rotors[k].first = bm.rotors[k];
+      out.rotors[k].second.noalias() = bm.rotor_moves[k].lazyProduct(impulses).transpose();
     }
   }
   out.pending.setZero();
@@ -1275,33 +1428,75 @@ void Simulator::Impl::Articulation::propagate(int body, const detail::Vec6& wren
   }
   for (const auto& [r, v] : link.rotors) rotor_speed[r] += v.dot(wrench);
   link.pending += wrench;
+  moves[block_of_body[body]].pending_valid = false;
   any_pending = true;
+}
+
+// Keeps the factor and active set of block `bi` as its links' responses saw them, before the
+// block's active set changes (see BlockMoves::frozen).
+void Simulator::Impl::Articulation::freeze(int bi) {
+  if (static_cast<std::size_t>(bi) >= moves.size()) return;
+  BlockMoves& bm = moves[bi];
+  if (bm.frozen || !bm.built) return;
+  const RowBlock& block = impl->blocks[bi];
+  bm.factor = block.ldlt;
+  bm.active.resize(block.rows.size());
+  for (std::size_t i = 0; i < block.rows.size(); ++i) bm.active[i] = block.rows[i].active;
+  bm.frozen = true;
+}
+
+// The block rows' impulses that the links' pending wrenches imply: -K^-1 sum_link J M^-1 w_link
+// over the active rows, with the factor the links' responses were computed with.
+const Eigen::VectorXd& Simulator::Impl::Articulation::pendingImpulses(int bi) {
+  BlockMoves& bm = moves[bi];
+  if (bm.pending_valid) return bm.pending;
+  const RowBlock& block = impl->blocks[bi];
+  const auto n = static_cast<Eigen::Index>(block.rows.size());
+  scratch.setZero(n);
+  bool any = false;
+  for (std::size_t k = 0; k < bm.bodies.size(); ++k) {
+    const LinkResponse& link = links[bm.bodies[k]];
+    if (!link.computed || link.pending.isZero(0.0)) continue;
+    if (bm.low_rank) scratch.noalias() += bm.body_moves[k].transpose() * link.pending;
+    any = true;
+  }
+  if (!any) {
+    bm.pending.setZero(n);
+  } else if (!bm.low_rank) {
+    bm.pending.setZero(n);
+    for (const int body : bm.bodies) {
+      const LinkResponse& link = links[body];
+      if (link.computed) bm.pending.noalias() += link.impulses * link.pending;
+    }
+  } else {
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (!(bm.frozen ? bm.active[i] != 0 : block.rows[i].active)) scratch[i] = 0.0;
+    (bm.frozen ? bm.factor : block.ldlt).solve(scratch, bm.pending);
+    bm.pending = -bm.pending;
+  }
+  bm.pending_valid = true;
+  return bm.pending;
 }
 
 // Adds the impulses the links' pending wrenches imply to the state.
 void Simulator::Impl::Articulation::flush() {
   if (!any_pending) return;
-  for (std::size_t body = 0; body < links.size(); ++body) {
-    LinkResponse& link = links[body];
-    if (block_of_body[body] < 0 || !link.computed || link.pending.isZero(0.0)) continue;
-    const RowBlock& block = impl->blocks[block_of_body[body]];
-    scratch.noalias() = link.impulses * link.pending;
-    for (Eigen::Index i = 0; i < scratch.size(); ++i)
-      if (scratch[i] != 0.0) addBlockImpulse(block.rows[i], scratch[i], *state);
-    link.pending.setZero();
+  for (std::size_t bi = 0; bi < moves.size(); ++bi) {
+    if (!moves[bi].built) continue;
+    const Eigen::VectorXd& add = pendingImpulses(static_cast<int>(bi));
+    const RowBlock& block = impl->blocks[bi];
+    for (Eigen::Index i = 0; i < add.size(); ++i)
+      if (add[i] != 0.0) addBlockImpulse(block.rows[i], add[i], *state);
+    for (const int body : moves[bi].bodies) links[body].pending.setZero();
+    moves[bi].pending.setZero();
   }
   any_pending = false;
 }
 
 // Row i's impulse still waiting in the pending wrenches of the links of block `bi`.
-double Simulator::Impl::Articulation::pendingImpulse(int bi, Eigen::Index i) const {
-  if (!any_pending) return 0.0;
-  double sum = 0.0;
-  for (std::size_t body = 0; body < links.size(); ++body) {
-    const LinkResponse& link = links[body];
-    if (block_of_body[body] == bi && link.computed) sum += link.impulses.row(i).dot(link.pending);
-  }
-  return sum;
+double Simulator::Impl::Articulation::pendingImpulse(int bi, Eigen::Index i) {
+  if (!any_pending || !moves[bi].built) return 0.0;
+  return pendingImpulses(bi)[i];
 }
 
 void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
@@ -1363,6 +1558,7 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
       }
       break;
     }
+    articulation.freeze(static_cast<int>(&block - blocks.data()));
     block.factorUnilateral();
   }
   for (Eigen::Index i = 0; i < n; ++i) {
@@ -1930,6 +2126,10 @@ StepReport Simulator::step(State& state) {
     double residual = 0.0;
     bool capped = false;
     im.solveVelocity(state, h, iterations, residual, capped);
+    int low_rank = 0;
+    for (const Impl::BlockMoves& m : im.articulation.moves)
+      low_rank += m.built && m.low_rank ? 1 : 0;
+    report.low_rank_blocks = std::max(report.low_rank_blocks, low_rank);
     report.velocity_iterations = std::max(report.velocity_iterations, iterations);
     report.velocity_residual = std::max(report.velocity_residual, residual);
     if (capped) report.velocity_end = SolveEnd::IterationCap;

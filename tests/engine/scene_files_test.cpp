@@ -475,6 +475,9 @@ TEST(Overrides, SwitchesTakeTrueAndFalse) {
   EXPECT_TRUE(loadScene(grasp).model.solver.articulated_contacts);
   EXPECT_FALSE(loadScene(grasp, {parseOverride("solver.articulated_contacts=false")})
                    .model.solver.articulated_contacts);
+  EXPECT_TRUE(loadScene(grasp).model.solver.low_rank_responses);
+  EXPECT_FALSE(loadScene(grasp, {parseOverride("solver.low_rank_responses=false")})
+                   .model.solver.low_rank_responses);
   try {
     parseOverride("solver.articulated_contacts=yes");
     ADD_FAILURE() << "\"yes\" was taken";

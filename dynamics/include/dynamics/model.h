@@ -227,6 +227,11 @@ struct SolverSettings {
   /// Rigid contact manifolds go through the sweep four at a time (SIMD) where its order allows;
   /// the results are the same bits as one by one (false), which remains for comparison.
   bool batched_contacts = true;
+  /// Articulated contacts take a mechanism's response from one solve per free rotor where its
+  /// structure allows (docs/dynamics.md: a tree of hinges and sliders on a static base, rigid
+  /// couplings) instead of six per touched link; false computes every response in full, which
+  /// remains for comparison.
+  bool low_rank_responses = true;
 };
 
 /// Contact parameters (SPEC §2: contacts are inequality rows with Coulomb friction).

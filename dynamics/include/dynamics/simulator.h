@@ -39,6 +39,9 @@ struct StepReport {
   SolveEnd velocity_end = SolveEnd::Tolerance;  ///< IterationCap if any substep hit the cap.
   int position_iterations = 0;
   double position_error = 0;  ///< Largest joint error left after position passes (m or rad).
+  /// Motor blocks whose articulated contact responses took the low-rank form (one solve per free
+  /// rotor; SolverSettings::low_rank_responses), largest over the substeps.
+  int low_rank_blocks = 0;
   Fault fault;                ///< kind != None when the state is unhealthy after this step.
   bool fault_is_new = false;  ///< True only the first time a fault is reported.
 };
