@@ -307,6 +307,7 @@ struct Simulator::Impl {
     Eigen::MatrixXd body_cols, rotor_cols, free_block;  // buildMoves' work
     std::vector<Eigen::Index> free;
     std::vector<int> parent;
+    Eigen::Matrix<double, Eigen::Dynamic, 6> free_to_link;  // compute()'s work
 
     int blockOf(int body) const override { return block_of_body[body]; }
     const detail::Mat6* response(int body) override;
@@ -1314,9 +1315,11 @@ void Simulator::Impl::Articulation::buildMoves(int bi) {
   for (Eigen::Index q = 0; q < nr; ++q) {
     for (Eigen::Index i = 0; i < n; ++i) rhs[i] = block.rows[i].active ? bm.rotor_moves[q][i] : 0.0;
     block.ldlt.solve(rhs, x);  // K^-1 J M^-1 e_s
-    for (std::size_t k = 0; k < bm.bodies.size(); ++k)
-      body_cols.block<6, 1>(6 * static_cast<Eigen::Index>(k), q).noalias() =
-          -(bm.body_moves[k] * x);
+    for (std::size_t k = 0; k < bm.bodies.size(); ++k) {
+      detail::Vec6 sum = detail::Vec6::Zero();
+      for (Eigen::Index i = 0; i < n; ++i) sum -= x[i] * bm.body_moves[k].col(i);
+      body_cols.block<6, 1>(6 * static_cast<Eigen::Index>(k), q) = sum;
+    }
     for (Eigen::Index r = 0; r < nr; ++r) {
       const double own = r == q ? impl->rotor_inv_inertia[bm.rotors[q]] : 0.0;
       rotor_cols(r, q) = own - bm.rotor_moves[r].dot(x);
@@ -1374,8 +1377,8 @@ void Simulator::Impl::Articulation::compute(int body) {
     for (std::size_t k = 0; k < bm.rotors.size(); ++k)
       out.rotors[k] = {bm.rotors[k], detail::Vec6::Zero()};
   } else if (bm.low_rank) {
-    const Eigen::Matrix<double, Eigen::Dynamic, 6> right =
-        bm.free_inverse * bm.body_columns[own].transpose();  // P_SS^-1 P_S,link
+    Eigen::Matrix<double, Eigen::Dynamic, 6>& right = free_to_link;
+    right.noalias() = bm.free_inverse * bm.body_columns[own].transpose();  // P_SS^-1 P_S,link
     out.self.noalias() = bm.body_columns[own] * right;
     for (std::size_t k = 0, o = 0; k < bm.bodies.size(); ++k) {
       if (k == own) continue;
@@ -1457,7 +1460,8 @@ const Eigen::VectorXd& Simulator::Impl::Articulation::pendingImpulses(int bi) {
   for (std::size_t k = 0; k < bm.bodies.size(); ++k) {
     const LinkResponse& link = links[bm.bodies[k]];
     if (!link.computed || link.pending.isZero(0.0)) continue;
-    if (bm.low_rank) scratch.noalias() += bm.body_moves[k].transpose() * link.pending;
+    if (bm.low_rank)
+      for (Eigen::Index i = 0; i < n; ++i) scratch[i] += bm.body_moves[k].col(i).dot(link.pending);
     any = true;
   }
   if (!any) {
