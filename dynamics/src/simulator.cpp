@@ -377,13 +377,18 @@ void setupJointResponse(JointWork& w, const SolverBody& a, const SolverBody& b,
     w.rows[4] = Row{-w.line.row2.lin, w.line.row2.ang_a, w.line.row2.lin, w.line.row2.ang_b};
   }
   w.rows[5] = Row{-w.axis.lin, w.axis.ang_a, w.axis.lin, w.axis.ang_b};
+  Vec3 turn_a[6], turn_b[6];  // I^-1 times each row's angular parts, once per row
+  for (int j = 0; j < 6; ++j) {
+    turn_a[j] = a.inv_inertia * w.rows[j].ang_a;
+    turn_b[j] = b.inv_inertia * w.rows[j].ang_b;
+  }
   Eigen::Matrix<double, 6, 6> k;
   for (int i = 0; i < 6; ++i) {
     for (int j = 0; j <= i; ++j) {
       const double v = a.inv_mass * w.rows[i].lin_a.dot(w.rows[j].lin_a) +
-                       w.rows[i].ang_a.dot(a.inv_inertia * w.rows[j].ang_a) +
+                       w.rows[i].ang_a.dot(turn_a[j]) +
                        b.inv_mass * w.rows[i].lin_b.dot(w.rows[j].lin_b) +
-                       w.rows[i].ang_b.dot(b.inv_inertia * w.rows[j].ang_b);
+                       w.rows[i].ang_b.dot(turn_b[j]);
       k(i, j) = k(j, i) = v;
     }
   }
