@@ -343,20 +343,26 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
 }
 
 double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
-                                    const std::vector<double>& rotor_inv_inertia, bool reverse) {
+                                    const std::vector<double>& rotor_inv_inertia, bool reverse,
+                                    double tolerance) {
   double largest = 0.0;
   // The manifolds on the links of one block first, in a few local sweeps of alternating order.
   // They are coupled through the whole mechanism (a jaw's contact moves the other jaw through
   // the repeater), so a single sweep would hand the first one most of a symmetric squeeze and
   // the object's other contacts (its friction on the ground) would lock the lopsided split in.
+  // The sweeps stop once one changes no impulse by more than the solver's tolerance (at 0, once
+  // one changes nothing: the next would not either).
   for (const auto& [first, count] : articulated_groups_) {
     const int passes = count > 1 ? kManifoldSweeps : 1;
     for (int pass = 0; pass < passes; ++pass) {
       const bool back = reverse != (pass % 2 == 1);
+      double changed = 0.0;
       for (int k = 0; k < count; ++k) {
         ContactManifold& m = manifolds_[articulated_order_[first + (back ? count - 1 - k : k)]];
-        largest = std::max(largest, solveArticulated(m, bodies, rotor_speed, reverse));
+        changed = std::max(changed, solveArticulated(m, bodies, rotor_speed, reverse));
       }
+      largest = std::max(largest, changed);
+      if (changed <= tolerance) break;
     }
   }
   if (!batching_) {

@@ -91,9 +91,11 @@ class ContactSolver {
   }
   /// One sweep over all rows; returns the largest impulse change. Sweeps alternate direction
   /// (symmetric Gauss-Seidel) so the order of a manifold's points leaves no net bias (a lopsided
-  /// first sweep would tilt a resting box, and the tilt hides inside the slop).
+  /// first sweep would tilt a resting box, and the tilt hides inside the slop). `tolerance` is
+  /// the solver's (N s): a block's articulated manifolds stop their local sweeps below it.
   double solveVelocity(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
-                       const std::vector<double>& rotor_inv_inertia, bool reverse);
+                       const std::vector<double>& rotor_inv_inertia, bool reverse,
+                       double tolerance);
   /// One split-impulse pass; returns the largest penetration beyond the slop.
   double solvePosition(const ContactSettings& cfg, double beta, std::vector<Vec3>& positions,
                        std::vector<Quat>& orientations, const std::vector<SolverBody>& bodies);

@@ -1723,7 +1723,8 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
     }
 
     // Contacts: friction, torsion and non-penetration rows.
-    note(contacts.solveVelocity(bodies, rotor_speed, rotor_inv_inertia, iterations % 2 == 0));
+    note(contacts.solveVelocity(bodies, rotor_speed, rotor_inv_inertia, iterations % 2 == 0,
+                                cfg.velocity_tolerance));
     // Rows outside a block may read its impulses (a driven joint's friction bound).
     if (!all_blocks_closed) articulation.flush();
 

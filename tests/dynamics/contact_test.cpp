@@ -566,6 +566,53 @@ TEST(Contact, ArticulatedJawContactsConvergeInFewSweepsAndLoadTheMechanism) {
   EXPECT_NEAR(std::abs(held), 1.2 * 9.81, 0.05);
 }
 
+// The grasp with the solver's default stopping rule instead of the scene's tolerances of 0: the
+// sweeps (and a block's local sweeps over its jaws) stop once no impulse changes by 1e-10 N s.
+// The goal still holds (slip <= 0.02 mm; 2.3e-11 m measured), the squeeze is the
+// passport's 20 N to 0.1 %, split evenly, and the steps take one or two sweeps on average.
+TEST(Contact, GraspAtTheSolversDefaultTolerancesHoldsTheBoxInFewSweeps) {
+  Model m = samples::graspScene(1.0 / 240.0);
+  const SolverSettings defaults;
+  m.solver.velocity_tolerance = defaults.velocity_tolerance;
+  m.solver.position_tolerance_m = defaults.position_tolerance_m;
+  ASSERT_GT(m.solver.velocity_tolerance, 0.0);
+  Simulator sim(m);
+  State s = sim.initialState();
+  const int box = m.findBody("box"), palm = m.findBody("palm");
+  s.motors[m.findMotor("jaws")].voltage = 1.0;
+  long sweeps = 0, steps = 0;
+  auto step = [&] {
+    sweeps += sim.step(s).velocity_iterations;
+    ++steps;
+  };
+  for (int i = 0; i < 192; ++i) step();
+  double left = 0.0, right = 0.0;
+  for (const ContactReport& c : sim.contacts(s)) {
+    if (c.body_a != box && c.body_b != box) continue;
+    const int other = c.body_a == box ? c.body_b : c.body_a;
+    if (other == m.findBody("left_jaw")) left += c.normal_force_N;
+    if (other == m.findBody("right_jaw")) right += c.normal_force_N;
+  }
+  const double squeeze = left + right;
+  EXPECT_NEAR(squeeze, 20.0, 0.02);
+  EXPECT_NEAR(left, right, 0.2);  // within 1 % of the 10 N each
+  const double offset = s.bodies[box].position_m.z() - s.bodies[palm].position_m.z();
+  const double palm0 = s.bodies[palm].position_m.z();
+  s.motors[m.findMotor("lift")].voltage = 1.0;
+  double slip = 0.0;
+  while (s.bodies[palm].position_m.z() < palm0 + 0.3 && steps < 2000) {
+    step();
+    slip = std::max(slip, std::abs(s.bodies[box].position_m.z() -
+                                   s.bodies[palm].position_m.z() - offset));
+  }
+  const double mean_sweeps = static_cast<double>(sweeps) / static_cast<double>(steps);
+  std::printf("default tolerances: slip %.3g m, squeeze %.4f N, %.2f sweeps a step\n", slip,
+              squeeze, mean_sweeps);
+  EXPECT_GE(s.bodies[palm].position_m.z(), palm0 + 0.3);
+  EXPECT_LE(slip, 2e-5);
+  EXPECT_LT(mean_sweeps, 2.0);  // 1.54 measured; 2.8 if the jaws' local sweeps stop after one
+}
+
 // Boxes dropped tilted onto whatever the scene has: corner and edge contacts, 1-4 points.
 Model withTumblers(Model m) {
   MaterialDef sticky;
