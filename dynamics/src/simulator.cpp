@@ -242,6 +242,9 @@ struct Simulator::Impl {
     std::vector<int> motors;
     std::vector<int> joints;       // driven joints, main joints first
     std::vector<int> drivers;      // per joint: motor index, or -(repeater index) - 2
+    // Hinges and sliders on rigid couplings, each moving body the follower of exactly one of
+    // them, leading back to a static body: the structure low-rank responses need (BlockMoves).
+    bool rotor_tree = false;
   };
   std::vector<BlockPlan> block_plans;
   std::vector<RowBlock> blocks;
@@ -306,7 +309,6 @@ struct Simulator::Impl {
     Eigen::VectorXd scratch, rhs, solution;
     Eigen::MatrixXd body_cols, rotor_cols, free_block;  // buildMoves' work
     std::vector<Eigen::Index> free;
-    std::vector<int> parent;
     Eigen::Matrix<double, Eigen::Dynamic, 6> free_to_link;  // compute()'s work
 
     int blockOf(int body) const override { return block_of_body[body]; }
@@ -917,6 +919,28 @@ void Simulator::Impl::planBlocks() {
     for (int j : block_plans[b].joints) joint_in_block[j] = 1;
     blocks[b].rows.reserve(block_plans[b].motors.size() + 8 * block_plans[b].joints.size());
   }
+  // Which blocks have the rotor-tree structure; it does not change while the model stands.
+  auto isStatic = [this](int body) { return body == world || body_inv_mass[body] == 0.0; };
+  for (BlockPlan& plan : block_plans) {
+    plan.rotor_tree = std::all_of(plan.motors.begin(), plan.motors.end(),
+                                  [this](int m) { return motors[m].drive == nullptr; });
+    std::vector<int> leader(world, -2);  // -2: no joint of the block leads to it; -1: static
+    for (const int j : plan.joints) {
+      const JointWork& w = joints[j];
+      const bool slider_or_hinge = w.type == JointType::Hinge || w.type == JointType::Prismatic;
+      if (!slider_or_hinge || isStatic(w.b) || leader[w.b] != -2) plan.rotor_tree = false;
+      else leader[w.b] = isStatic(w.a) ? -1 : w.a;
+    }
+    for (const int j : plan.joints) {
+      int at = joints[j].b;
+      for (int hops = 0; plan.rotor_tree && at >= 0; ++hops) {
+        if (at == world || leader[at] == -2 || hops > static_cast<int>(plan.joints.size()))
+          plan.rotor_tree = false;  // not a follower, or a loop
+        else
+          at = leader[at];
+      }
+    }
+  }
 }
 
 // Rows of every block: motor characteristics (soft rows on the rotors), the driven joints' hard
@@ -1287,30 +1311,13 @@ void Simulator::Impl::Articulation::buildMoves(int bi) {
     if (r.rotor >= 0) slot(bm.rotors, bm.rotor_moves, r.rotor)[i] += r.rotor_dw;
   }
   bm.built = true;
-  // The low-rank form needs the structure described at BlockMoves: hinges and sliders, rigid
-  // couplings, each moving body the follower of exactly one of the block's joints, leading back
-  // to a static body (then the hard rows leave exactly one freedom per rotor).
+  // The low-rank form needs the structure described at BlockMoves (BlockPlan::rotor_tree); then
+  // the hard rows leave exactly one freedom per rotor, which the row count confirms.
   bm.low_rank = false;
   if (!impl->model.solver.low_rank_responses) return;
-  const BlockPlan& plan = impl->block_plans[bi];
+  if (!impl->block_plans[bi].rotor_tree) return;
   const auto dof = static_cast<Eigen::Index>(6 * bm.bodies.size() + bm.rotors.size());
   if (dof - hard_rows != static_cast<Eigen::Index>(bm.rotors.size())) return;
-  for (const int m : plan.motors)
-    if (impl->motors[m].drive != nullptr) return;
-  parent.assign(bodies.size(), -2);
-  for (const int j : plan.joints) {
-    const JointWork& w = impl->joints[j];
-    if (w.type != JointType::Hinge && w.type != JointType::Prismatic) return;
-    if (bodies[w.b].inv_mass == 0.0 || parent[w.b] != -2) return;
-    parent[w.b] = bodies[w.a].inv_mass == 0.0 ? -1 : w.a;
-  }
-  for (const int b : bm.bodies) {
-    int at = b;
-    for (std::size_t hops = 0; at >= 0; ++hops) {
-      if (parent[at] == -2 || hops > bm.bodies.size()) return;  // not a follower, or a loop
-      at = parent[at];
-    }
-  }
   // P's columns for a unit impulse on each rotor; the free rotors are those that still move.
   const auto nr = static_cast<Eigen::Index>(bm.rotors.size());
   body_cols.resize(6 * static_cast<Eigen::Index>(bm.bodies.size()), nr);
