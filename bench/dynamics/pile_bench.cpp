@@ -109,6 +109,7 @@ Result run(int columns, bool sleep, double seconds, int iterations, bool batched
 struct GraspVariant {
   bool articulated = true;
   bool low_rank = true;           // SolverSettings::low_rank_responses
+  bool reduced = true;            // SolverSettings::reduced_mechanisms
   bool engine_tolerances = true;  // SolverSettings' default tolerances, or the scene's 0 (every
                                   // iteration runs)
 };
@@ -119,6 +120,7 @@ void grasp(int iterations, const GraspVariant& v) {
   if (iterations > 0) model.solver.velocity_iterations = iterations;
   model.solver.articulated_contacts = v.articulated;
   model.solver.low_rank_responses = v.low_rank;
+  model.solver.reduced_mechanisms = v.reduced;
   if (v.engine_tolerances) {
     const SolverSettings defaults;
     model.solver.velocity_tolerance = defaults.velocity_tolerance;
@@ -128,13 +130,14 @@ void grasp(int iterations, const GraspVariant& v) {
   State s = sim.initialState();
   const int box = model.findBody("box"), palm = model.findBody("palm");
   s.motors[model.findMotor("jaws")].voltage = 1.0;
-  int steps = 0, most_iterations = 0;
+  int steps = 0, most_iterations = 0, reduced_steps = 0;
   double busy_us = 0.0, iteration_sum = 0.0;
   auto step = [&]() {
     const auto t0 = std::chrono::steady_clock::now();
     const StepReport r = sim.step(s);
     busy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     ++steps;
+    reduced_steps += r.reduced_blocks > 0 ? 1 : 0;
     most_iterations = std::max(most_iterations, r.velocity_iterations);
     iteration_sum += r.velocity_iterations;
   };
@@ -148,11 +151,13 @@ void grasp(int iterations, const GraspVariant& v) {
     slip = std::max(slip, std::abs(s.bodies[box].position_m.z() - s.bodies[palm].position_m.z() - offset));
   }
   std::printf("grasp (%s%s, %s): %.2f us/step over %d steps, slip during the 0.3 m lift %.3e m; "
-              "velocity iterations mean %.2f, max %d\n",
+              "velocity iterations mean %.2f, max %d; reduced in %d steps\n",
               v.articulated ? "articulated contacts" : "rigid-link contacts",
-              !v.articulated ? "" : v.low_rank ? ", low-rank responses" : ", full responses",
+              v.reduced ? ", reduced mechanism"
+              : !v.articulated ? ""
+              : v.low_rank ? ", low-rank responses" : ", full responses",
               v.engine_tolerances ? "engine tolerances" : "every iteration", busy_us / steps, steps,
-              slip, iteration_sum / steps, most_iterations);
+              slip, iteration_sum / steps, most_iterations, reduced_steps);
 }
 
 }  // namespace
@@ -206,13 +211,15 @@ int main(int argc, char** argv) {
   if (columns.empty()) columns = {5, 10};
   if (iterations.empty()) iterations = {10, 20};
   for (int r = 0; r < grasp_repeats; ++r) {
-    // The engine's configuration first; then the full responses (same physics to rounding), every
+    // The engine's configuration first (the mechanism in its rotors' coordinates); then in full
+    // coordinates with low-rank and with full responses (the same physics to rounding), every
     // iteration run to the cap, and rigid-link contacts for comparison.
     grasp(grasp_iterations, GraspVariant{});
     if (grasp_engine_only) continue;
-    grasp(grasp_iterations, GraspVariant{true, false, true});
-    grasp(grasp_iterations, GraspVariant{true, true, false});
-    grasp(grasp_iterations, GraspVariant{false, true, false});
+    grasp(grasp_iterations, GraspVariant{true, true, false, true});
+    grasp(grasp_iterations, GraspVariant{true, false, false, true});
+    grasp(grasp_iterations, GraspVariant{true, true, true, false});
+    grasp(grasp_iterations, GraspVariant{false, true, false, false});
   }
   if (grasp_only) return 0;
   FILE* out = std::fopen(csv.c_str(), "w");

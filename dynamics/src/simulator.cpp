@@ -11,6 +11,7 @@
 #include "constraint_parts.h"
 #include "contacts.h"
 #include "joint_geometry.h"
+#include "reduced_mechanism.h"
 #include "soft_row.h"
 
 namespace sim::dynamics {
@@ -113,6 +114,10 @@ struct JointWork {
   bool has_friction = false;
   double friction_level = 0.0;  // load-independent Coulomb bound this substep (N m or N)
   double start_speed = 0.0;     // axis speed at the start of the substep (LuGre z update)
+  // A joint of a block solved in rotor coordinates needs its own responses (rows, axis_response,
+  // coupling_response, axis_mass) only when a position pass corrects it: computed then.
+  bool response_deferred = false;
+  double rotor_mobility = 0.0;  // ratio^2 / I_m of the rotor driving the axis (0: undriven)
   // Seed 000 drive output on this joint: the drive, and whose coupling impulse (M1 h) it carries,
   // the motor's or a repeater's. With eq. 22 friction, z_end = lugre_decay z + lugre_gain Ω_end.
   const DriveDef* drive = nullptr;
@@ -248,7 +253,28 @@ struct Simulator::Impl {
   };
   std::vector<BlockPlan> block_plans;
   std::vector<RowBlock> blocks;
+  // A rotor-tree block solved in its rotors' coordinates (detail::ReducedMechanism) when
+  // SolverSettings::reduced_mechanisms; its RowBlock keeps the rows (targets, limits' active set,
+  // where each row's impulse goes) but is neither assembled nor factored.
+  struct ReducedBlock {
+    bool planned = false;  // the block has the structure and the setting is on
+    bool ready = false;    // this substep's build succeeded (else the RowBlock is factored)
+    detail::ReducedMechanism mechanism;
+    std::vector<int> link_body;   // solver body per link slot
+    std::vector<int> plan_joint;  // per joint slot: index into BlockPlan::joints
+    std::vector<int> slot_of_joint;  // per model joint: its joint slot (-1: not in the block)
+    std::vector<int> limit_row;   // per limit (this substep): its row in RowBlock::rows
+    std::vector<detail::ReducedMechanism::Limit> limits;
+    std::vector<detail::Vec6> velocity, wrench;  // per link, scratch
+    Eigen::VectorXd rotor_speed, targets, accumulated, gamma;  // per rotor slot, scratch
+    detail::ReducedMechanism::Impulses impulses;
+  };
+  std::vector<ReducedBlock> reduced;  // per block
+  bool buildReduced(int bi, double h);
+  void solveReduced(int bi, State& s, double& largest);
+  void reducedRowImpulses(int bi, const detail::ReducedMechanism::Impulses& in, Eigen::VectorXd& out);
   std::vector<char> joint_in_block;       // joint solved inside a block
+  std::vector<char> reduced_joint;        // joint of a block planned in rotor coordinates
   std::vector<int> axis_row_joints;       // joints with viscous, friction or limit rows this substep
   std::vector<double> rotor_inv_inertia;  // 1 / I_m per motor
   detail::ContactSolver contacts;
@@ -298,6 +324,8 @@ struct Simulator::Impl {
     std::vector<char> active;
     Eigen::VectorXd pending;  // block rows' impulses for the pending wrenches (pending_valid)
     bool pending_valid = false;
+    Eigen::VectorXd limit_pending;  // a reduced block's limits' part of them (limits_valid)
+    bool limits_valid = false;
   };
   struct Articulation final : detail::BlockArticulation {
     Impl* impl = nullptr;
@@ -395,13 +423,29 @@ void setupJointResponse(JointWork& w, const SolverBody& a, const SolverBody& b,
     }
   }
   const Eigen::Matrix<double, 6, 1> e5 = Eigen::Matrix<double, 6, 1>::Unit(5);
-  // K is a Gram matrix J M^-1 J^T: symmetric positive semi-definite, so a pivoted LDL^T suffices;
-  // it is singular when its rows are dependent (e.g. both sides static).
-  const Eigen::LDLT<Eigen::Matrix<double, 6, 6>> ldlt(k);
-  const auto& d = ldlt.vectorD();
-  const bool invertible = ldlt.info() == Eigen::Success && d.minCoeff() > 1e-12 * d.maxCoeff();
+  // K is a Gram matrix J M^-1 J^T: symmetric positive semi-definite, singular when its rows are
+  // dependent (e.g. both sides static). Its LDL^T in plain loops (Eigen's pivoted LDLT costs
+  // several times more at this size); a pivot below 1e-12 of K's largest diagonal entry marks it
+  // singular. Only column 5 of K^-1 is needed: L^-T D^-1 L^-1 e5, where L^-1 e5 = e5.
+  double d[6];
+  const double scale = k.diagonal().maxCoeff();
+  bool invertible = scale > 0.0;
+  for (int j = 0; j < 6 && invertible; ++j) {
+    double dj = k(j, j);
+    for (int p = 0; p < j; ++p) dj -= k(j, p) * k(j, p) * d[p];
+    invertible = dj > 1e-12 * scale;
+    d[j] = dj;
+    for (int i = j + 1; i < 6 && invertible; ++i) {
+      double v = k(i, j);
+      for (int p = 0; p < j; ++p) v -= k(i, p) * k(j, p) * d[p];
+      k(i, j) = v / dj;  // L, below the diagonal
+    }
+  }
   if (invertible) {
-    w.axis_response = ldlt.solve(e5);
+    Eigen::Matrix<double, 6, 1> x = e5 / d[5];
+    for (int i = 4; i >= 0; --i)
+      for (int p = i + 1; p < 6; ++p) x[i] -= k(p, i) * x[p];
+    w.axis_response = x;
   } else {  // act on the axis row alone
     w.axis_response = w.axis.k > 0.0 ? Eigen::Matrix<double, 6, 1>(e5 / w.axis.k)
                                      : Eigen::Matrix<double, 6, 1>::Zero();
@@ -666,7 +710,10 @@ void Simulator::Impl::prepare(const State& s, double h) {
         const MotorDef& md = model.motors[rd.motor];
         rotor_mobility = rd.ratio * rd.ratio / (md.gear_ratio * md.gear_ratio * md.rotorInertia());
       }
-      setupJointResponse(w, a, b, rotor_mobility);
+      w.rotor_mobility = rotor_mobility;
+      // Deferred where only position passes read the responses (no friction or viscous rows).
+      w.response_deferred = reduced_joint[j] && !w.has_friction && def.friction.viscous == 0.0;
+      if (!w.response_deferred) setupJointResponse(w, a, b, rotor_mobility);
     }
     // Limits: one active side, the nearer one; speculative so an approaching joint stops at it.
     w.limit_side = 0;
@@ -941,7 +988,65 @@ void Simulator::Impl::planBlocks() {
       }
     }
   }
+  // Rotor trees in their rotors' coordinates: links are the joints' followers, joints root first.
+  reduced.assign(block_plans.size(), ReducedBlock{});
+  reduced_joint.assign(model.joints.size(), 0);
+  for (std::size_t bi = 0; bi < block_plans.size(); ++bi) {
+    const BlockPlan& plan = block_plans[bi];
+    ReducedBlock& rb = reduced[bi];
+    if (!plan.rotor_tree || !model.solver.reduced_mechanisms) continue;
+    const auto nj = static_cast<int>(plan.joints.size());
+    for (const int j : plan.joints) rb.link_body.push_back(joints[j].b);
+    auto linkOf = [&rb](int body) {
+      const auto at = std::find(rb.link_body.begin(), rb.link_body.end(), body);
+      return at == rb.link_body.end() ? -1 : static_cast<int>(at - rb.link_body.begin());
+    };
+    std::vector<char> placed(static_cast<std::size_t>(nj), 0);
+    std::vector<detail::ReducedMechanism::Joint> order;
+    for (bool progress = true; progress && static_cast<int>(order.size()) < nj;) {
+      progress = false;  // stays false when a leader is outside the links
+      for (int k = 0; k < nj; ++k) {
+        const JointWork& w = joints[plan.joints[k]];
+        const int leader = isStatic(w.a) ? -1 : linkOf(w.a);
+        if (placed[k] || (leader >= 0 && !placed[leader])) continue;  // link k follows joint k
+        placed[k] = 1;
+        progress = true;
+        const int driver = plan.drivers[k];
+        const int motor = driver >= 0 ? driver : model.repeaters[-driver - 2].motor;
+        const double ratio = driver >= 0 ? 1.0 / model.motors[motor].gear_ratio
+                                         : model.repeaters[-driver - 2].ratio /
+                                               model.motors[motor].gear_ratio;
+        const int rotor = static_cast<int>(
+            std::find(plan.motors.begin(), plan.motors.end(), motor) - plan.motors.begin());
+        order.push_back({leader, k, rotor, ratio});
+        rb.plan_joint.push_back(k);
+      }
+    }
+    if (static_cast<int>(order.size()) < nj) continue;
+    rb.mechanism.plan(nj, static_cast<int>(plan.motors.size()), std::move(order));
+    for (const int j : plan.joints) reduced_joint[j] = 1;
+    rb.slot_of_joint.assign(model.joints.size(), -1);
+    for (std::size_t slot = 0; slot < rb.plan_joint.size(); ++slot)
+      rb.slot_of_joint[plan.joints[rb.plan_joint[slot]]] = static_cast<int>(slot);
+    rb.velocity.assign(static_cast<std::size_t>(nj), detail::Vec6::Zero());
+    rb.wrench.assign(static_cast<std::size_t>(nj), detail::Vec6::Zero());
+    rb.limits.reserve(static_cast<std::size_t>(nj));
+    rb.limit_row.reserve(static_cast<std::size_t>(nj));
+    rb.planned = true;
+  }
 }
+
+namespace {
+
+// The characteristic's weight of the end speed, alpha = 1 / (1 - exp(-x)) - 1 / x with x = c h / I
+// (buildBlocks explains it).
+double characteristicAlpha(double x) {
+  if (!std::isfinite(x) || x > 700.0) return 1.0;
+  if (x < 1e-4) return 0.5 + x / 12.0;  // series: cancellation-free near 0
+  return 1.0 / (-std::expm1(-x)) - 1.0 / x;
+}
+
+}  // namespace
 
 // Rows of every block: motor characteristics (soft rows on the rotors), the driven joints' hard
 // rows, motor/repeater constraint rows, and limit rows (unilateral, active set).
@@ -951,6 +1056,7 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
     const BlockPlan& plan = block_plans[bi];
     RowBlock& block = blocks[bi];
     block.clear();
+    block.skip_moves = reduced[bi].planned;
     for (int m : plan.motors) {
       const MotorWork& mw = motors[m];
       detail::BlockRow& ch =
@@ -992,6 +1098,11 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
       }
     }
     block.order();
+    if (reduced[bi].planned) {
+      reduced[bi].ready = buildReduced(static_cast<int>(bi), h);
+      if (reduced[bi].ready) continue;
+      block.computeMoves(bodies);
+    }
     block.assemble(rotor_inv_inertia);
     // The characteristic is a damper c (w_t - w). Its impulse over the substep is taken as
     // c h (w_t - w_bar) with w_bar = alpha w_end + (1 - alpha) w_start, where
@@ -1009,10 +1120,7 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
       const double ch = mw.damping * h;
       // A drive's circuit is already a backward-Euler step: alpha = 1.
       const double x = mw.drive != nullptr ? 1e300 : ch * block.constrainedMobility(i);  // c h / I
-      double alpha;
-      if (!std::isfinite(x) || x > 700.0) alpha = 1.0;
-      else if (x < 1e-4) alpha = 0.5 + x / 12.0;  // series: cancellation-free near 0
-      else alpha = 1.0 / (-std::expm1(-x)) - 1.0 / x;
+      const double alpha = characteristicAlpha(x);
       mw.gamma = ch * alpha;
       block.rows[i].target = (mw.target_speed - (1.0 - alpha) * rotor_speed[motor]) / alpha;
       block.addMotorCompliance(i, 1.0 / mw.gamma);
@@ -1194,7 +1302,8 @@ void Simulator::Impl::prepareArticulation() {
   articulation.block_of_body.assign(bodies.size(), -1);
   articulation.links.resize(bodies.size());
   articulation.moves.resize(blocks.size());
-  for (BlockMoves& m : articulation.moves) m.built = m.frozen = m.pending_valid = false;
+  for (BlockMoves& m : articulation.moves)
+    m.built = m.frozen = m.pending_valid = m.limits_valid = false;
   for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
     for (const detail::BlockRow& r : blocks[bi].rows) {
       for (const int body : {r.a, r.b}) {
@@ -1284,6 +1393,16 @@ void Simulator::Impl::Articulation::buildMoves(int bi) {
   const auto n = static_cast<Eigen::Index>(block.rows.size());
   bm.bodies.clear();
   bm.rotors.clear();
+  if (ReducedBlock& rb = impl->reduced[bi]; rb.ready) {
+    // The responses come from the mechanism's rotor coordinates, with the limits active now.
+    bm.bodies = rb.link_body;
+    bm.rotors = impl->block_plans[bi].motors;
+    for (std::size_t l = 0; l < rb.limits.size(); ++l)
+      rb.limits[l].active = block.rows[rb.limit_row[l]].active;
+    rb.mechanism.takeSnapshot(rb.limits);
+    bm.built = true;
+    return;
+  }
   auto slot = [n](std::vector<int>& ids, auto& mats, int id) -> decltype(mats[0])& {
     for (std::size_t k = 0; k < ids.size(); ++k)
       if (ids[k] == id) return mats[k];
@@ -1381,7 +1500,15 @@ void Simulator::Impl::Articulation::compute(int body) {
       std::find(bm.bodies.begin(), bm.bodies.end(), body) - bm.bodies.begin());
   out.others.resize(bm.bodies.size() - 1);
   out.rotors.resize(bm.rotors.size());
-  if (bm.low_rank && bm.free_inverse.rows() == 0) {
+  if (ReducedBlock& rb = impl->reduced[bi]; rb.ready) {
+    detail::ReducedMechanism& mech = rb.mechanism;
+    mech.respondTo(static_cast<int>(own));
+    out.self = mech.linkResponse(static_cast<int>(own));
+    for (std::size_t k = 0, o = 0; k < bm.bodies.size(); ++k)
+      if (k != own) out.others[o++] = {bm.bodies[k], mech.linkResponse(static_cast<int>(k))};
+    for (std::size_t k = 0; k < bm.rotors.size(); ++k)
+      out.rotors[k] = {bm.rotors[k], mech.rotorResponse(static_cast<int>(k))};
+  } else if (bm.low_rank && bm.free_inverse.rows() == 0) {
     // Every rotor held (limits): the mechanism does not move.
     out.self.setZero();
     for (std::size_t k = 0, o = 0; k < bm.bodies.size(); ++k)
@@ -1444,6 +1571,7 @@ void Simulator::Impl::Articulation::propagate(int body, const detail::Vec6& wren
   for (const auto& [r, v] : link.rotors) rotor_speed[r] += v.dot(wrench);
   link.pending += wrench;
   moves[block_of_body[body]].pending_valid = false;
+  moves[block_of_body[body]].limits_valid = false;
   any_pending = true;
 }
 
@@ -1452,7 +1580,7 @@ void Simulator::Impl::Articulation::propagate(int body, const detail::Vec6& wren
 void Simulator::Impl::Articulation::freeze(int bi) {
   if (static_cast<std::size_t>(bi) >= moves.size()) return;
   BlockMoves& bm = moves[bi];
-  if (bm.frozen || !bm.built) return;
+  if (bm.frozen || !bm.built || impl->reduced[bi].ready) return;  // reduced: a snapshot already
   const RowBlock& block = impl->blocks[bi];
   bm.factor = block.ldlt;
   bm.active.resize(block.rows.size());
@@ -1465,6 +1593,16 @@ void Simulator::Impl::Articulation::freeze(int bi) {
 const Eigen::VectorXd& Simulator::Impl::Articulation::pendingImpulses(int bi) {
   BlockMoves& bm = moves[bi];
   if (bm.pending_valid) return bm.pending;
+  if (ReducedBlock& rb = impl->reduced[bi]; rb.ready) {
+    for (std::size_t l = 0; l < bm.bodies.size(); ++l) {
+      const LinkResponse& link = links[bm.bodies[l]];
+      rb.wrench[l] = link.computed ? link.pending : detail::Vec6::Zero();
+    }
+    rb.mechanism.wrenchImpulses(rb.wrench, rb.impulses);
+    impl->reducedRowImpulses(bi, rb.impulses, bm.pending);
+    bm.pending_valid = true;
+    return bm.pending;
+  }
   const RowBlock& block = impl->blocks[bi];
   const auto n = static_cast<Eigen::Index>(block.rows.size());
   scratch.setZero(n);
@@ -1512,11 +1650,149 @@ void Simulator::Impl::Articulation::flush() {
 // Row i's impulse still waiting in the pending wrenches of the links of block `bi`.
 double Simulator::Impl::Articulation::pendingImpulse(int bi, Eigen::Index i) {
   if (!any_pending || !moves[bi].built) return 0.0;
+  if (ReducedBlock& rb = impl->reduced[bi]; rb.ready && !moves[bi].pending_valid) {
+    // Only limit rows are asked for (blockStillHolds): their impulses without the joints'.
+    BlockMoves& bm = moves[bi];
+    if (!bm.limits_valid) {
+      for (std::size_t l = 0; l < bm.bodies.size(); ++l) {
+        const LinkResponse& link = links[bm.bodies[l]];
+        rb.wrench[l] = link.computed ? link.pending : detail::Vec6::Zero();
+      }
+      rb.mechanism.wrenchLimitImpulses(rb.wrench, bm.limit_pending);
+      bm.limits_valid = true;
+    }
+    const auto at = std::find(rb.limit_row.begin(), rb.limit_row.end(), static_cast<int>(i));
+    return at == rb.limit_row.end() ? pendingImpulses(bi)[i]
+                                    : bm.limit_pending[at - rb.limit_row.begin()];
+  }
   return pendingImpulses(bi)[i];
+}
+
+// This substep's data of a reduced block (see ReducedBlock): the joints' rows as the RowBlock
+// has them, the links' inertias, and the characteristics' softness from the inertia each rotor
+// sees (the same alpha as buildBlocks). False when the rows do not allow it.
+bool Simulator::Impl::buildReduced(int bi, double h) {
+  ReducedBlock& rb = reduced[bi];
+  RowBlock& block = blocks[bi];
+  const BlockPlan& plan = block_plans[bi];
+  detail::ReducedMechanism& mech = rb.mechanism;
+  for (std::size_t slot = 0; slot < rb.plan_joint.size(); ++slot) {
+    const int k = rb.plan_joint[slot];
+    const JointWork& w = joints[plan.joints[k]];
+    detail::ReducedMechanism::JointRows& f = mech.rows(static_cast<int>(slot));
+    for (int r = 0; r < 6; ++r) {
+      // The same rows as addJointRows() and the coupling: rows 6k .. 6k + 5 of the block.
+      const detail::BlockRow& row = block.rows[static_cast<std::size_t>(6 * k + r)];
+      f.rows_a.row(r) << row.lin_a.transpose(), row.ang_a.transpose();
+      f.rows_b.row(r) << row.lin_b.transpose(), row.ang_b.transpose();
+      if (r < 5) f.targets[r] = row.target;
+    }
+    const SolverBody& lead = bodies[w.a];
+    f.leader_velocity << lead.v, lead.w;
+  }
+  for (std::size_t l = 0; l < rb.link_body.size(); ++l) {
+    const int b = rb.link_body[l];
+    const Mat3 r = orientations[b].toRotationMatrix();
+    mech.setLink(static_cast<int>(l), 1.0 / bodies[b].inv_mass,
+                 r * body_inertia_local[b] * r.transpose());
+  }
+  for (std::size_t m = 0; m < plan.motors.size(); ++m)
+    mech.setRotorInertia(static_cast<int>(m), model.motors[plan.motors[m]].rotorInertia());
+  if (!mech.build()) return false;
+  const auto nm = static_cast<Eigen::Index>(plan.motors.size());
+  rb.gamma.resize(nm);
+  rb.targets.resize(nm);
+  for (Eigen::Index m = 0; m < nm; ++m) {  // characteristic rows are in plan.motors order
+    const MotorWork& mw = motors[plan.motors[m]];
+    const double ch = mw.damping * h;
+    const double alpha = characteristicAlpha(ch * mech.rotorMobility(static_cast<int>(m)));
+    rb.gamma[m] = ch * alpha;
+    rb.targets[m] = (mw.target_speed - (1.0 - alpha) * rotor_speed[plan.motors[m]]) / alpha;
+  }
+  if (!mech.setCharacteristics(rb.gamma)) return false;
+  for (Eigen::Index m = 0; m < nm; ++m) {
+    detail::BlockRow& row = block.rows[block.first_motor + m];
+    motors[row.owner].gamma = rb.gamma[m];
+    row.target = rb.targets[m];
+    row.compliance = 1.0 / rb.gamma[m];
+  }
+  rb.limits.clear();
+  rb.limit_row.clear();
+  for (Eigen::Index i = block.first_unilateral; i < static_cast<Eigen::Index>(block.rows.size()); ++i) {
+    const detail::BlockRow& row = block.rows[i];
+    rb.limits.push_back({rb.slot_of_joint[row.owner], row.sign, row.target, row.active, 0.0});
+    rb.limit_row.push_back(static_cast<int>(i));
+  }
+  return true;
+}
+
+// The block rows' impulses from a reduced solve's (or wrenches') joint, characteristic and limit
+// impulses, in RowBlock::rows order: a joint's axis impulse is its coupling's plus its limit's.
+void Simulator::Impl::reducedRowImpulses(int bi, const detail::ReducedMechanism::Impulses& in,
+                                         Eigen::VectorXd& out) {
+  const ReducedBlock& rb = reduced[bi];
+  const RowBlock& block = blocks[bi];
+  out.setZero(static_cast<Eigen::Index>(block.rows.size()));
+  for (std::size_t slot = 0; slot < rb.plan_joint.size(); ++slot)
+    out.segment<6>(6 * static_cast<Eigen::Index>(rb.plan_joint[slot])) = in.joints[slot];
+  out.segment(block.first_motor, block.first_unilateral - block.first_motor) = in.characteristic;
+  for (std::size_t l = 0; l < rb.limit_row.size(); ++l) {
+    const auto i = static_cast<Eigen::Index>(rb.limit_row[l]);
+    const int k = rb.plan_joint[static_cast<std::size_t>(rb.limits[l].joint)];
+    out[i] = in.limits[static_cast<Eigen::Index>(l)];
+    out[6 * k + 5] -= block.rows[i].sign * out[i];  // the limit row is sign times the axis row
+  }
+}
+
+// solveBlock for a reduced block: the same result to rounding, in the rotors' coordinates.
+void Simulator::Impl::solveReduced(int bi, State& s, double& largest) {
+  ReducedBlock& rb = reduced[bi];
+  RowBlock& block = blocks[bi];
+  const BlockPlan& plan = block_plans[bi];
+  for (std::size_t l = 0; l < rb.link_body.size(); ++l) {
+    const SolverBody& b = bodies[rb.link_body[l]];
+    rb.velocity[l] << b.v, b.w;
+  }
+  const auto nm = static_cast<Eigen::Index>(plan.motors.size());
+  rb.rotor_speed.resize(nm);
+  rb.targets.resize(nm);
+  rb.accumulated.resize(nm);
+  for (Eigen::Index m = 0; m < nm; ++m) {
+    const detail::BlockRow& row = block.rows[block.first_motor + m];
+    rb.rotor_speed[m] = rotor_speed[plan.motors[m]];
+    rb.targets[m] = row.target;
+    rb.accumulated[m] = blockAccumulated(row, s);
+  }
+  for (std::size_t l = 0; l < rb.limits.size(); ++l) {
+    const detail::BlockRow& row = block.rows[rb.limit_row[l]];
+    rb.limits[l].active = row.active;
+    rb.limits[l].accumulated = blockAccumulated(row, s);
+  }
+  rb.mechanism.solve(rb.velocity, rb.rotor_speed, rb.targets, rb.accumulated, rb.limits,
+                     rb.impulses);
+  for (std::size_t l = 0; l < rb.link_body.size(); ++l) {
+    SolverBody& b = bodies[rb.link_body[l]];
+    b.v = rb.velocity[l].head<3>();
+    b.w = rb.velocity[l].tail<3>();
+  }
+  for (Eigen::Index m = 0; m < nm; ++m) rotor_speed[plan.motors[m]] = rb.rotor_speed[m];
+  for (std::size_t l = 0; l < rb.limits.size(); ++l)
+    block.rows[rb.limit_row[l]].active = rb.limits[l].active;
+  reducedRowImpulses(bi, rb.impulses, block.delta);
+  for (Eigen::Index i = 0; i < block.delta.size(); ++i) {
+    const double d = block.delta[i];
+    if (d == 0.0) continue;
+    addBlockImpulse(block.rows[i], d, s);
+    largest = std::max(largest, std::abs(d));
+  }
 }
 
 void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
   articulation.flush();
+  if (const auto bi = static_cast<int>(&block - blocks.data()); reduced[bi].ready) {
+    solveReduced(bi, s, largest);
+    return;
+  }
   const auto n = static_cast<Eigen::Index>(block.rows.size());
   auto accumulated = [&s](const detail::BlockRow& r) { return blockAccumulated(r, s); };
   // Velocity error of every row (the negative is the right-hand side).
@@ -1849,6 +2125,15 @@ double Simulator::Impl::solvePosition(int& iterations) {
     shift(w.b, b.inv_mass * dx_b, b.inv_inertia * dt_b);
     return response[5] * dq;
   };
+  // A coupling within a thousandth of the position tolerance holds (in rotor coordinates it is
+  // exact to rounding, 1e-16): its correction would move nothing, and skipping it spares the
+  // joint's response.
+  constexpr double kHeldCoupling = 1e-3;
+  auto undefer = [this](JointWork& w) {
+    if (!w.response_deferred) return;
+    setupJointResponse(w, bodies[w.a], bodies[w.b], w.rotor_mobility);
+    w.response_deferred = false;
+  };
   for (iterations = 0; iterations < model.solver.position_iterations; ++iterations) {
     largest = contacts.solvePosition(model.contact, 0.2, positions, orientations, bodies);
     for (std::size_t j = 0; j < joints.size(); ++j) {
@@ -1946,12 +2231,13 @@ double Simulator::Impl::solvePosition(int& iterations) {
         shift(w.b, move_b, turn_b);
       }
       // Limits.
-      if (w.limit_side != 0 && w.axis_mass > 0.0) {
+      if (w.limit_side != 0) {
         const double q = unwrappedJoint(static_cast<int>(j), w.position);
         const double gap = w.limit_side > 0 ? q - def.lower_limit : def.upper_limit - q;
         if (gap < 0.0) {
           largest = std::max(largest, -gap);
-          moveAxis(w, w.axis_response, -beta * w.limit_side * gap);
+          undefer(w);
+          if (w.axis_mass > 0.0) moveAxis(w, w.axis_response, -beta * w.limit_side * gap);
         }
       }
     }
@@ -1962,6 +2248,8 @@ double Simulator::Impl::solvePosition(int& iterations) {
       const JointWork& w = joints[mw.joint];
       const double c = unwrappedJoint(mw.joint, w.position) - mw.coupling_ratio * rotor_angle[m];
       largest = std::max(largest, std::abs(c));
+      if (std::abs(c) <= kHeldCoupling * model.solver.position_tolerance_m) continue;
+      undefer(joints[mw.joint]);
       const double lambda = moveAxis(w, w.coupling_response, -beta * c);
       rotor_angle[m] -= mw.coupling_ratio * lambda * mw.inv_inertia;
     }
@@ -1971,6 +2259,8 @@ double Simulator::Impl::solvePosition(int& iterations) {
       const double c =
           unwrappedJoint(rw.joint, w.position) - rw.ratio * rotor_angle[rw.motor] - rw.offset;
       largest = std::max(largest, std::abs(c));
+      if (std::abs(c) <= kHeldCoupling * model.solver.position_tolerance_m) continue;
+      undefer(joints[rw.joint]);
       const double lambda = moveAxis(w, w.coupling_response, -beta * c);
       rotor_angle[rw.motor] -= rw.ratio * lambda * motors[rw.motor].inv_inertia;
     }
@@ -2147,6 +2437,9 @@ StepReport Simulator::step(State& state) {
     for (const Impl::BlockMoves& m : im.articulation.moves)
       low_rank += m.built && m.low_rank ? 1 : 0;
     report.low_rank_blocks = std::max(report.low_rank_blocks, low_rank);
+    const auto reduced_now = std::count_if(im.reduced.begin(), im.reduced.end(),
+                                           [](const Impl::ReducedBlock& r) { return r.ready; });
+    report.reduced_blocks = std::max(report.reduced_blocks, static_cast<int>(reduced_now));
     report.velocity_iterations = std::max(report.velocity_iterations, iterations);
     report.velocity_residual = std::max(report.velocity_residual, residual);
     if (capped) report.velocity_end = SolveEnd::IterationCap;

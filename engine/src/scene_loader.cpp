@@ -186,7 +186,8 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
               {"time_step", "substeps", "velocity_iterations", "position_iterations",
                "velocity_tolerance", "position_tolerance", "position_correction",
                "max_linear_speed", "max_angular_speed", "max_motor_speed", "warm_start",
-               "articulated_contacts", "batched_contacts", "low_rank_responses"});
+               "articulated_contacts", "batched_contacts", "low_rank_responses",
+               "reduced_mechanisms"});
   s.time_step_s = m.number("time_step", s.time_step_s);
   s.substeps = m.integer("substeps", s.substeps);
   s.velocity_iterations = m.integer("velocity_iterations", s.velocity_iterations);
@@ -201,6 +202,7 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
   s.articulated_contacts = m.boolean("articulated_contacts", s.articulated_contacts);
   s.batched_contacts = m.boolean("batched_contacts", s.batched_contacts);
   s.low_rank_responses = m.boolean("low_rank_responses", s.low_rank_responses);
+  s.reduced_mechanisms = m.boolean("reduced_mechanisms", s.reduced_mechanisms);
 }
 
 void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings& c) {

@@ -631,97 +631,160 @@ Model withTumblers(Model m) {
   return m;
 }
 
-// The jaws' contact responses in low-rank form (one solve per free rotor) against the same
-// responses computed in full (six solves per link), in lockstep through every phase of the
-// grasp: jaws pressed open on their stops (the jaw rotor held: it leaves the free set), closing,
-// squeezing, lifting. In exact arithmetic the two are the same matrix (P = P_:S P_SS^-1 P_S: for
-// the rank-k mechanism response); what may differ is rounding, fed through the solver's
-// iterations and the 1e-12 relative regularisation of K. 1e-9 m and 1e-6 m/s bound that with a
-// wide margin (1e-14 m and 1e-12 m/s measured), while the other links' or the rotors' response
-// taken 10 % short moves the bodies apart by 15-43 um.
-TEST(Contact, LowRankMechanismResponsesMatchTheFullOnes) {
-  Model full_model = samples::graspScene(1.0 / 240.0);
-  full_model.solver.low_rank_responses = false;
-  Model low_model = samples::graspScene(1.0 / 240.0);
-  ASSERT_TRUE(low_model.solver.low_rank_responses);  // the default
-  Simulator full(full_model), low(low_model);
-  State a = full.initialState(), b = low.initialState();
-  const int jaws = low_model.findMotor("jaws"), lift = low_model.findMotor("lift");
-  double worst_x = 0.0, worst_v = 0.0;
-  int low_rank_steps = 0, steps = 0;
+// Two ways of solving the grasp in lockstep through every phase: jaws pressed open on their
+// stops (the jaw rotor held by a limit), closing, squeezing, lifting. `used` counts the steps in
+// which `other` took the way under test.
+struct Lockstep {
+  double worst_x = 0.0, worst_v = 0.0;  // largest body position / velocity difference
+  int used_steps = 0, steps = 0;
+  double box_height = 0.0;              // of `other` at the end
+};
+Lockstep graspLockstep(const Model& reference, const Model& other,
+                       int (*used)(const StepReport&)) {
+  Simulator ref(reference), sim(other);
+  State a = ref.initialState(), b = sim.initialState();
+  const int jaws = other.findMotor("jaws"), lift = other.findMotor("lift");
+  Lockstep out;
   auto phase = [&](double jaw_u, double lift_u, double seconds) {
     a.motors[jaws].voltage = b.motors[jaws].voltage = jaw_u;
     a.motors[lift].voltage = b.motors[lift].voltage = lift_u;
     for (int i = 0; i < static_cast<int>(seconds * 240.0); ++i) {
-      EXPECT_EQ(full.step(a).low_rank_blocks, 0);
-      low_rank_steps += low.step(b).low_rank_blocks;
-      ++steps;
+      EXPECT_EQ(used(ref.step(a)), 0);
+      out.used_steps += used(sim.step(b)) > 0 ? 1 : 0;
+      ++out.steps;
       for (std::size_t k = 0; k < a.bodies.size(); ++k) {
-        worst_x = std::max(worst_x, (a.bodies[k].position_m - b.bodies[k].position_m).norm());
+        out.worst_x = std::max(out.worst_x, (a.bodies[k].position_m - b.bodies[k].position_m).norm());
         const Vec3 dv = a.bodies[k].linear_velocity_mps - b.bodies[k].linear_velocity_mps;
-        worst_v = std::max(worst_v, dv.norm());
+        out.worst_v = std::max(out.worst_v, dv.norm());
       }
     }
   };
   phase(-1.0, 0.0, 0.5);  // open onto the stops
   phase(1.0, 0.0, 0.8);   // close and squeeze
   phase(1.0, 1.0, 2.5);   // lift
-  std::printf("low-rank vs full responses: %d of %d steps low-rank; largest difference %.3g m, "
-              "%.3g m/s\n", low_rank_steps, steps, worst_x, worst_v);
-  EXPECT_GT(low_rank_steps, steps / 2);  // the premise: the low-rank form was taken
-  EXPECT_LE(worst_x, 1e-9);
-  EXPECT_LE(worst_v, 1e-6);
-  EXPECT_GT(b.bodies[low_model.findBody("box")].position_m.z(), 0.05 + 0.29);  // and lifted
+  out.box_height = b.bodies[other.findBody("box")].position_m.z();
+  return out;
 }
 
-// The same comparison with boxes falling onto the closing gripper: contacts on the jaws from
-// above and from the sides, and limits engaging while the links' responses are in use (the
-// block's active set changes within a substep, so the impulses of the contacts' wrenches must
-// come from the factor the responses were computed with). Tumbling boxes amplify rounding step
-// after step (the trajectories part by 1e-8 m in a second, smoothly), so each step here starts
-// both simulations from the same state and compares one step: the poses and the block impulses
-// that reach the state (joint reactions, motor and repeater couplings, limits).
-TEST(Contact, LowRankResponsesMatchTheFullOnesUnderFallingBoxes) {
-  Model full_model = withTumblers(samples::graspScene(1.0 / 240.0));
+int lowRankUsed(const StepReport& r) { return r.low_rank_blocks; }
+int reducedUsed(const StepReport& r) { return r.reduced_blocks; }
+
+// The jaws' contact responses in low-rank form (one solve per free rotor) against the same
+// responses computed in full (six solves per link), both with the block in full coordinates. In
+// exact arithmetic the two are the same matrix (P = P_:S P_SS^-1 P_S: for the rank-k mechanism
+// response); what may differ is rounding, fed through the solver's iterations and the 1e-12
+// relative regularisation of K. 1e-9 m and 1e-6 m/s bound that with a wide margin (1e-14 m and
+// 1e-12 m/s measured), while the other links' or the rotors' response taken 10 % short moves the
+// bodies apart by 15-43 um.
+TEST(Contact, LowRankMechanismResponsesMatchTheFullOnes) {
+  Model full_model = samples::graspScene(1.0 / 240.0);
   full_model.solver.low_rank_responses = false;
-  Model low_model = withTumblers(samples::graspScene(1.0 / 240.0));
-  Simulator full(full_model), low(low_model);
-  State b = low.initialState();
-  const int jaws = low_model.findMotor("jaws");
-  b.motors[jaws].voltage = 1.0;
-  double worst_x = 0.0, worst_impulse = 0.0;
-  int low_rank_steps = 0;
+  full_model.solver.reduced_mechanisms = false;
+  Model low_model = samples::graspScene(1.0 / 240.0);
+  ASSERT_TRUE(low_model.solver.low_rank_responses);  // the default
+  low_model.solver.reduced_mechanisms = false;
+  const Lockstep r = graspLockstep(full_model, low_model, lowRankUsed);
+  std::printf("low-rank vs full responses: %d of %d steps low-rank; largest difference %.3g m, "
+              "%.3g m/s\n", r.used_steps, r.steps, r.worst_x, r.worst_v);
+  EXPECT_GT(r.used_steps, r.steps / 2);  // the premise: the low-rank form was taken
+  EXPECT_LE(r.worst_x, 1e-9);
+  EXPECT_LE(r.worst_v, 1e-6);
+  EXPECT_GT(r.box_height, 0.05 + 0.29);  // and lifted
+}
+
+// The mechanism solved in its rotors' coordinates (ReducedMechanism: two unknowns for the lift
+// and the jaws, plus active limits, instead of 23 rows) against the block in full coordinates
+// with every response computed in full: a second method for the same projection. The reduced
+// path also recovers the rows' impulses leaf to root and gives the contacts their responses from
+// the same snapshot. Same bounds as the low-rank comparison, for the same reasons.
+TEST(Contact, ReducedMechanismMatchesTheFullCoordinateBlock) {
+  Model full_model = samples::graspScene(1.0 / 240.0);
+  full_model.solver.low_rank_responses = false;
+  full_model.solver.reduced_mechanisms = false;
+  Model reduced_model = samples::graspScene(1.0 / 240.0);
+  ASSERT_TRUE(reduced_model.solver.reduced_mechanisms);  // the default
+  const Lockstep r = graspLockstep(full_model, reduced_model, reducedUsed);
+  std::printf("reduced vs full block: %d of %d steps reduced; largest difference %.3g m, "
+              "%.3g m/s\n", r.used_steps, r.steps, r.worst_x, r.worst_v);
+  EXPECT_EQ(r.used_steps, r.steps);
+  EXPECT_LE(r.worst_x, 1e-9);
+  EXPECT_LE(r.worst_v, 1e-6);
+  EXPECT_GT(r.box_height, 0.05 + 0.29);
+}
+
+// Boxes falling onto the closing gripper: contacts on the jaws from above and from the sides,
+// and limits engaging while the links' responses are in use (the block's active set changes
+// within a substep, so the impulses of the contacts' wrenches must come from what the responses
+// were computed with). Tumbling boxes amplify rounding step after step (the trajectories part by
+// 1e-8 m in a second, smoothly), so each step starts both simulations from the same state and
+// compares one step: the poses and the block impulses that reach the state (joint reactions,
+// motor and repeater couplings, limits). Impulses in N over the step.
+struct OneStepDifferences {
+  double worst_x = 0.0, worst_impulse_N = 0.0;
+  int used_steps = 0;
+};
+OneStepDifferences fallingBoxesOneStep(const Model& reference, const Model& other,
+                                       int (*used)(const StepReport&)) {
+  Simulator ref(reference), sim(other);
+  State b = sim.initialState();
+  b.motors[other.findMotor("jaws")].voltage = 1.0;
+  OneStepDifferences out;
+  const double h = other.solver.time_step_s;
+  auto note = [&](double x, double y) {
+    out.worst_impulse_N = std::max(out.worst_impulse_N, std::abs(x - y) / h);
+  };
   for (int i = 0; i < 240; ++i) {
     State a = b;
-    full.step(a);
-    low_rank_steps += low.step(b).low_rank_blocks;
+    ref.step(a);
+    out.used_steps += used(sim.step(b)) > 0 ? 1 : 0;
     for (std::size_t k = 0; k < a.bodies.size(); ++k)
-      worst_x = std::max(worst_x, (a.bodies[k].position_m - b.bodies[k].position_m).norm());
-    // Impulses in N over the step (the squeeze is 20 N, the gripper's weight 12 N).
-    auto note = [&](double x, double y) {
-      worst_impulse = std::max(worst_impulse, std::abs(x - y));
-    };
+      out.worst_x = std::max(out.worst_x, (a.bodies[k].position_m - b.bodies[k].position_m).norm());
     for (std::size_t j = 0; j < a.joints.size(); ++j) {
       note(a.joints[j].impulses.limit, b.joints[j].impulses.limit);
       note((a.joints[j].impulses.linear - b.joints[j].impulses.linear).norm(), 0.0);
       note((a.joints[j].impulses.angular - b.joints[j].impulses.angular).norm(), 0.0);
     }
-    for (std::size_t m = 0; m < a.motors.size(); ++m)
+    for (std::size_t m = 0; m < a.motors.size(); ++m) {
       note(a.motors[m].coupling_impulse, b.motors[m].coupling_impulse);
+      note(a.motors[m].characteristic_impulse, b.motors[m].characteristic_impulse);
+    }
     for (std::size_t r = 0; r < a.repeaters.size(); ++r)
       note(a.repeaters[r].coupling_impulse, b.repeaters[r].coupling_impulse);
   }
-  const double one_newton_step = 1.0 / 240.0;
+  return out;
+}
+
+// Measured: 3e-13 m and 4e-8 N. K is ill-conditioned (the rotor's reflected inertia through
+// r = 2000 rad/m against 0.1 kg jaws), which lifts rounding in the impulses to ~1e-9 of the
+// loads; 1e-11 m and 1e-6 N leave room for that. Adding the impulses with the refactored block
+// instead of the factor the responses saw errs by 25 N.
+TEST(Contact, LowRankResponsesMatchTheFullOnesUnderFallingBoxes) {
+  Model full_model = withTumblers(samples::graspScene(1.0 / 240.0));
+  full_model.solver.low_rank_responses = false;
+  full_model.solver.reduced_mechanisms = false;
+  Model low_model = withTumblers(samples::graspScene(1.0 / 240.0));
+  low_model.solver.reduced_mechanisms = false;
+  const OneStepDifferences d = fallingBoxesOneStep(full_model, low_model, lowRankUsed);
   std::printf("falling boxes: %d of 240 steps low-rank; largest one-step difference %.3g m, "
-              "%.3g N over a step\n",
-              low_rank_steps, worst_x, worst_impulse / one_newton_step);
-  // Measured: 3e-13 m and 4e-8 N. K is ill-conditioned (the rotor's reflected inertia through
-  // r = 2000 rad/m against 0.1 kg jaws), which lifts rounding in the impulses to ~1e-9 of the
-  // loads; 1e-11 m and 1e-6 N leave room for that. Adding the impulses with the refactored block
-  // instead of the factor the responses saw errs by 25 N.
-  EXPECT_GT(low_rank_steps, 60);
-  EXPECT_LE(worst_x, 1e-11);
-  EXPECT_LE(worst_impulse, 1e-6 * one_newton_step);
+              "%.3g N\n", d.used_steps, d.worst_x, d.worst_impulse_N);
+  EXPECT_GT(d.used_steps, 60);
+  EXPECT_LE(d.worst_x, 1e-11);
+  EXPECT_LE(d.worst_impulse_N, 1e-6);
+}
+
+// The same for the mechanism in rotor coordinates: the joints' impulses recovered leaf to root,
+// the limits' from the reduced active set, the snapshot's impulses for the contacts' wrenches.
+TEST(Contact, ReducedMechanismMatchesTheFullBlockUnderFallingBoxes) {
+  Model full_model = withTumblers(samples::graspScene(1.0 / 240.0));
+  full_model.solver.low_rank_responses = false;
+  full_model.solver.reduced_mechanisms = false;
+  const Model reduced_model = withTumblers(samples::graspScene(1.0 / 240.0));
+  const OneStepDifferences d = fallingBoxesOneStep(full_model, reduced_model, reducedUsed);
+  std::printf("falling boxes: %d of 240 steps reduced; largest one-step difference %.3g m, "
+              "%.3g N\n", d.used_steps, d.worst_x, d.worst_impulse_N);
+  EXPECT_EQ(d.used_steps, 240);
+  EXPECT_LE(d.worst_x, 1e-11);
+  EXPECT_LE(d.worst_impulse_N, 1e-6);
 }
 
 // Tracked chassis: belts at surface speed v drive it straight at v (5 %), opposite belts turn it

@@ -478,6 +478,9 @@ TEST(Overrides, SwitchesTakeTrueAndFalse) {
   EXPECT_TRUE(loadScene(grasp).model.solver.low_rank_responses);
   EXPECT_FALSE(loadScene(grasp, {parseOverride("solver.low_rank_responses=false")})
                    .model.solver.low_rank_responses);
+  EXPECT_TRUE(loadScene(grasp).model.solver.reduced_mechanisms);
+  EXPECT_FALSE(loadScene(grasp, {parseOverride("solver.reduced_mechanisms=false")})
+                   .model.solver.reduced_mechanisms);
   try {
     parseOverride("solver.articulated_contacts=yes");
     ADD_FAILURE() << "\"yes\" was taken";

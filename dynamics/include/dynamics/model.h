@@ -232,6 +232,11 @@ struct SolverSettings {
   /// couplings) instead of six per touched link; false computes every response in full, which
   /// remains for comparison.
   bool low_rank_responses = true;
+  /// A motor block that is a tree of hinges and sliders on a static base, each coupled rigidly
+  /// to a rotor, is solved in its rotors' coordinates (one unknown per rotor and active limit
+  /// instead of one per row; the joints' impulses follow leaf to root): the same solution to
+  /// rounding, several times cheaper. False keeps every block in full coordinates.
+  bool reduced_mechanisms = true;
 };
 
 /// Contact parameters (SPEC §2: contacts are inequality rows with Coulomb friction).

@@ -42,6 +42,9 @@ struct StepReport {
   /// Motor blocks whose articulated contact responses took the low-rank form (one solve per free
   /// rotor; SolverSettings::low_rank_responses), largest over the substeps.
   int low_rank_blocks = 0;
+  /// Motor blocks solved in their rotors' coordinates (SolverSettings::reduced_mechanisms),
+  /// largest over the substeps.
+  int reduced_blocks = 0;
   Fault fault;                ///< kind != None when the state is unhealthy after this step.
   bool fault_is_new = false;  ///< True only the first time a fault is reported.
 };

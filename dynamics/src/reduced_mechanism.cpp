@@ -1,0 +1,392 @@
+#include "reduced_mechanism.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace sim::dynamics::detail {
+
+namespace {
+
+// Cholesky factor of the leading m x m block of `s` in place (lower triangle). The matrices here
+// are a handful of rows (rotors, active limits), so plain loops on storage sized once.
+bool choleskyInPlace(Eigen::MatrixXd& s, Eigen::Index m) {
+  for (Eigen::Index j = 0; j < m; ++j) {
+    double d = s(j, j);
+    for (Eigen::Index p = 0; p < j; ++p) d -= s(j, p) * s(j, p);
+    if (!(d > 0.0)) return false;
+    const double root = std::sqrt(d);
+    s(j, j) = root;
+    for (Eigen::Index i = j + 1; i < m; ++i) {
+      double v = s(i, j);
+      for (Eigen::Index p = 0; p < j; ++p) v -= s(i, p) * s(j, p);
+      s(i, j) = v / root;
+    }
+  }
+  return true;
+}
+
+// x = (L L^T)^-1 x for the factor of choleskyInPlace().
+template <typename Vector>
+void choleskySolve(const Eigen::MatrixXd& l, Eigen::Index m, Vector&& x) {
+  for (Eigen::Index i = 0; i < m; ++i) {
+    double v = x[i];
+    for (Eigen::Index p = 0; p < i; ++p) v -= l(i, p) * x[p];
+    x[i] = v / l(i, i);
+  }
+  for (Eigen::Index i = m - 1; i >= 0; --i) {
+    double v = x[i];
+    for (Eigen::Index p = i + 1; p < m; ++p) v -= l(p, i) * x[p];
+    x[i] = v / l(i, i);
+  }
+}
+
+void symmetrise(Eigen::MatrixXd& m) {
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < i; ++j) m(i, j) = m(j, i) = 0.5 * (m(i, j) + m(j, i));
+}
+
+// out = m^-1 when one off-diagonal 3 x 3 block of m is zero, as a hinge's rows (point rows, then
+// rotation rows: lower left zero) and a slider's (rotation rows first: upper left zero) have it:
+// two 3 x 3 inverses instead of a 6 x 6 elimination. False when the form does not apply.
+bool invertBlocks(const Mat6& m, Mat6& out) {
+  const auto p = m.topLeftCorner<3, 3>(), q = m.topRightCorner<3, 3>();
+  const auto r = m.bottomLeftCorner<3, 3>(), s = m.bottomRightCorner<3, 3>();
+  const double scale = m.cwiseAbs().maxCoeff();
+  auto inverse = [scale](const Mat3& a, Mat3& inv) {
+    bool ok = false;
+    double det = 0.0;
+    a.computeInverseAndDetWithCheck(inv, det, ok, 0.0);
+    return ok && std::abs(det) > 1e-12 * scale * scale * scale;
+  };
+  Mat3 a_inv, b_inv;
+  if (r.isZero(0.0)) {  // [[P, Q], [0, S]]^-1 = [[P^-1, -P^-1 Q S^-1], [0, S^-1]]
+    if (!inverse(p, a_inv) || !inverse(s, b_inv)) return false;
+    out.topLeftCorner<3, 3>() = a_inv;
+    out.topRightCorner<3, 3>().noalias() = -(a_inv * q * b_inv);
+    out.bottomLeftCorner<3, 3>().setZero();
+    out.bottomRightCorner<3, 3>() = b_inv;
+    return true;
+  }
+  if (p.isZero(0.0)) {  // [[0, Q], [R, S]]^-1 = [[-R^-1 S Q^-1, R^-1], [Q^-1, 0]]
+    if (!inverse(r, a_inv) || !inverse(q, b_inv)) return false;
+    out.topLeftCorner<3, 3>().noalias() = -(a_inv * s * b_inv);
+    out.topRightCorner<3, 3>() = a_inv;
+    out.bottomLeftCorner<3, 3>() = b_inv;
+    out.bottomRightCorner<3, 3>().setZero();
+    return true;
+  }
+  return false;
+}
+
+// out = m^-1 by Gauss-Jordan elimination with partial pivoting, in plain loops (Eigen's LU takes
+// its general dynamic-size path here, several times slower). False when a pivot falls below
+// 1e-12 of the largest entry: the rows do not fix all six freedoms.
+bool invert6(const Mat6& m, Mat6& out) {
+  Mat6 a = m;
+  out.setIdentity();
+  const double scale = m.cwiseAbs().maxCoeff();
+  for (int c = 0; c < 6; ++c) {
+    int p = c;
+    for (int r = c + 1; r < 6; ++r)
+      if (std::abs(a(r, c)) > std::abs(a(p, c))) p = r;
+    if (!(std::abs(a(p, c)) > 1e-12 * scale)) return false;
+    if (p != c) {
+      a.row(p).swap(a.row(c));
+      out.row(p).swap(out.row(c));
+    }
+    const double inv = 1.0 / a(c, c);
+    a.row(c) *= inv;
+    out.row(c) *= inv;
+    for (int r = 0; r < 6; ++r) {
+      if (r == c) continue;
+      const double f = a(r, c);
+      if (f == 0.0) continue;
+      a.row(r) -= f * a.row(c);
+      out.row(r) -= f * out.row(c);
+    }
+  }
+  return true;
+}
+
+// out = m^-1 for a symmetric positive definite m (work: scratch of the same size).
+bool invertSpd(const Eigen::MatrixXd& m, Eigen::MatrixXd& work, Eigen::MatrixXd& out) {
+  const Eigen::Index n = m.rows();
+  work = m;
+  if (!choleskyInPlace(work, n)) return false;
+  out.setIdentity(n, n);
+  for (Eigen::Index c = 0; c < n; ++c) choleskySolve(work, n, out.col(c));
+  symmetrise(out);
+  return true;
+}
+
+}  // namespace
+
+void ReducedMechanism::plan(int links, int rotors, std::vector<Joint> joints) {
+  links_ = links;
+  rotors_ = rotors;
+  joints_ = std::move(joints);
+  const auto nl = static_cast<std::size_t>(links);
+  const auto nj = joints_.size();
+  frames_.assign(nj, JointRows{});
+  follower_inverse_.assign(nj, Mat6::Zero());
+  mass_.assign(nl, 0.0);
+  inertia_.assign(nl, Mat3::Zero());
+  change_.assign(nl, Vec6::Zero());
+  rotor_inertia_.setZero(rotors);
+  gamma_.setZero(rotors);
+  n_.setZero(6 * links, rotors);
+  c_.setZero(6 * links);
+  a_.setZero(rotors, rotors);
+  a_inverse_.setZero(rotors, rotors);
+  a_soft_.setZero(rotors, rotors);
+  work_.setZero(rotors, rotors);
+  link_work_.setZero(6, rotors);
+  z_.setZero(rotors, rotors);
+  h_.setZero(rotors, rotors);
+  const auto limits = static_cast<Eigen::Index>(nj);
+  s_.setZero(limits, limits);
+  t_.setZero(limits, rotors);
+  limit_map_.setZero(limits, rotors);
+  g_.setZero(rotors);
+  w_.setZero(rotors);
+  rhs_.setZero(rotors);
+  lambda_.setZero(limits);
+  limit_work_.setZero(limits);
+  to_link_.setZero(rotors, 6);
+  active_.reserve(nj);
+  snapshot_active_.reserve(nj);
+}
+
+void ReducedMechanism::setLink(int link, double mass, const Mat3& inertia_world) {
+  mass_[static_cast<std::size_t>(link)] = mass;
+  inertia_[static_cast<std::size_t>(link)] = inertia_world;
+}
+
+void ReducedMechanism::setRotorInertia(int rotor, double inertia) {
+  rotor_inertia_[rotor] = inertia;
+}
+
+Vec6 ReducedMechanism::momentum(int link, const Vec6& velocity) const {
+  Vec6 p;
+  p.head<3>() = mass_[static_cast<std::size_t>(link)] * velocity.head<3>();
+  p.tail<3>() = inertia_[static_cast<std::size_t>(link)] * velocity.tail<3>();
+  return p;
+}
+
+bool ReducedMechanism::build() {
+  for (std::size_t k = 0; k < joints_.size(); ++k) {
+    const Joint& j = joints_[k];
+    const JointRows& f = frames_[k];
+    // The follower's twist from the leader's and the axis speed: rows_b V_b = (targets; qdot)
+    // - rows_a V_a. Its rows must fix all six of the follower's freedoms.
+    Mat6& inv = follower_inverse_[k];
+    if (!invertBlocks(f.rows_b, inv) && !invert6(f.rows_b, inv)) return false;
+    // V_b = -rows_b^-1 rows_a V_a + rows_b^-1 (targets; ratio w_rotor).
+    Vec6 rhs = Vec6::Zero();
+    rhs.head<5>() = f.targets;
+    auto n_b = n_.middleRows<6>(6 * static_cast<Eigen::Index>(j.follower));
+    auto c_b = c_.segment<6>(6 * static_cast<Eigen::Index>(j.follower));
+    if (j.leader >= 0) {
+      const auto lead = 6 * static_cast<Eigen::Index>(j.leader);
+      link_work_.noalias() = f.rows_a.lazyProduct(n_.middleRows<6>(lead));
+      n_b.noalias() = -inv.lazyProduct(link_work_);
+      rhs.noalias() -= f.rows_a * c_.segment<6>(lead);
+    } else {
+      n_b.setZero();
+      rhs.noalias() -= f.rows_a * f.leader_velocity;
+    }
+    c_b.noalias() = inv * rhs;
+    n_b.col(j.rotor) += j.ratio * inv.col(5);
+  }
+  a_.setZero();
+  a_.diagonal() = rotor_inertia_;
+  Eigen::Matrix<double, 6, Eigen::Dynamic>& mn = link_work_;
+  for (int l = 0; l < links_; ++l) {
+    const auto n_l = n_.middleRows<6>(6 * static_cast<Eigen::Index>(l));
+    mn.topRows<3>() = mass_[static_cast<std::size_t>(l)] * n_l.topRows<3>();
+    mn.bottomRows<3>().noalias() = inertia_[static_cast<std::size_t>(l)] * n_l.bottomRows<3>();
+    a_.noalias() += n_l.transpose().lazyProduct(mn);
+  }
+  symmetrise(a_);
+  return invertSpd(a_, work_, a_inverse_);
+}
+
+bool ReducedMechanism::setCharacteristics(const Eigen::VectorXd& gamma) {
+  gamma_ = gamma;
+  a_soft_ = a_;
+  a_soft_.diagonal() += gamma_;
+  return invertSpd(a_soft_, work_, z_);
+}
+
+double ReducedMechanism::limitRow(const Limit& l) const {
+  return l.sign * joints_[static_cast<std::size_t>(l.joint)].ratio;
+}
+
+int ReducedMechanism::limitRotor(const Limit& l) const {
+  return joints_[static_cast<std::size_t>(l.joint)].rotor;
+}
+
+bool ReducedMechanism::factorLimits(const std::vector<int>& active,
+                                    const std::vector<Limit>& limits) {
+  const auto m = static_cast<Eigen::Index>(active.size());
+  for (Eigen::Index i = 0; i < m; ++i) {
+    const Limit& li = limits[static_cast<std::size_t>(active[static_cast<std::size_t>(i)])];
+    t_.row(i) = limitRow(li) * z_.row(limitRotor(li));  // G_i Z
+  }
+  // Two limits on one rotor (the jaws of a repeater pair reaching their stops together) are
+  // redundant; the relative 1e-12 on the diagonal, as RowBlock's, splits their impulse evenly.
+  for (double regularisation : {1e-12, 1e-9}) {
+    for (Eigen::Index i = 0; i < m; ++i) {
+      for (Eigen::Index j = 0; j <= i; ++j) {
+        const Limit& lj = limits[static_cast<std::size_t>(active[static_cast<std::size_t>(j)])];
+        s_(i, j) = t_(i, limitRotor(lj)) * limitRow(lj);
+      }
+      s_(i, i) *= 1.0 + regularisation;
+    }
+    if (choleskyInPlace(s_, m)) return true;
+  }
+  return false;
+}
+
+void ReducedMechanism::solve(std::vector<Vec6>& link_velocity, Eigen::VectorXd& rotor_speed,
+                             const Eigen::VectorXd& targets, const Eigen::VectorXd& accumulated,
+                             std::vector<Limit>& limits, Impulses& out) {
+  // Generalised momentum about c, with the characteristics' known part: A_s w' = g + G_L^T dl.
+  g_ = rotor_inertia_.cwiseProduct(rotor_speed) + gamma_.cwiseProduct(targets) - accumulated;
+  for (int l = 0; l < links_; ++l) {
+    const auto i = 6 * static_cast<Eigen::Index>(l);
+    g_.noalias() += n_.middleRows<6>(i).transpose() *
+                    momentum(l, link_velocity[static_cast<std::size_t>(l)] - c_.segment<6>(i));
+  }
+  const std::size_t nl = limits.size();
+  constexpr int kMaxActiveSetPasses = 4;  // as RowBlock
+  for (int pass = 0;; ++pass) {
+    // A released limit gives back what it holds (see Simulator's solveBlock).
+    rhs_ = g_;
+    active_.clear();
+    for (std::size_t i = 0; i < nl; ++i) {
+      const Limit& li = limits[i];
+      if (li.active) {
+        active_.push_back(static_cast<int>(i));
+        continue;
+      }
+      lambda_[static_cast<Eigen::Index>(i)] = li.accumulated > 0.0 ? -li.accumulated : 0.0;
+      rhs_[limitRotor(li)] += limitRow(li) * lambda_[static_cast<Eigen::Index>(i)];
+    }
+    w_.noalias() = z_ * rhs_;
+    if (!active_.empty() && factorLimits(active_, limits)) {
+      const auto m = static_cast<Eigen::Index>(active_.size());
+      for (Eigen::Index a = 0; a < m; ++a) {
+        const Limit& la = limits[static_cast<std::size_t>(active_[static_cast<std::size_t>(a)])];
+        limit_work_[a] = la.target - limitRow(la) * w_[limitRotor(la)];
+      }
+      choleskySolve(s_, m, limit_work_);
+      for (Eigen::Index a = 0; a < m; ++a) {
+        lambda_[active_[static_cast<std::size_t>(a)]] = limit_work_[a];
+        w_.noalias() += limit_work_[a] * t_.row(a).transpose();
+      }
+    }
+    bool changed = false;
+    for (std::size_t i = 0; i < nl; ++i) {
+      Limit& li = limits[i];
+      const double l = lambda_[static_cast<Eigen::Index>(i)];
+      if (li.active && li.accumulated + l < 0.0) {
+        li.active = false;  // would pull: release
+        changed = true;
+      } else if (!li.active && limitRow(li) * w_[limitRotor(li)] - li.target < 0.0) {
+        li.active = true;  // would be violated: engage
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    if (pass == kMaxActiveSetPasses) {
+      // Keep the last impulses within their bounds and move the rotors by exactly them.
+      rhs_ = g_;
+      for (std::size_t i = 0; i < nl; ++i) {
+        const Limit& li = limits[i];
+        double& l = lambda_[static_cast<Eigen::Index>(i)];
+        l = li.active ? std::max(l, -li.accumulated)
+                      : (li.accumulated > 0.0 ? -li.accumulated : 0.0);
+        rhs_[limitRotor(li)] += limitRow(li) * l;
+      }
+      w_.noalias() = z_ * rhs_;
+      break;
+    }
+  }
+  out.limits = lambda_.head(static_cast<Eigen::Index>(nl));
+  out.characteristic = gamma_.cwiseProduct(targets - w_) - accumulated;
+  for (int l = 0; l < links_; ++l) {
+    const auto i = 6 * static_cast<Eigen::Index>(l);
+    Vec6& v = link_velocity[static_cast<std::size_t>(l)];
+    const Vec6 next = n_.middleRows<6>(i) * w_ + c_.segment<6>(i);
+    change_[static_cast<std::size_t>(l)] = momentum(l, next - v);
+    v = next;
+  }
+  rotor_speed = w_;
+  recover(change_, out);
+}
+
+void ReducedMechanism::recover(std::vector<Vec6>& change, Impulses& out) const {
+  out.joints.resize(joints_.size());
+  for (std::size_t k = joints_.size(); k-- > 0;) {
+    const Joint& j = joints_[k];
+    // The follower's momentum change is its joint's rows' impulses plus those of the joints
+    // hanging from it (already taken off): rows_b^T lambda.
+    const Vec6 lambda = follower_inverse_[k].transpose() * change[static_cast<std::size_t>(j.follower)];
+    out.joints[k] = lambda;
+    if (j.leader >= 0) change[static_cast<std::size_t>(j.leader)].noalias() -= frames_[k].rows_a.transpose() * lambda;
+  }
+}
+
+void ReducedMechanism::takeSnapshot(const std::vector<Limit>& limits) {
+  snapshot_active_.clear();
+  for (std::size_t i = 0; i < limits.size(); ++i)
+    if (limits[i].active) snapshot_active_.push_back(static_cast<int>(i));
+  h_ = z_;
+  const auto m = static_cast<Eigen::Index>(snapshot_active_.size());
+  if (m == 0 || !factorLimits(snapshot_active_, limits)) {
+    snapshot_active_.clear();
+    return;
+  }
+  // H = Z - T^T S^-1 T, T = G_L Z: the rotors' response with the active limits held.
+  for (Eigen::Index r = 0; r < rotors_; ++r) {
+    auto column = limit_map_.col(r).head(m);
+    column = t_.col(r).head(m);
+    choleskySolve(s_, m, column);  // S^-1 T
+  }
+  h_.noalias() -= t_.topRows(m).transpose().lazyProduct(limit_map_.topRows(m));
+}
+
+void ReducedMechanism::respondTo(int link) {
+  to_link_.setZero();
+  for (Eigen::Index q = 0; q < rotors_; ++q) {
+    const Vec6 column = n_.block<6, 1>(6 * static_cast<Eigen::Index>(link), q);
+    for (Eigen::Index r = 0; r < rotors_; ++r) to_link_.row(r) += h_(r, q) * column.transpose();
+  }
+}
+
+void ReducedMechanism::wrenchLimitImpulses(const std::vector<Vec6>& wrench,
+                                           Eigen::VectorXd& limits) {
+  g_.setZero();
+  for (int l = 0; l < links_; ++l)
+    g_.noalias() += n_.middleRows<6>(6 * static_cast<Eigen::Index>(l)).transpose() *
+                    wrench[static_cast<std::size_t>(l)];
+  limits.setZero(static_cast<Eigen::Index>(lambda_.size()));
+  for (std::size_t a = 0; a < snapshot_active_.size(); ++a)
+    limits[snapshot_active_[a]] = -limit_map_.row(static_cast<Eigen::Index>(a)).dot(g_);
+}
+
+void ReducedMechanism::wrenchImpulses(const std::vector<Vec6>& wrench, Impulses& out) {
+  wrenchLimitImpulses(wrench, out.limits);  // also the generalised impulse g_
+  w_.noalias() = h_ * g_;  // the rotors' speed change
+  out.characteristic = -gamma_.cwiseProduct(w_);
+  for (int l = 0; l < links_; ++l) {
+    const auto i = 6 * static_cast<Eigen::Index>(l);
+    change_[static_cast<std::size_t>(l)] =
+        momentum(l, n_.middleRows<6>(i) * w_) - wrench[static_cast<std::size_t>(l)];
+  }
+  recover(change_, out);
+}
+
+}  // namespace sim::dynamics::detail
