@@ -666,6 +666,14 @@ Lockstep graspLockstep(const Model& reference, const Model& other,
   return out;
 }
 
+// The reference every comparison below is against: the block in full coordinates, every link
+// response computed in full.
+Model fullCoordinateReference(Model m) {
+  m.solver.low_rank_responses = false;
+  m.solver.reduced_mechanisms = false;
+  return m;
+}
+
 int lowRankUsed(const StepReport& r) { return r.low_rank_blocks; }
 int reducedUsed(const StepReport& r) { return r.reduced_blocks; }
 
@@ -677,9 +685,7 @@ int reducedUsed(const StepReport& r) { return r.reduced_blocks; }
 // 1e-12 m/s measured), while the other links' or the rotors' response taken 10 % short moves the
 // bodies apart by 15-43 um.
 TEST(Contact, LowRankMechanismResponsesMatchTheFullOnes) {
-  Model full_model = samples::graspScene(1.0 / 240.0);
-  full_model.solver.low_rank_responses = false;
-  full_model.solver.reduced_mechanisms = false;
+  const Model full_model = fullCoordinateReference(samples::graspScene(1.0 / 240.0));
   Model low_model = samples::graspScene(1.0 / 240.0);
   ASSERT_TRUE(low_model.solver.low_rank_responses);  // the default
   low_model.solver.reduced_mechanisms = false;
@@ -698,9 +704,7 @@ TEST(Contact, LowRankMechanismResponsesMatchTheFullOnes) {
 // path also recovers the rows' impulses leaf to root and gives the contacts their responses from
 // the same snapshot. Same bounds as the low-rank comparison, for the same reasons.
 TEST(Contact, ReducedMechanismMatchesTheFullCoordinateBlock) {
-  Model full_model = samples::graspScene(1.0 / 240.0);
-  full_model.solver.low_rank_responses = false;
-  full_model.solver.reduced_mechanisms = false;
+  const Model full_model = fullCoordinateReference(samples::graspScene(1.0 / 240.0));
   Model reduced_model = samples::graspScene(1.0 / 240.0);
   ASSERT_TRUE(reduced_model.solver.reduced_mechanisms);  // the default
   const Lockstep r = graspLockstep(full_model, reduced_model, reducedUsed);
@@ -759,9 +763,7 @@ OneStepDifferences fallingBoxesOneStep(const Model& reference, const Model& othe
 // loads; 1e-11 m and 1e-6 N leave room for that. Adding the impulses with the refactored block
 // instead of the factor the responses saw errs by 25 N.
 TEST(Contact, LowRankResponsesMatchTheFullOnesUnderFallingBoxes) {
-  Model full_model = withTumblers(samples::graspScene(1.0 / 240.0));
-  full_model.solver.low_rank_responses = false;
-  full_model.solver.reduced_mechanisms = false;
+  const Model full_model = fullCoordinateReference(withTumblers(samples::graspScene(1.0 / 240.0)));
   Model low_model = withTumblers(samples::graspScene(1.0 / 240.0));
   low_model.solver.reduced_mechanisms = false;
   const OneStepDifferences d = fallingBoxesOneStep(full_model, low_model, lowRankUsed);
@@ -775,9 +777,7 @@ TEST(Contact, LowRankResponsesMatchTheFullOnesUnderFallingBoxes) {
 // The same for the mechanism in rotor coordinates: the joints' impulses recovered leaf to root,
 // the limits' from the reduced active set, the snapshot's impulses for the contacts' wrenches.
 TEST(Contact, ReducedMechanismMatchesTheFullBlockUnderFallingBoxes) {
-  Model full_model = withTumblers(samples::graspScene(1.0 / 240.0));
-  full_model.solver.low_rank_responses = false;
-  full_model.solver.reduced_mechanisms = false;
+  const Model full_model = fullCoordinateReference(withTumblers(samples::graspScene(1.0 / 240.0)));
   const Model reduced_model = withTumblers(samples::graspScene(1.0 / 240.0));
   const OneStepDifferences d = fallingBoxesOneStep(full_model, reduced_model, reducedUsed);
   std::printf("falling boxes: %d of 240 steps reduced; largest one-step difference %.3g m, "
