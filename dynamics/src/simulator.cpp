@@ -349,6 +349,7 @@ struct Simulator::Impl {
     const Eigen::VectorXd& pendingImpulses(int block);
     void flush();
     double pendingImpulse(int bi, Eigen::Index i);
+    const std::vector<detail::Vec6>& pendingWrenches(int bi);
   } articulation;
   std::vector<char> block_closed;  // per block: only its rows and articulated contacts act on it
   void prepareArticulation();
@@ -1594,11 +1595,7 @@ const Eigen::VectorXd& Simulator::Impl::Articulation::pendingImpulses(int bi) {
   BlockMoves& bm = moves[bi];
   if (bm.pending_valid) return bm.pending;
   if (ReducedBlock& rb = impl->reduced[bi]; rb.ready) {
-    for (std::size_t l = 0; l < bm.bodies.size(); ++l) {
-      const LinkResponse& link = links[bm.bodies[l]];
-      rb.wrench[l] = link.computed ? link.pending : detail::Vec6::Zero();
-    }
-    rb.mechanism.wrenchImpulses(rb.wrench, rb.impulses);
+    rb.mechanism.wrenchImpulses(pendingWrenches(bi), rb.impulses);
     impl->reducedRowImpulses(bi, rb.impulses, bm.pending);
     bm.pending_valid = true;
     return bm.pending;
@@ -1647,6 +1644,16 @@ void Simulator::Impl::Articulation::flush() {
   any_pending = false;
 }
 
+// The wrenches waiting on the links of reduced block `bi`, per link slot.
+const std::vector<detail::Vec6>& Simulator::Impl::Articulation::pendingWrenches(int bi) {
+  ReducedBlock& rb = impl->reduced[bi];
+  for (std::size_t l = 0; l < rb.link_body.size(); ++l) {
+    const LinkResponse& link = links[rb.link_body[l]];
+    rb.wrench[l] = link.computed ? link.pending : detail::Vec6::Zero();
+  }
+  return rb.wrench;
+}
+
 // Row i's impulse still waiting in the pending wrenches of the links of block `bi`.
 double Simulator::Impl::Articulation::pendingImpulse(int bi, Eigen::Index i) {
   if (!any_pending || !moves[bi].built) return 0.0;
@@ -1654,11 +1661,7 @@ double Simulator::Impl::Articulation::pendingImpulse(int bi, Eigen::Index i) {
     // Only limit rows are asked for (blockStillHolds): their impulses without the joints'.
     BlockMoves& bm = moves[bi];
     if (!bm.limits_valid) {
-      for (std::size_t l = 0; l < bm.bodies.size(); ++l) {
-        const LinkResponse& link = links[bm.bodies[l]];
-        rb.wrench[l] = link.computed ? link.pending : detail::Vec6::Zero();
-      }
-      rb.mechanism.wrenchLimitImpulses(rb.wrench, bm.limit_pending);
+      rb.mechanism.wrenchLimitImpulses(pendingWrenches(bi), bm.limit_pending);
       bm.limits_valid = true;
     }
     const auto at = std::find(rb.limit_row.begin(), rb.limit_row.end(), static_cast<int>(i));
