@@ -64,6 +64,7 @@ class ReducedMechanism {
 
   /// This substep's data (before build()).
   JointRows& rows(int joint) { return frames_[static_cast<std::size_t>(joint)]; }
+  const JointRows& rows(int joint) const { return frames_[static_cast<std::size_t>(joint)]; }
   void setLink(int link, double mass, const Mat3& inertia_world);
   void setRotorInertia(int rotor, double inertia);
   /// N, c and A from the rows. False when a follower's rows do not fix its motion (then the

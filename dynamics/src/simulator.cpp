@@ -264,6 +264,7 @@ struct Simulator::Impl {
     std::vector<int> plan_joint;  // per joint slot: index into BlockPlan::joints
     std::vector<int> slot_of_joint;  // per model joint: its joint slot (-1: not in the block)
     std::vector<int> limit_row;   // per limit (this substep): its row in RowBlock::rows
+    std::vector<int> limit_of_slot;  // per joint slot (this substep): its limit, or -1
     std::vector<detail::ReducedMechanism::Limit> limits;
     std::vector<detail::Vec6> velocity, wrench;  // per link, scratch
     Eigen::VectorXd rotor_speed, targets, accumulated, gamma;  // per rotor slot, scratch
@@ -272,7 +273,8 @@ struct Simulator::Impl {
   std::vector<ReducedBlock> reduced;  // per block
   bool buildReduced(int bi, double h);
   void solveReduced(int bi, State& s, double& largest);
-  void reducedRowImpulses(int bi, const detail::ReducedMechanism::Impulses& in, Eigen::VectorXd& out);
+  void addReducedImpulses(int bi, const detail::ReducedMechanism::Impulses& in, State& s,
+                          double* largest);
   std::vector<char> joint_in_block;       // joint solved inside a block
   std::vector<char> reduced_joint;        // joint of a block planned in rotor coordinates
   std::vector<int> axis_row_joints;       // joints with viscous, friction or limit rows this substep
@@ -388,26 +390,45 @@ struct Simulator::Impl {
   Fault check(const State& s) const;
 };
 
-// The joint's 6x6 K = J M^-1 J^T over its five hard rows and its axis row, and the responses
-// described at JointWork::rows. `rotor_mobility` is ratio^2 / I_m of the rotor driving the axis
-// (0 when undriven). The axis mass (K^-1)_55 is the effective mass of the joint coordinate.
-void setupJointResponse(JointWork& w, const SolverBody& a, const SolverBody& b,
-                        double rotor_mobility) {
+// A hinge's or slider's six rows this substep: five hard rows, then the axis row (see
+// JointWork::rows), and the hard rows' target speeds. A hinge's rows 0-2 hold its point (their
+// impulses are the joint's linear impulse) and 3-4 its axis direction (angular); a slider's rows
+// 0-2 hold its rotation (angular) and 3-4 its line (linear).
+void jointRows(const JointWork& w, JointWork::Row rows[6], double targets[5]) {
   using Row = JointWork::Row;
   const Vec3 zero = Vec3::Zero();
   if (w.type == JointType::Hinge) {
     for (int k = 0; k < 3; ++k) {
       const Vec3 e = Vec3::Unit(k);
-      w.rows[k] = Row{-e, -w.point.r_a.cross(e), e, w.point.r_b.cross(e)};
+      rows[k] = Row{-e, -w.point.r_a.cross(e), e, w.point.r_b.cross(e)};
+      targets[k] = w.point.bias[k];
     }
-    w.rows[3] = Row{zero, -w.hinge_rotation.u1, zero, w.hinge_rotation.u1};
-    w.rows[4] = Row{zero, -w.hinge_rotation.u2, zero, w.hinge_rotation.u2};
+    rows[3] = Row{zero, -w.hinge_rotation.u1, zero, w.hinge_rotation.u1};
+    rows[4] = Row{zero, -w.hinge_rotation.u2, zero, w.hinge_rotation.u2};
+    targets[3] = w.hinge_rotation.bias[0];
+    targets[4] = w.hinge_rotation.bias[1];
   } else {
-    for (int k = 0; k < 3; ++k) w.rows[k] = Row{zero, -Vec3::Unit(k), zero, Vec3::Unit(k)};
-    w.rows[3] = Row{-w.line.row1.lin, w.line.row1.ang_a, w.line.row1.lin, w.line.row1.ang_b};
-    w.rows[4] = Row{-w.line.row2.lin, w.line.row2.ang_a, w.line.row2.lin, w.line.row2.ang_b};
+    for (int k = 0; k < 3; ++k) rows[k] = Row{zero, -Vec3::Unit(k), zero, Vec3::Unit(k)};
+    rows[3] = Row{-w.line.row1.lin, w.line.row1.ang_a, w.line.row1.lin, w.line.row1.ang_b};
+    rows[4] = Row{-w.line.row2.lin, w.line.row2.ang_a, w.line.row2.lin, w.line.row2.ang_b};
+    for (int k = 0; k < 5; ++k) targets[k] = 0.0;
   }
-  w.rows[5] = Row{-w.axis.lin, w.axis.ang_a, w.axis.lin, w.axis.ang_b};
+  rows[5] = Row{-w.axis.lin, w.axis.ang_a, w.axis.lin, w.axis.ang_b};
+}
+
+// Where a hinge's or slider's hard row k keeps its impulse (jointRows()).
+ImpulseSink hardRowSink(JointType type, int k) {
+  return (k < 3) == (type == JointType::Hinge) ? ImpulseSink::JointLinear
+                                                : ImpulseSink::JointAngular;
+}
+
+// The joint's 6x6 K = J M^-1 J^T over its five hard rows and its axis row, and the responses
+// described at JointWork::rows. `rotor_mobility` is ratio^2 / I_m of the rotor driving the axis
+// (0 when undriven). The axis mass (K^-1)_55 is the effective mass of the joint coordinate.
+void setupJointResponse(JointWork& w, const SolverBody& a, const SolverBody& b,
+                        double rotor_mobility) {
+  double targets[5];
+  jointRows(w, w.rows, targets);
   Vec3 turn_a[6], turn_b[6];  // I^-1 times each row's angular parts, once per row
   for (int j = 0; j < 6; ++j) {
     turn_a[j] = a.inv_inertia * w.rows[j].ang_a;
@@ -902,26 +923,12 @@ double Simulator::Impl::solveFlexurePosition(int j, double beta) {
 // The hard rows of a driven joint, in the generic row form of RowBlock.
 void Simulator::Impl::addJointRows(RowBlock& block, int j) {
   const JointWork& w = joints[j];
-  const Vec3 zero = Vec3::Zero();
-  if (w.type == JointType::Hinge) {
-    for (int k = 0; k < 3; ++k) {
-      const Vec3 e = Vec3::Unit(k);
-      block.add(bodies, w.a, w.b, -e, -w.point.r_a.cross(e), e, w.point.r_b.cross(e),
-                ImpulseSink::JointLinear, j).target = w.point.bias[k];
-    }
-    const Vec3 u[2] = {w.hinge_rotation.u1, w.hinge_rotation.u2};
-    for (int k = 0; k < 2; ++k) {
-      block.add(bodies, w.a, w.b, zero, -u[k], zero, u[k], ImpulseSink::JointAngular, j).target =
-          w.hinge_rotation.bias[k];
-    }
-  } else {  // prismatic
-    for (int k = 0; k < 3; ++k) {
-      const Vec3 e = Vec3::Unit(k);
-      block.add(bodies, w.a, w.b, zero, -e, zero, e, ImpulseSink::JointAngular, j);
-    }
-    for (const AxisRow* r : {&w.line.row1, &w.line.row2}) {
-      block.add(bodies, w.a, w.b, -r->lin, r->ang_a, r->lin, r->ang_b, ImpulseSink::JointLinear, j);
-    }
+  JointWork::Row rows[6];
+  double targets[5];
+  jointRows(w, rows, targets);
+  for (int k = 0; k < 5; ++k) {
+    block.add(bodies, w.a, w.b, rows[k].lin_a, rows[k].ang_a, rows[k].lin_b, rows[k].ang_b,
+              hardRowSink(w.type, k), j).target = targets[k];
   }
 }
 
@@ -1056,54 +1063,62 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
   for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
     const BlockPlan& plan = block_plans[bi];
     RowBlock& block = blocks[bi];
-    block.clear();
-    block.skip_moves = reduced[bi].planned;
-    for (int m : plan.motors) {
-      const MotorWork& mw = motors[m];
-      detail::BlockRow& ch =
-          block.add(bodies, world, world, zero, zero, zero, zero, ImpulseSink::MotorCharacteristic, m);
-      ch.rotor = m;
-      ch.rotor_coef = 1.0;
-      ch.rotor_dw = mw.inv_inertia;
-      ch.target = mw.target_speed;
-    }
-    for (std::size_t k = 0; k < plan.joints.size(); ++k) {
-      const int j = plan.joints[k];
-      const int driver = plan.drivers[k];
-      const JointWork& w = joints[j];
-      const AxisRow& ax = w.axis;
-      addJointRows(block, j);
-      const bool is_motor = driver >= 0;
-      const int owner = is_motor ? driver : -driver - 2;
-      const int rotor = is_motor ? driver : repeaters[owner].motor;
-      const double ratio = is_motor ? motors[driver].coupling_ratio : repeaters[owner].ratio;
-      if (motors[rotor].drive == nullptr) {
-        detail::BlockRow& c = block.add(bodies, w.a, w.b, -ax.lin, ax.ang_a, ax.lin, ax.ang_b,
-                                        is_motor ? ImpulseSink::MotorCoupling
-                                                 : ImpulseSink::Repeater,
-                                        owner);
-        c.rotor = rotor;
-        c.rotor_coef = -ratio;
-        c.rotor_dw = -ratio * motors[rotor].inv_inertia;
-      } else {
-        addDriveRows(block, s, rotor, is_motor ? -1 : owner, h);
+    // A block in rotor coordinates has only its characteristics and limits as rows: the joints'
+    // hard rows and couplings are held by construction (ReducedBlock).
+    auto addRows = [&](bool reduced_rows) {
+      block.clear();
+      block.skip_moves = reduced_rows;
+      for (int m : plan.motors) {
+        const MotorWork& mw = motors[m];
+        detail::BlockRow& ch = block.add(bodies, world, world, zero, zero, zero, zero,
+                                         ImpulseSink::MotorCharacteristic, m);
+        ch.rotor = m;
+        ch.rotor_coef = 1.0;
+        ch.rotor_dw = mw.inv_inertia;
+        ch.target = mw.target_speed;
       }
-      if (w.limit_side != 0) {
-        const double sd = w.limit_side;
-        detail::BlockRow& l = block.add(bodies, w.a, w.b, -sd * ax.lin, sd * ax.ang_a, sd * ax.lin,
-                                        sd * ax.ang_b, ImpulseSink::JointLimit, j);
-        l.unilateral = true;
-        l.sign = sd;
-        l.target = -w.limit_bias;
-        l.active = sd * s.joints[j].impulses.limit > 0.0;
+      for (std::size_t k = 0; k < plan.joints.size(); ++k) {
+        const int j = plan.joints[k];
+        const int driver = plan.drivers[k];
+        const JointWork& w = joints[j];
+        const AxisRow& ax = w.axis;
+        const bool is_motor = driver >= 0;
+        const int owner = is_motor ? driver : -driver - 2;
+        const int rotor = is_motor ? driver : repeaters[owner].motor;
+        const double ratio = is_motor ? motors[driver].coupling_ratio : repeaters[owner].ratio;
+        if (!reduced_rows) {  // (in rotor coordinates these hold by construction)
+          addJointRows(block, j);
+          if (motors[rotor].drive == nullptr) {
+            detail::BlockRow& c = block.add(bodies, w.a, w.b, -ax.lin, ax.ang_a, ax.lin, ax.ang_b,
+                                            is_motor ? ImpulseSink::MotorCoupling
+                                                     : ImpulseSink::Repeater,
+                                            owner);
+            c.rotor = rotor;
+            c.rotor_coef = -ratio;
+            c.rotor_dw = -ratio * motors[rotor].inv_inertia;
+          } else {
+            addDriveRows(block, s, rotor, is_motor ? -1 : owner, h);
+          }
+        }
+        if (w.limit_side != 0) {
+          const double sd = w.limit_side;
+          detail::BlockRow& l = block.add(bodies, w.a, w.b, -sd * ax.lin, sd * ax.ang_a,
+                                          sd * ax.lin, sd * ax.ang_b, ImpulseSink::JointLimit, j);
+          l.unilateral = true;
+          l.sign = sd;
+          l.target = -w.limit_bias;
+          l.active = sd * s.joints[j].impulses.limit > 0.0;
+        }
       }
-    }
-    block.order();
+      block.order();
+    };
+    reduced[bi].ready = false;
     if (reduced[bi].planned) {
+      addRows(true);
       reduced[bi].ready = buildReduced(static_cast<int>(bi), h);
       if (reduced[bi].ready) continue;
-      block.computeMoves(bodies);
     }
+    addRows(false);
     block.assemble(rotor_inv_inertia);
     // The characteristic is a damper c (w_t - w). Its impulse over the substep is taken as
     // c h (w_t - w_bar) with w_bar = alpha w_end + (1 - alpha) w_start, where
@@ -1306,6 +1321,13 @@ void Simulator::Impl::prepareArticulation() {
   for (BlockMoves& m : articulation.moves)
     m.built = m.frozen = m.pending_valid = m.limits_valid = false;
   for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+    if (reduced[bi].ready) {  // its rows do not name every link
+      for (const int body : reduced[bi].link_body) {
+        articulation.block_of_body[body] = static_cast<int>(bi);
+        articulation.links[body].computed = false;
+      }
+      continue;
+    }
     for (const detail::BlockRow& r : blocks[bi].rows) {
       for (const int body : {r.a, r.b}) {
         if (bodies[body].inv_mass > 0.0) {
@@ -1594,12 +1616,6 @@ void Simulator::Impl::Articulation::freeze(int bi) {
 const Eigen::VectorXd& Simulator::Impl::Articulation::pendingImpulses(int bi) {
   BlockMoves& bm = moves[bi];
   if (bm.pending_valid) return bm.pending;
-  if (ReducedBlock& rb = impl->reduced[bi]; rb.ready) {
-    rb.mechanism.wrenchImpulses(pendingWrenches(bi), rb.impulses);
-    impl->reducedRowImpulses(bi, rb.impulses, bm.pending);
-    bm.pending_valid = true;
-    return bm.pending;
-  }
   const RowBlock& block = impl->blocks[bi];
   const auto n = static_cast<Eigen::Index>(block.rows.size());
   scratch.setZero(n);
@@ -1634,6 +1650,14 @@ void Simulator::Impl::Articulation::flush() {
   if (!any_pending) return;
   for (std::size_t bi = 0; bi < moves.size(); ++bi) {
     if (!moves[bi].built) continue;
+    if (ReducedBlock& rb = impl->reduced[bi]; rb.ready) {
+      rb.mechanism.wrenchImpulses(pendingWrenches(static_cast<int>(bi)), rb.impulses);
+      impl->addReducedImpulses(static_cast<int>(bi), rb.impulses, *state, nullptr);
+      for (const int body : moves[bi].bodies) links[body].pending.setZero();
+      moves[bi].limit_pending.setZero();
+      moves[bi].limits_valid = true;
+      continue;
+    }
     const Eigen::VectorXd& add = pendingImpulses(static_cast<int>(bi));
     const RowBlock& block = impl->blocks[bi];
     for (Eigen::Index i = 0; i < add.size(); ++i)
@@ -1657,16 +1681,20 @@ const std::vector<detail::Vec6>& Simulator::Impl::Articulation::pendingWrenches(
 // Row i's impulse still waiting in the pending wrenches of the links of block `bi`.
 double Simulator::Impl::Articulation::pendingImpulse(int bi, Eigen::Index i) {
   if (!any_pending || !moves[bi].built) return 0.0;
-  if (ReducedBlock& rb = impl->reduced[bi]; rb.ready && !moves[bi].pending_valid) {
-    // Only limit rows are asked for (blockStillHolds): their impulses without the joints'.
+  if (ReducedBlock& rb = impl->reduced[bi]; rb.ready) {
+    // Its rows are the characteristics, then the limits (blockStillHolds asks for those), whose
+    // impulses come without recovering the joints'.
     BlockMoves& bm = moves[bi];
+    const RowBlock& block = impl->blocks[bi];
+    if (i < block.first_unilateral) {
+      rb.mechanism.wrenchImpulses(pendingWrenches(bi), rb.impulses);
+      return rb.impulses.characteristic[i - block.first_motor];
+    }
     if (!bm.limits_valid) {
       rb.mechanism.wrenchLimitImpulses(pendingWrenches(bi), bm.limit_pending);
       bm.limits_valid = true;
     }
-    const auto at = std::find(rb.limit_row.begin(), rb.limit_row.end(), static_cast<int>(i));
-    return at == rb.limit_row.end() ? pendingImpulses(bi)[i]
-                                    : bm.limit_pending[at - rb.limit_row.begin()];
+    return bm.limit_pending[i - block.first_unilateral];
   }
   return pendingImpulses(bi)[i];
 }
@@ -1680,15 +1708,17 @@ bool Simulator::Impl::buildReduced(int bi, double h) {
   const BlockPlan& plan = block_plans[bi];
   detail::ReducedMechanism& mech = rb.mechanism;
   for (std::size_t slot = 0; slot < rb.plan_joint.size(); ++slot) {
-    const int k = rb.plan_joint[slot];
-    const JointWork& w = joints[plan.joints[k]];
+    const JointWork& w = joints[plan.joints[rb.plan_joint[slot]]];
     detail::ReducedMechanism::JointRows& f = mech.rows(static_cast<int>(slot));
+    JointWork::Row rows[6];
+    double targets[5];
+    jointRows(w, rows, targets);
     for (int r = 0; r < 6; ++r) {
-      // The same rows as addJointRows() and the coupling: rows 6k .. 6k + 5 of the block.
-      const detail::BlockRow& row = block.rows[static_cast<std::size_t>(6 * k + r)];
-      f.rows_a.row(r) << row.lin_a.transpose(), row.ang_a.transpose();
-      f.rows_b.row(r) << row.lin_b.transpose(), row.ang_b.transpose();
-      if (r < 5) f.targets[r] = row.target;
+      f.rows_a.block<1, 3>(r, 0) = rows[r].lin_a.transpose();
+      f.rows_a.block<1, 3>(r, 3) = rows[r].ang_a.transpose();
+      f.rows_b.block<1, 3>(r, 0) = rows[r].lin_b.transpose();
+      f.rows_b.block<1, 3>(r, 3) = rows[r].ang_b.transpose();
+      if (r < 5) f.targets[r] = targets[r];
     }
     const SolverBody& lead = bodies[w.a];
     f.leader_velocity << lead.v, lead.w;
@@ -1721,30 +1751,58 @@ bool Simulator::Impl::buildReduced(int bi, double h) {
   }
   rb.limits.clear();
   rb.limit_row.clear();
+  rb.limit_of_slot.assign(rb.plan_joint.size(), -1);
   for (Eigen::Index i = block.first_unilateral; i < static_cast<Eigen::Index>(block.rows.size()); ++i) {
     const detail::BlockRow& row = block.rows[i];
-    rb.limits.push_back({rb.slot_of_joint[row.owner], row.sign, row.target, row.active, 0.0});
+    const int slot = rb.slot_of_joint[row.owner];
+    rb.limit_of_slot[static_cast<std::size_t>(slot)] = static_cast<int>(rb.limits.size());
+    rb.limits.push_back({slot, row.sign, row.target, row.active, 0.0});
     rb.limit_row.push_back(static_cast<int>(i));
   }
   return true;
 }
 
-// The block rows' impulses from a reduced solve's (or wrenches') joint, characteristic and limit
-// impulses, in RowBlock::rows order: a joint's axis impulse is its coupling's plus its limit's.
-void Simulator::Impl::reducedRowImpulses(int bi, const detail::ReducedMechanism::Impulses& in,
-                                         Eigen::VectorXd& out) {
+// Adds a reduced solve's (or pending wrenches') impulses to where the state keeps them: the
+// joints' hard rows by their rows' directions (as addBlockImpulse), a joint's coupling as its
+// axis impulse less its limit's, the characteristics and limits through their rows. `largest`
+// (if given) takes the largest change, as solveBlock's.
+void Simulator::Impl::addReducedImpulses(int bi, const detail::ReducedMechanism::Impulses& in,
+                                         State& s, double* largest) {
   const ReducedBlock& rb = reduced[bi];
   const RowBlock& block = blocks[bi];
-  out.setZero(static_cast<Eigen::Index>(block.rows.size()));
-  for (std::size_t slot = 0; slot < rb.plan_joint.size(); ++slot)
-    out.segment<6>(6 * static_cast<Eigen::Index>(rb.plan_joint[slot])) = in.joints[slot];
-  out.segment(block.first_motor, block.first_unilateral - block.first_motor) = in.characteristic;
-  for (std::size_t l = 0; l < rb.limit_row.size(); ++l) {
-    const auto i = static_cast<Eigen::Index>(rb.limit_row[l]);
-    const int k = rb.plan_joint[static_cast<std::size_t>(rb.limits[l].joint)];
-    out[i] = in.limits[static_cast<Eigen::Index>(l)];
-    out[6 * k + 5] -= block.rows[i].sign * out[i];  // the limit row is sign times the axis row
+  const BlockPlan& plan = block_plans[bi];
+  double most = 0.0;
+  for (std::size_t slot = 0; slot < rb.plan_joint.size(); ++slot) {
+    const int k = rb.plan_joint[slot];
+    const int j = plan.joints[k];
+    const detail::Vec6& lambda = in.joints[slot];
+    const detail::Mat6& rows_b = rb.mechanism.rows(static_cast<int>(slot)).rows_b;
+    JointImpulses& imp = s.joints[j].impulses;
+    for (int r = 0; r < 5; ++r) {
+      if (hardRowSink(joints[j].type, r) == ImpulseSink::JointLinear)
+        imp.linear += lambda[r] * rows_b.block<1, 3>(r, 0).transpose();
+      else
+        imp.angular += lambda[r] * rows_b.block<1, 3>(r, 3).transpose();
+      most = std::max(most, std::abs(lambda[r]));
+    }
+    double coupling = lambda[5];
+    if (const int l = rb.limit_of_slot[slot]; l >= 0)
+      coupling -= rb.limits[static_cast<std::size_t>(l)].sign * in.limits[l];  // sign * axis row
+    const int driver = plan.drivers[k];
+    (driver >= 0 ? s.motors[driver].coupling_impulse
+                 : s.repeaters[-driver - 2].coupling_impulse) += coupling;
+    most = std::max(most, std::abs(coupling));
   }
+  for (Eigen::Index m = 0; m < in.characteristic.size(); ++m) {
+    addBlockImpulse(block.rows[block.first_motor + m], in.characteristic[m], s);
+    most = std::max(most, std::abs(in.characteristic[m]));
+  }
+  for (std::size_t l = 0; l < rb.limit_row.size(); ++l) {
+    const double d = in.limits[static_cast<Eigen::Index>(l)];
+    if (d != 0.0) addBlockImpulse(block.rows[rb.limit_row[l]], d, s);
+    most = std::max(most, std::abs(d));
+  }
+  if (largest != nullptr) *largest = std::max(*largest, most);
 }
 
 // solveBlock for a reduced block: the same result to rounding, in the rotors' coordinates.
@@ -1781,13 +1839,7 @@ void Simulator::Impl::solveReduced(int bi, State& s, double& largest) {
   for (Eigen::Index m = 0; m < nm; ++m) rotor_speed[plan.motors[m]] = rb.rotor_speed[m];
   for (std::size_t l = 0; l < rb.limits.size(); ++l)
     block.rows[rb.limit_row[l]].active = rb.limits[l].active;
-  reducedRowImpulses(bi, rb.impulses, block.delta);
-  for (Eigen::Index i = 0; i < block.delta.size(); ++i) {
-    const double d = block.delta[i];
-    if (d == 0.0) continue;
-    addBlockImpulse(block.rows[i], d, s);
-    largest = std::max(largest, std::abs(d));
-  }
+  addReducedImpulses(bi, rb.impulses, s, &largest);
 }
 
 void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
@@ -2128,10 +2180,10 @@ double Simulator::Impl::solvePosition(int& iterations) {
     shift(w.b, b.inv_mass * dx_b, b.inv_inertia * dt_b);
     return response[5] * dq;
   };
-  // A coupling within a thousandth of the position tolerance holds (in rotor coordinates it is
-  // exact to rounding, 1e-16): its correction would move nothing, and skipping it spares the
-  // joint's response.
-  constexpr double kHeldCoupling = 1e-3;
+  // A coupling or slider row within a thousandth of the position tolerance holds (in rotor
+  // coordinates they are exact to rounding, 1e-16): its correction would move nothing, and
+  // skipping it spares the joint's response and rows.
+  const double held = 1e-3 * model.solver.position_tolerance_m;
   auto undefer = [this](JointWork& w) {
     if (!w.response_deferred) return;
     setupJointResponse(w, bodies[w.a], bodies[w.b], w.rotor_mobility);
@@ -2180,19 +2232,24 @@ double Simulator::Impl::solvePosition(int& iterations) {
         const Vec3 e = rotationError(orientations[w.a] * def.frame_a.rotation,
                                      orientations[w.b] * def.frame_b.rotation);
         largest = std::max(largest, e.cwiseAbs().maxCoeff());
-        const Vec3 l = -beta * (w.rotation.k_inv * e);
-        shift(w.a, Vec3::Zero(), -(a.inv_inertia * l));
-        shift(w.b, Vec3::Zero(), b.inv_inertia * l);
+        if (e.cwiseAbs().maxCoeff() > held) {
+          const Vec3 l = -beta * (w.rotation.k_inv * e);
+          shift(w.a, Vec3::Zero(), -(a.inv_inertia * l));
+          shift(w.b, Vec3::Zero(), b.inv_inertia * l);
+        }
         const JointFrames g = frames(def, w);
         const Vec3 d = g.anchor_b - g.anchor_a;
-        LineRows line;
-        line.setup(a, b, g.arm_a, g.arm_b, d, g.axes_a.col(1), g.axes_a.col(2));
         const Eigen::Vector2d c(d.dot(g.axes_a.col(1)), d.dot(g.axes_a.col(2)));
         largest = std::max(largest, c.cwiseAbs().maxCoeff());
-        const Eigen::Vector2d lam = -beta * (line.k_inv * c);
-        for (const auto& [row, l2] : {std::pair{&line.row1, lam.x()}, std::pair{&line.row2, lam.y()}}) {
-          shift(w.a, -row->inv_mass_a * l2 * row->lin, l2 * row->dw_a);
-          shift(w.b, row->inv_mass_b * l2 * row->lin, l2 * row->dw_b);
+        if (c.cwiseAbs().maxCoeff() > held) {
+          LineRows line;
+          line.setup(a, b, g.arm_a, g.arm_b, d, g.axes_a.col(1), g.axes_a.col(2));
+          const Eigen::Vector2d lam = -beta * (line.k_inv * c);
+          for (const auto& [row, l2] :
+               {std::pair{&line.row1, lam.x()}, std::pair{&line.row2, lam.y()}}) {
+            shift(w.a, -row->inv_mass_a * l2 * row->lin, l2 * row->dw_a);
+            shift(w.b, row->inv_mass_b * l2 * row->lin, l2 * row->dw_b);
+          }
         }
       } else {
         // Rotation rows, then the point rows on the arms as the rotation correction leaves them
@@ -2251,7 +2308,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
       const JointWork& w = joints[mw.joint];
       const double c = unwrappedJoint(mw.joint, w.position) - mw.coupling_ratio * rotor_angle[m];
       largest = std::max(largest, std::abs(c));
-      if (std::abs(c) <= kHeldCoupling * model.solver.position_tolerance_m) continue;
+      if (std::abs(c) <= held) continue;
       undefer(joints[mw.joint]);
       const double lambda = moveAxis(w, w.coupling_response, -beta * c);
       rotor_angle[m] -= mw.coupling_ratio * lambda * mw.inv_inertia;
@@ -2262,7 +2319,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
       const double c =
           unwrappedJoint(rw.joint, w.position) - rw.ratio * rotor_angle[rw.motor] - rw.offset;
       largest = std::max(largest, std::abs(c));
-      if (std::abs(c) <= kHeldCoupling * model.solver.position_tolerance_m) continue;
+      if (std::abs(c) <= held) continue;
       undefer(joints[rw.joint]);
       const double lambda = moveAxis(w, w.coupling_response, -beta * c);
       rotor_angle[rw.motor] -= rw.ratio * lambda * motors[rw.motor].inv_inertia;
