@@ -153,7 +153,7 @@ void ReducedMechanism::plan(int links, int rotors, std::vector<Joint> joints) {
   rhs_.setZero(rotors);
   lambda_.setZero(limits);
   limit_work_.setZero(limits);
-  to_link_.setZero(rotors, 6);
+  to_link_.setZero(6, rotors);
   active_.reserve(nj);
   snapshot_active_.reserve(nj);
 }
@@ -362,7 +362,7 @@ void ReducedMechanism::respondTo(int link) {
   to_link_.setZero();
   for (Eigen::Index q = 0; q < rotors_; ++q) {
     const Vec6 column = n_.block<6, 1>(6 * static_cast<Eigen::Index>(link), q);
-    for (Eigen::Index r = 0; r < rotors_; ++r) to_link_.row(r) += h_(r, q) * column.transpose();
+    for (Eigen::Index r = 0; r < rotors_; ++r) to_link_.col(r) += h_(r, q) * column;
   }
 }
 

@@ -91,12 +91,13 @@ class ReducedMechanism {
   /// (v; w) change of `other` per unit (force; torque) on the link chosen by respondTo().
   Mat6 linkResponse(int other) const {
     Mat6 m = Mat6::Zero();  // sum of outer products: k is a handful, fixed 6 x 6 updates
+    const auto at = 6 * static_cast<Eigen::Index>(other);
     for (Eigen::Index r = 0; r < rotors_; ++r)
-      m.noalias() += n_.block<6, 1>(6 * static_cast<Eigen::Index>(other), r) * to_link_.row(r);
+      m.noalias() += n_.block<6, 1>(at, r) * to_link_.col(r).transpose();
     return m;
   }
   /// Rotor speed change per unit (force; torque) on that link.
-  Vec6 rotorResponse(int rotor) const { return to_link_.row(rotor).transpose(); }
+  Vec6 rotorResponse(int rotor) const { return to_link_.col(rotor); }
   /// The impulse changes that wrenches on the links imply under the snapshot (the motion itself
   /// was given by the responses).
   void wrenchImpulses(const std::vector<Vec6>& wrench, Impulses& out);
@@ -130,7 +131,7 @@ class ReducedMechanism {
   Eigen::MatrixXd work_;
   Eigen::Matrix<double, 6, Eigen::Dynamic> link_work_;
   std::vector<int> snapshot_active_;
-  Eigen::Matrix<double, Eigen::Dynamic, 6> to_link_;
+  Eigen::Matrix<double, 6, Eigen::Dynamic> to_link_;  // (H N_link^T)^T: a column per rotor
   std::vector<Vec6> change_;
 };
 
