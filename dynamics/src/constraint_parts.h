@@ -547,20 +547,10 @@ struct RowBlock {
   /// (factorEqualities) and an active-set change refactors only the trailing unilateral rows.
   Eigen::Index first_motor = 0, first_unilateral = 0;
   std::vector<BlockRow> ordered;  ///< scratch of order()
-  /// add() leaves dv, dw zero (a block solved in rotor coordinates never reads them);
-  /// computeMoves() fills them if it is factored after all.
+  /// add() leaves dv, dw zero: a block solved in rotor coordinates never reads them.
   bool skip_moves = false;
 
   void clear() { rows.clear(); }
-
-  void computeMoves(const std::vector<SolverBody>& bodies) {
-    for (BlockRow& r : rows) {
-      r.dv_a = bodies[r.a].inv_mass * r.lin_a;
-      r.dw_a = bodies[r.a].inv_inertia * r.ang_a;
-      r.dv_b = bodies[r.b].inv_mass * r.lin_b;
-      r.dw_b = bodies[r.b].inv_inertia * r.ang_b;
-    }
-  }
 
   /// Puts the rows in the order described at first_motor, keeping their order within each kind.
   void order() {

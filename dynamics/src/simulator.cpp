@@ -254,8 +254,9 @@ struct Simulator::Impl {
   std::vector<BlockPlan> block_plans;
   std::vector<RowBlock> blocks;
   // A rotor-tree block solved in its rotors' coordinates (detail::ReducedMechanism) when
-  // SolverSettings::reduced_mechanisms; its RowBlock keeps the rows (targets, limits' active set,
-  // where each row's impulse goes) but is neither assembled nor factored.
+  // SolverSettings::reduced_mechanisms. Its RowBlock keeps only the characteristic and limit rows
+  // (targets, the limits' active set, where their impulses go) and is neither assembled nor
+  // factored; the joints' rows go straight into the mechanism (buildReduced).
   struct ReducedBlock {
     bool planned = false;  // the block has the structure and the setting is on
     bool ready = false;    // this substep's build succeeded (else the RowBlock is factored)
