@@ -7,7 +7,9 @@
 #include <dynamics/simulator.h>
 #include <engine/identify_csv.h>
 #include <engine/input_mapping.h>
+#include <engine/live_view.h>
 #include <engine/recording.h>
+#include <engine/replayer.h>
 #include <engine/run.h>
 #include <engine/scenario.h>
 #include <engine/scene.h>
@@ -63,11 +65,13 @@ std::vector<sim::engine::Override> parseOverrides(const std::vector<std::string>
   return overrides;
 }
 
-// How `run` and `play` show the scene: a window, screenshots, or nothing.
+// How `run`, `play` and `replay` show the scene: windows, a screenshot, or nothing.
 struct ViewArgs {
   std::string screenshot;  // PNG file
   double at_s = -1.0;      // simulated time of the screenshot; < 0: the end of the run
   std::string camera;      // a scene camera by name
+  std::vector<std::string> windows;  // one window per camera (--window, repeatable)
+  int screen = 0;          // X screen of the windows
   std::string size = "1280x720";
   std::string shadows = "auto";
   bool no_insets = false;
@@ -78,23 +82,40 @@ bool haveDisplay() {
   return display != nullptr && *display != '\0';
 }
 
-// The window (when not headless and there is a display) and/or the screenshot taker of a run.
+sim::engine::ViewSetup viewSetup(const ViewArgs& args) {
+  sim::engine::ViewSetup setup;
+  setup.camera = args.camera;
+  setup.shadows = args.shadows == "on"    ? sim::render::Shadows::On
+                  : args.shadows == "off" ? sim::render::Shadows::Off
+                                          : sim::render::Shadows::Auto;
+  setup.insets = !args.no_insets;
+  setup.screen = args.screen;
+  if (std::sscanf(args.size.c_str(), "%dx%d", &setup.width, &setup.height) != 2 ||
+      setup.width < 16 || setup.height < 16 || setup.width > 8192 || setup.height > 8192) {
+    throw std::invalid_argument("--size: expected WIDTHxHEIGHT, e.g. 1280x720, got " + args.size);
+  }
+  return setup;
+}
+
+void logScreenshots(sim::engine::SessionView& view) {
+  for (const auto& warning : view.view().bodies().warnings()) spdlog::warn("3D view: {}", warning);
+  view.setScreenshotListener([](const std::string& saved) {
+    if (saved.rfind("error: ", 0) == 0) {
+      spdlog::error("screenshot: {}", saved.substr(7));
+    } else {
+      spdlog::info("screenshot saved: {}", saved);
+    }
+  });
+}
+
+// The windows (when not headless and there is a display) and the screenshot of a run, drawn on
+// this thread while the run's loop goes on on another (engine/live_view.h).
 class Viewing {
  public:
-  // Throws a usage error (std::invalid_argument) for a bad --size, --camera or a screenshot
-  // without a display.
-  Viewing(const sim::engine::Scene& scene, bool headless, const ViewArgs& args, double end_s)
-      : args_(args), shot_at_s_(args.at_s >= 0.0 ? args.at_s : end_s) {
-    sim::engine::ViewSetup setup;
-    setup.camera = args.camera;
-    setup.shadows = args.shadows == "on"    ? sim::render::Shadows::On
-                    : args.shadows == "off" ? sim::render::Shadows::Off
-                                            : sim::render::Shadows::Auto;
-    setup.insets = !args.no_insets;
-    if (std::sscanf(args.size.c_str(), "%dx%d", &setup.width, &setup.height) != 2 ||
-        setup.width < 16 || setup.height < 16 || setup.width > 8192 || setup.height > 8192) {
-      throw std::invalid_argument("--size: expected WIDTHxHEIGHT, e.g. 1280x720, got " + args.size);
-    }
+  // Throws a usage error (std::invalid_argument) for a bad --size, --camera, --screen or a
+  // screenshot without a display.
+  Viewing(const sim::engine::Scene& scene, bool headless, const ViewArgs& args, double end_s) {
+    sim::engine::ViewSetup setup = viewSetup(args);
     const bool want_window = !headless && haveDisplay();
     if (!headless && !haveDisplay()) {
       spdlog::info("no display (DISPLAY is not set): running headless");
@@ -105,60 +126,80 @@ class Viewing {
           "--screenshot needs an X display for its offscreen buffer (DISPLAY is not set); run "
           "under xvfb-run");
     }
-    setup.offscreen = !want_window;
+    std::vector<std::unique_ptr<sim::engine::SessionView>> windows;
+    std::unique_ptr<sim::engine::SessionView> shot_view;
     try {
-      view_ = std::make_unique<sim::engine::SessionView>(scene, setup);
-      windowed_ = want_window;
-      for (const auto& warning : view_->view().bodies().warnings()) spdlog::warn("3D view: {}", warning);
-      view_->setScreenshotListener([](const std::string& saved) {
-        if (saved.rfind("error: ", 0) == 0) {
-          spdlog::error("screenshot: {}", saved.substr(7));
-        } else {
-          spdlog::info("screenshot saved: {}", saved);
+      if (want_window) {
+        std::vector<std::string> cameras = args.windows;
+        if (cameras.empty()) cameras.push_back(args.camera);
+        for (std::size_t i = 0; i < cameras.size(); ++i) {
+          sim::engine::ViewSetup window = setup;
+          window.camera = cameras[i];
+          window.window_x = 40 + static_cast<int>(i) * (setup.width / 2 + 20);
+          window.window_y = 40 + static_cast<int>(i) * 30;
+          windows.push_back(std::make_unique<sim::engine::SessionView>(scene, window));
+          logScreenshots(*windows.back());
         }
-      });
+      }
+      if (!args.screenshot.empty() && (windows.empty() || !args.windows.empty())) {
+        // Without a window, or with several: the screenshot from --camera in its own buffer.
+        sim::engine::ViewSetup offscreen = setup;
+        offscreen.offscreen = true;
+        shot_view = std::make_unique<sim::engine::SessionView>(scene, offscreen);
+      }
     } catch (const sim::render::RenderError& e) {
-      if (!args.screenshot.empty()) throw std::invalid_argument(std::string("3D view: ") + e.what());
+      if (!args.screenshot.empty() || args.screen != 0 || !args.windows.empty()) {
+        throw std::invalid_argument(std::string("3D view: ") + e.what());
+      }
       spdlog::warn("no window ({}): running headless", e.what());
+      return;
     }
+    windowed_ = !windows.empty();
+    sim::engine::LiveViewOptions options;
+    options.screenshot = args.screenshot;
+    options.screenshot_at_s = args.at_s >= 0.0 ? args.at_s : end_s;
+    if (const char* delay = std::getenv("SIMTRAINER_DRAW_DELAY_MS")) {
+      // A deliberately slow view (tests and demonstrations of dropped frames).
+      options.draw_delay = std::chrono::milliseconds(std::atoi(delay));
+    }
+    live_ = std::make_unique<sim::engine::LiveView>(std::move(windows), std::move(shot_view), options);
+    screenshot_ = !args.screenshot.empty();
+    screenshot_path_ = args.screenshot;
   }
 
   bool windowed() const { return windowed_; }
-  bool active() const { return view_ != nullptr; }
+  bool active() const { return live_ != nullptr; }
+  // Replay keys and the timeline bar in every view.
+  void setReplayMode() {
+    if (!live_) return;
+    for (std::size_t i = 0; i < live_->windowCount(); ++i) {
+      if (auto* window = live_->window(i)) window->setReplayMode(true);
+    }
+    if (auto* shot = live_->screenshotView()) shot->setReplayMode(true);
+  }
+  sim::engine::LiveView& live() { return *live_; }
 
-  sim::engine::FrameObserver observer() {
-    if (!view_) return {};
-    return [this](const sim::engine::Session& session, const sim::engine::RunResult& so_far,
-                  const std::vector<std::string>& notes) {
-      const bool last = so_far.fault.has_value() || g_interrupt.load();
-      if (!args_.screenshot.empty() && !shot_taken_ &&
-          (session.time() >= shot_at_s_ - 1e-9 || last)) {
-        sim::render::writePng(view_->capture(session, so_far, notes), args_.screenshot);
-        shot_taken_ = true;
-        spdlog::info("screenshot at t = {:.3f} s: {}", session.time(), args_.screenshot);
-        return windowed_ ? !view_->closed() : true;
-      }
-      if (windowed_) {
-        view_->show(session, so_far, notes);
-        return !view_->closed();
-      }
-      return true;
-    };
+  // Runs `simulate` with the view on this thread when there is one, else directly.
+  template <class Simulate>
+  auto run(Simulate simulate) -> decltype(simulate()) {
+    if (!live_) return simulate();
+    return live_->run(simulate);
   }
-  void setKeySink(std::function<void(int, bool)> sink) {
-    if (view_) view_->setKeySink(std::move(sink));
+
+  // After the run: "" or why the screenshot is missing.
+  std::string screenshotProblem() const {
+    if (!screenshot_) return {};
+    if (!live_->screenshotError().empty()) return "screenshot: " + live_->screenshotError();
+    if (!live_->screenshotTaken()) return "the run ended before the screenshot time (--at)";
+    spdlog::info("screenshot at t = {:.3f} s: {}", live_->screenshotTime(), screenshot_path_);
+    return {};
   }
-  void setRunControl(sim::engine::RunControl* control) {
-    if (view_) view_->setRunControl(control);
-  }
-  bool screenshotMissing() const { return !args_.screenshot.empty() && !shot_taken_; }
 
  private:
-  ViewArgs args_;
-  double shot_at_s_;
-  std::unique_ptr<sim::engine::SessionView> view_;
+  std::unique_ptr<sim::engine::LiveView> live_;
   bool windowed_ = false;
-  bool shot_taken_ = false;
+  bool screenshot_ = false;
+  std::string screenshot_path_;
 };
 
 void addViewOptions(CLI::App* command, ViewArgs& args) {
@@ -171,6 +212,14 @@ void addViewOptions(CLI::App* command, ViewArgs& args) {
       ->check(CLI::NonNegativeNumber);
   command->add_option("--camera", args.camera, "View from this camera of the scene")
       ->option_text("NAME");
+  command->add_option("--window", args.windows,
+                      "Open a window for this camera of the scene (repeatable: one window each, "
+                      "all drawing the same simulation; closing the last ends the run)")
+      ->option_text("CAMERA")
+      ->allow_extra_args(false);
+  command->add_option("--screen", args.screen, "X screen for the windows (default 0)")
+      ->option_text("N")
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--size", args.size, "Window or screenshot size (default 1280x720)")
       ->option_text("WxH");
   command->add_option("--shadows", args.shadows,
@@ -236,22 +285,20 @@ int runCommand(const RunArgs& args) {
   options.trace_every = args.trace_every;
   options.record_path = args.record;
   options.realtime = args.realtime || viewing.windowed();  // a window shows real time
-  options.after_frame = viewing.observer();
   options.interrupt = &g_interrupt;
   // A window is an interactive session: pause, step and reset keys, and without --duration it
   // runs until the window is closed.
-  sim::engine::RunControl control;
-  if (viewing.windowed()) {
-    options.control = &control;
-    viewing.setRunControl(&control);
-    if (!args.duration_given) options.duration_s = std::numeric_limits<double>::infinity();
+  if (viewing.active()) {
+    options.after_frame = viewing.live().observer();
+    options.operator_events = &viewing.live().operatorQueue();
+  }
+  if (viewing.windowed() && !args.duration_given) {
+    options.duration_s = std::numeric_limits<double>::infinity();
   }
   const auto input = openInput(args, scene, viewing.windowed());
   options.input = input.get();
-  if (input && viewing.windowed()) {
-    viewing.setKeySink([system = input.get()](int key, bool down) { system->keyEvent(key, down); });
-  }
-  const auto result = sim::engine::runHeadless(scene, options);
+  auto result = viewing.run([&] { return sim::engine::runHeadless(scene, options); });
+  if (viewing.active()) viewing.live().addFigures(result);
   std::fputs(sim::engine::formatSummary(scene, result).c_str(), stdout);
   std::fflush(stdout);
   if (result.interrupted) {
@@ -262,8 +309,8 @@ int runCommand(const RunArgs& args) {
     printError(fmt::format("run stopped by a numerical fault: {}", result.fault->describe()));
     return kExitRunFailed;
   }
-  if (viewing.screenshotMissing()) {
-    printError("the run ended before the screenshot time (--at)");
+  if (const std::string problem = viewing.screenshotProblem(); !problem.empty()) {
+    printError(problem);
     return kExitRunFailed;
   }
   return kExitOk;
@@ -320,7 +367,10 @@ int playCommand(const PlayArgs& args) {
   options.record_path = args.record;
   options.interrupt = &g_interrupt;
   options.realtime = viewing.windowed();
-  options.after_frame = viewing.observer();
+  if (viewing.active()) {
+    options.after_frame = viewing.live().observer();
+    options.operator_events = &viewing.live().operatorQueue();
+  }
   // Devices only when asked: a scenario plays its script alone unless an operator joins it.
   std::unique_ptr<sim::input::InputSystem> input;
   if (!args.input.empty()) {
@@ -339,24 +389,29 @@ int playCommand(const PlayArgs& args) {
       }
     }
     options.input = input.get();
-    if (viewing.windowed()) {
-      viewing.setKeySink([system = input.get()](int key, bool down) { system->keyEvent(key, down); });
-    }
   }
-  const auto result = sim::engine::playScenario(scenario, options);
+  auto result = viewing.run([&] { return sim::engine::playScenario(scenario, options); });
+  if (viewing.active()) viewing.live().addFigures(result.run);
   if (result.run.interrupted) printError("interrupted; trace and recording are complete up to the last step");
   fmt::print("scenario {} ({}): {}\n", result.name, result.file, result.passed() ? "PASSED" : "FAILED");
   fmt::print("  {} steps, {:.6g} s simulated in {:.3g} s (real-time factor {:.4g})\n",
              result.run.steps, result.run.sim_time_s, result.run.wall_time_s,
              result.run.realTimeFactor());
   printScenarioResult(result);
-  if (result.run.render_time.count() > 0) {
-    fmt::print("  render {:.3f} ms per frame (mean), {:.3f} ms (max)\n",
-               1e3 * result.run.render_time.mean(), 1e3 * result.run.render_time.max());
+  if (result.run.frames > 0 && options.realtime) {
+    fmt::print("  simulation: {} frames, {} overran, {} resyncs; work per frame mean {:.3f} ms, p99 {:.3f} ms\n",
+               result.run.frames, result.run.overruns, result.run.resyncs,
+               1e3 * result.run.frame_time.mean(), 1e3 * result.run.frame_time.p99());
+  }
+  if (result.run.drawn_frames > 0) {
+    fmt::print("  view: {} frames drawn ({:.3g} per second), draw time mean {:.3f} ms, p99 {:.3f} ms\n",
+               result.run.drawn_frames,
+               result.run.draw_wall_s > 0.0 ? static_cast<double>(result.run.drawn_frames) / result.run.draw_wall_s : 0.0,
+               1e3 * result.run.draw_time.mean(), 1e3 * result.run.draw_time.p99());
   }
   std::fflush(stdout);
-  if (viewing.screenshotMissing()) {
-    printError("the scenario ended before the screenshot time (--at)");
+  if (const std::string problem = viewing.screenshotProblem(); !problem.empty()) {
+    printError(problem);
     return kExitRunFailed;
   }
   return result.passed() ? kExitOk : kExitRunFailed;
@@ -420,10 +475,72 @@ int testCommand(const TestArgs& args) {
 struct ReplayArgs {
   std::string recording;
   bool verify = false;
+  bool headless = false;
+  double speed = 1.0;
   std::string to_scenario;
+  ViewArgs view;
 };
 
+int replayHeadless(const ReplayArgs& args);
+
+// `replay` with a window (or a screenshot): the session drawn in 3D as it was, with pause, step,
+// seek and speed keys and a timeline of its events.
+int replayInView(const ReplayArgs& args) {
+  auto recording = sim::engine::readRecording(args.recording, sim::engine::RecordingRead::UpToDamage);
+  if (!recording.damage.empty()) {
+    spdlog::warn("{}; replaying the {} steps before it (its last complete frame)", recording.damage,
+                 recording.hashes.size());
+  } else if (!recording.complete) {
+    spdlog::warn("{}: the recording has no end line (the run was killed); replaying its {} steps",
+                 args.recording, recording.hashes.size());
+  }
+  sim::engine::Replayer replayer(std::move(recording));
+  // The view keeps its own copy: a parameter change in the recording replaces the session's.
+  const sim::engine::Scene scene = replayer.session().scene();
+  const double duration = static_cast<double>(replayer.steps()) * replayer.timeStep();
+  Viewing viewing(scene, args.headless, args.view, duration);
+  if (!viewing.active()) return replayHeadless(args);  // no window could be made
+  viewing.setReplayMode();
+  sim::engine::ReplayStatus status;
+  status.marks = std::make_shared<const std::vector<sim::engine::TimelineMark>>(
+      sim::engine::recordingMarks(replayer.recording(), replayer.timeStep()));
+  sim::engine::ReplayPlayOptions options;
+  options.realtime = viewing.windowed();
+  options.speed = args.speed;
+  options.hold_at_end = viewing.windowed();
+  options.stop_at_s = args.view.screenshot.empty() ? -1.0 : (args.view.at_s >= 0.0 ? args.view.at_s : duration);
+  options.interrupt = &g_interrupt;
+  options.status = &status;
+  options.operator_events = &viewing.live().operatorQueue();
+  options.after_frame = viewing.live().observer([&status](sim::engine::FrameSnapshot& snapshot) {
+    snapshot.replay = true;
+    snapshot.replay_status = status;
+  });
+  auto result = viewing.run([&] { return sim::engine::playRecording(replayer, options); });
+  viewing.live().addFigures(result);
+  fmt::print("replayed {} of {} ({} steps played, seeks included); at step {}, t = {:.3f} s\n",
+             args.recording, replayer.recording().scene_path, result.steps, replayer.step(),
+             replayer.session().time());
+  std::fflush(stdout);
+  if (const std::string problem = viewing.screenshotProblem(); !problem.empty()) {
+    printError(problem);
+    return kExitRunFailed;
+  }
+  return result.interrupted ? kExitRunFailed : kExitOk;
+}
+
 int replayCommand(const ReplayArgs& args) {
+  if (!args.verify && args.to_scenario.empty() &&
+      ((!args.headless && haveDisplay()) || !args.view.screenshot.empty())) {
+    return replayInView(args);
+  }
+  if (!args.headless && !haveDisplay() && !args.verify && args.to_scenario.empty()) {
+    spdlog::info("no display (DISPLAY is not set): replaying headless");
+  }
+  return replayHeadless(args);
+}
+
+int replayHeadless(const ReplayArgs& args) {
   const auto recording = sim::engine::readRecording(args.recording);
   if (!recording.complete) {
     spdlog::warn("{}: the recording has no end line (the run was killed); replaying its {} steps",
@@ -637,10 +754,17 @@ int main(int argc, char** argv) {
   addViewOptions(playCmd, play.view);
 
   ReplayArgs replayArgs;
-  auto* replayCmd = app.add_subcommand("replay", "Replay a recorded session");
+  auto* replayCmd = app.add_subcommand(
+      "replay", "Replay a recorded session: in 3D when there is a display (pause, step, seek, "
+                "speed), else headless");
   replayCmd->add_option("RECORDING", replayArgs.recording, "Recording file")->required();
   replayCmd->add_flag("--verify", replayArgs.verify,
-                      "Compare every step with the recording; exit 3 at the first difference");
+                      "Compare every step with the recording; exit 3 at the first difference "
+                      "(headless)");
+  replayCmd->add_flag("--headless", replayArgs.headless, "Replay without a window");
+  replayCmd->add_option("--speed", replayArgs.speed, "Replay speed, 0.25 to 8 (default 1; -/+ in the window)")
+      ->check(CLI::Range(0.25, 8.0));
+  addViewOptions(replayCmd, replayArgs.view);
   replayCmd->add_option("--to-scenario", replayArgs.to_scenario,
                         "Write a scenario reproducing the recording instead")
       ->option_text("FILE.scenario.yaml");
@@ -731,16 +855,27 @@ int main(int argc, char** argv) {
     hooks.interrupt = &g_interrupt;
     hooks.make_view = [](const sim::engine::Scene& scene, bool headless, const std::string& camera,
                          const std::string& size) -> sim::engine::FrameObserver {
+      // A station draws in its own receive loop: the session it shows is the server's, so a
+      // slow picture only shows older states, it never slows the class.
+      if (headless || !haveDisplay()) {
+        if (!headless) spdlog::info("no display (DISPLAY is not set): running headless");
+        return {};
+      }
       ViewArgs view;
       view.camera = camera;
       view.size = size;
-      auto viewing = std::make_shared<Viewing>(scene, headless, view, 0.0);
-      if (!viewing->active()) return {};
-      auto observer = viewing->observer();
-      return [viewing, observer](const sim::engine::Session& session,
-                                 const sim::engine::RunResult& so_far,
-                                 const std::vector<std::string>& notes) {
-        return observer(session, so_far, notes);
+      std::shared_ptr<sim::engine::SessionView> window;
+      try {
+        window = std::make_shared<sim::engine::SessionView>(scene, viewSetup(view));
+      } catch (const sim::render::RenderError& e) {
+        spdlog::warn("no window ({}): running headless", e.what());
+        return {};
+      }
+      logScreenshots(*window);
+      return [window](const sim::engine::Session& session, const sim::engine::RunResult& so_far,
+                      const std::vector<std::string>& notes) {
+        window->show(session, so_far, notes);
+        return !window->closed();
       };
     };
     hooks.open_input = [](const sim::engine::Scene& scene, const std::string& source) {

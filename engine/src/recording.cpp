@@ -1,4 +1,5 @@
 #include <engine/recording.h>
+#include <engine/replayer.h>
 
 #include <fmt/format.h>
 
@@ -183,7 +184,7 @@ void RecordingWriter::finish(const Session& session, const std::string& outcome)
   if (std::fflush(file_) != 0) throw RecordingError(path_ + ": flush failed");
 }
 
-Recording readRecording(const std::string& path) {
+Recording readRecording(const std::string& path, RecordingRead mode) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RecordingError(path + ": cannot open recording");
   std::stringstream buffer;
@@ -219,6 +220,7 @@ Recording readRecording(const std::string& path) {
     fault.value = value;
     faults[integer(w[1])].emplace_back(static_cast<int>(integer(w[2])), fault);
   };
+  try {
   while (start < text.size()) {
     const auto end = text.find('\n', start);
     if (end == std::string::npos) break;  // a line cut off by a kill: ignored
@@ -285,81 +287,47 @@ Recording readRecording(const std::string& path) {
       fail("unknown line \"" + tag + "\"");
     }
   }
+  } catch (const RecordingError& e) {
+    if (mode == RecordingRead::Strict || r.scene_path.empty()) throw;
+    // Keep the steps up to the last frame whose body hashes were written (a frame's end).
+    r.damage = e.what();
+    const std::uint64_t last_frame = r.body_hashes.empty() ? 0 : r.body_hashes.rbegin()->first;
+    if (r.hashes.size() > last_frame) r.hashes.resize(last_frame);
+    r.complete = false;
+  }
   if (number == 0) throw RecordingError(path + ": empty recording");
   if (r.scene_path.empty()) throw RecordingError(path + ": no scene line");
   return r;
 }
 
 ReplayResult replay(const Recording& recording, bool verify) {
-  Scene scene = loadScene(recording.scene_path, recording.overrides);
-  if (scene.source_hash != recording.scene_hash) {
-    throw RecordingError(fmt::format(
-        "{}: the scene {} has changed since it was recorded (hash {:016x}, recorded {:016x})",
-        recording.file, recording.scene_path, scene.source_hash, recording.scene_hash));
-  }
-  std::vector<std::string> names;
-  for (const ControlDef& c : scene.pult.controls) names.push_back(c.name);
-  if (names != recording.controls) {
-    throw RecordingError(recording.file + ": the scene's pult controls differ from the recording's");
-  }
-  Session session(std::move(scene));
-  // The faults recorded before step s, checked against the scene (a recording may be edited).
-  auto applyFaults = [&](const auto& faults, std::uint64_t s, std::size_t count, const char* what,
-                         const char* limit, auto set) {
-    const auto it = faults.find(s);
-    if (it == faults.end()) return;
-    for (const auto& [index, fault] : it->second) {
-      if (index < 0 || static_cast<std::size_t>(index) >= count) {
-        throw RecordingError(fmt::format("{}: fault of {} {}, {}", recording.file, what, index,
-                                         fmt::format(fmt::runtime(limit), count)));
-      }
-      set(index, fault);
-    }
-  };
+  Replayer replayer(recording);
   ReplayResult result;
-  const std::uint64_t steps = recording.hashes.size();
-  std::vector<Override> overrides = recording.overrides;
-  for (std::uint64_t s = 0; s < steps; ++s) {
-    if (auto it = recording.changes.find(s); it != recording.changes.end()) {
-      overrides.insert(overrides.end(), it->second.begin(), it->second.end());
-      const std::string why = session.changeScene(loadScene(recording.scene_path, overrides));
-      if (!why.empty()) {
-        throw RecordingError(fmt::format("{}: the parameter change before step {} is refused: {}", recording.file, s, why));
-      }
-    }
-    applyFaults(recording.faults, s, session.motorFaults().size(), "motor", "the scene has {} motors",
-                [&](int m, const MotorFault& f) { session.setMotorFault(m, f); });
-    // Dropout takes the held value from the session, which has reached the recorded state.
-    applyFaults(recording.sensor_faults, s, session.sensorFaults().size(), "sensor", "the scheme reads {} sensors",
-                [&](int k, const SensorFault& f) { session.setSensorFault(k, f); });
-    if (auto it = recording.pult.find(s); it != recording.pult.end()) {
-      for (std::size_t c = 0; c < it->second.size(); ++c) session.setControl(static_cast<int>(c), it->second[c]);
-    }
-    session.step();
+  while (!replayer.atEnd()) {
+    replayer.stepOnce();
     ++result.steps;
-    if (verify && session.hash() != recording.hashes[s]) {
+    if (verify && !replayer.matches()) {
       result.diverged = true;
-      result.diverged_step = s + 1;
+      result.diverged_step = replayer.step();
       // Name the first body that differs at this or the next frame end with body hashes.
-      auto frame = recording.body_hashes.lower_bound(s + 1);
-      while (session.stepIndex() < steps && frame != recording.body_hashes.end() &&
-             session.stepIndex() < frame->first) {
-        session.step();
-      }
-      if (frame != recording.body_hashes.end() && session.stepIndex() == frame->first) {
-        const auto now = bodyHashes(session.dynamics());
-        for (std::size_t b = 0; b < now.size() && b < frame->second.size(); ++b) {
-          if (now[b] != frame->second[b]) {
-            result.diverged_body = session.scene().model.bodies[b].name;
-            break;
+      const auto frame = recording.body_hashes.lower_bound(replayer.step());
+      if (frame != recording.body_hashes.end()) {
+        while (replayer.step() < frame->first && !replayer.atEnd()) replayer.stepOnce();
+        if (replayer.step() == frame->first) {
+          const auto now = bodyHashes(replayer.session().dynamics());
+          for (std::size_t b = 0; b < now.size() && b < frame->second.size(); ++b) {
+            if (now[b] != frame->second[b]) {
+              result.diverged_body = replayer.session().scene().model.bodies[b].name;
+              break;
+            }
           }
         }
       }
       break;
     }
   }
-  result.final_hash = session.hash();
-  result.final_state = session.dynamics();
+  result.final_hash = replayer.session().hash();
+  result.final_state = replayer.session().dynamics();
   return result;
 }
 

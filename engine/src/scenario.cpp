@@ -429,7 +429,6 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   std::vector<Check> checks(scenario.expectations.size());
   std::vector<double> sensors;
   const std::vector<char> driven = timelineDrivenControls(scenario);
-  std::vector<double> pult;
   std::vector<char> faults_applied(scenario.faults.size(), 0);
   std::size_t changes_applied = 0;
   auto applyTimeline = [&]() {
@@ -458,41 +457,55 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   const std::uint64_t steps = stepCount(scenario.duration_s, scenario.scene.model.solver.time_step_s);
   const auto start = std::chrono::steady_clock::now();
   const auto steps_per_frame = static_cast<std::uint64_t>(scenario.scene.stepsPerFrame());
-  FramePacer pacer(static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s,
-                   options.realtime);
+  const double frame_dt = static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s;
+  FramePacer pacer(frame_dt, options.realtime);
+  // The timeline's controls stay its own: applyTimeline sets them at every step, after the
+  // devices are sampled. No reset: a scenario's timeline and expectations run once.
+  detail::OperatorFrame operator_frame(options.operator_events, options.input, nullptr,
+                                       options.on_operator_key, false);
   std::vector<std::string> notes;
-  for (std::uint64_t i = 0; i < steps; ++i) {
+  std::uint64_t done = 0;  // steps
+  bool healthy = true;
+  while (done < steps && healthy) {
     if (options.interrupt && options.interrupt->load()) {
       result.run.interrupted = true;
       break;
     }
-    if (i % steps_per_frame == 0) {
-      if (options.before_frame) options.before_frame(i / steps_per_frame);
-      if (options.input) {
-        // One pult state per frame, as in runHeadless. The timeline's controls stay its own:
-        // applyTimeline sets them at every step, after this.
-        pult = session.state().pult.values;
-        options.input->sample(static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s, pult);
-        for (std::size_t c = 0; c < pult.size(); ++c) session.setControl(static_cast<int>(c), pult[c]);
+    const auto frame_start = std::chrono::steady_clock::now();
+    pacer.beginFrame();
+    if (options.before_frame) options.before_frame(result.run.frames);
+    operator_frame.takeEvents();
+    operator_frame.sampleInto(session, frame_dt);
+    const bool runs = operator_frame.runsSteps();
+    for (std::uint64_t k = 0; runs && k < steps_per_frame && done < steps; ++k, ++done) {
+      applyTimeline();
+      if (!outputs.step(session, result.run)) {
+        healthy = false;  // a numerical fault ends the run at once
+        break;
+      }
+      sampleAll();
+    }
+    if (!healthy) break;
+    ++result.run.frames;
+    result.run.paused = operator_frame.control().paused;
+    result.run.reset_refused = operator_frame.control().reset_refused;
+    if (options.after_frame) {
+      notes.assign(1, fmt::format("scenario {}: {:.1f} / {:.1f} s, {} expectations", scenario.name,
+                                  session.time(), scenario.duration_s,
+                                  scenario.expectations.size()));
+      if (!detail::observeFrame(options.after_frame, session, result.run, pacer, start, notes)) {
+        break;
       }
     }
-    applyTimeline();
-    if (!outputs.step(session, result.run)) break;
-    sampleAll();
-    if ((i + 1) % steps_per_frame == 0 || i + 1 == steps) {
-      ++result.run.frames;
-      if (options.after_frame) {
-        notes.assign(1, fmt::format("scenario {}: {:.1f} / {:.1f} s, {} expectations", scenario.name,
-                                    session.time(), scenario.duration_s,
-                                    scenario.expectations.size()));
-        if (!detail::observeFrame(options.after_frame, session, result.run, pacer, start, notes)) {
-          break;
-        }
-      }
-      pacer.endFrame();
+    pacer.endFrame();
+    if (!runs) {
+      result.run.paused_wall_s +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - frame_start).count();
     }
   }
   result.run.overruns = pacer.overruns();
+  result.run.resyncs = pacer.resyncs();
+  result.run.lost_s = pacer.lostSeconds();
   result.run.wall_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.run.sim_time_s = session.time();

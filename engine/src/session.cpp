@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <type_traits>
 
 namespace sim::engine {
 
@@ -78,6 +80,19 @@ void Session::setMotorFault(int motor, const MotorFault& fault) {
   motor_faults_.at(static_cast<std::size_t>(motor)) = fault;
   any_fault_ = std::any_of(motor_faults_.begin(), motor_faults_.end(),
                            [](const MotorFault& f) { return f.kind != MotorFault::Kind::None; });
+  syncBrakes();
+}
+
+void Session::restoreFaults(const std::vector<MotorFault>& motors,
+                            const std::vector<SensorFault>& sensors) {
+  if (motors.size() != motor_faults_.size() || sensors.size() != sensor_faults_.size()) {
+    throw std::invalid_argument("restoreFaults: fault lists of another scene");
+  }
+  motor_faults_ = motors;
+  sensor_faults_ = sensors;
+  const auto on = [](const auto& f) { return f.kind != std::decay_t<decltype(f)>::Kind::None; };
+  any_fault_ = std::any_of(motor_faults_.begin(), motor_faults_.end(), on);
+  any_sensor_fault_ = std::any_of(sensor_faults_.begin(), sensor_faults_.end(), on);
   syncBrakes();
 }
 

@@ -40,30 +40,14 @@ osg::ref_ptr<osgText::Text> makeText(osgText::Font* font, double x, double y,
 }
 
 
-void quad(osg::Vec3Array& v, double x0, double y0, double x1, double y1) {
-  const auto f = [](double a) { return static_cast<float>(a); };
-  v.push_back(osg::Vec3(f(x0), f(y0), 0));
-  v.push_back(osg::Vec3(f(x1), f(y0), 0));
-  v.push_back(osg::Vec3(f(x1), f(y1), 0));
-  v.push_back(osg::Vec3(f(x0), f(y1), 0));
-}
+constexpr std::size_t kMaxMarks = 256;  // timeline marks drawn (more are dropped)
+constexpr double kTimelineHeight = 8.0;  // px
+constexpr double kTimelineStrip = 40.0;  // px reserved at the bottom for the timeline
 
-osg::ref_ptr<osg::Geometry> quads(osg::Vec3Array* vertices, const osg::Vec4& colour,
-                                  bool dynamic) {
-  osg::ref_ptr<osg::Geometry> geometry = new osg::Geometry;
-  geometry->setVertexArray(vertices);
-  osg::ref_ptr<osg::Vec4Array> colours = new osg::Vec4Array;
-  colours->push_back(colour);
-  geometry->setColorArray(colours.get(), osg::Array::BIND_OVERALL);
-  geometry->addPrimitiveSet(
-      new osg::DrawArrays(GL_QUADS, 0, static_cast<GLsizei>(vertices->size())));
-  if (dynamic) {
-    geometry->setDataVariance(osg::Object::DYNAMIC);
-    geometry->setUseDisplayList(false);
-    geometry->setUseVertexBufferObjects(true);
-  }
-  return geometry;
-}
+const osg::Vec4 kTrack(0.1f, 0.1f, 0.1f, 0.55f);
+const osg::Vec4 kFill(Hud::kFillRgb[0] / 255.0f, Hud::kFillRgb[1] / 255.0f,
+                      Hud::kFillRgb[2] / 255.0f, 1.0f);
+const osg::Vec4 kHidden(0.0f, 0.0f, 0.0f, 0.0f);
 
 }  // namespace
 
@@ -95,6 +79,24 @@ Hud::Hud(const HudLayout& layout, int width, int height)
     geode->addDrawable(text);
   }
 
+  // All quads in one geometry: tracks first (drawn under), then fills, then the timeline.
+  quads_ = new osg::Geometry;
+  osg::ref_ptr<osg::Vec3Array> vertices = new osg::Vec3Array;
+  osg::ref_ptr<osg::Vec4Array> colours = new osg::Vec4Array;
+  quads_->setVertexArray(vertices.get());
+  quads_->setColorArray(colours.get(), osg::Array::BIND_PER_VERTEX);
+  quads_->setDataVariance(osg::Object::DYNAMIC);
+  quads_->setUseDisplayList(false);
+  quads_->setUseVertexBufferObjects(true);
+  const auto addQuad = [&](double x0, double y0, double x1, double y1, const osg::Vec4& c) {
+    const auto f = [](double a) { return static_cast<float>(a); };
+    vertices->push_back(osg::Vec3(f(x0), f(y0), 0));
+    vertices->push_back(osg::Vec3(f(x1), f(y0), 0));
+    vertices->push_back(osg::Vec3(f(x1), f(y1), 0));
+    vertices->push_back(osg::Vec3(f(x0), f(y1), 0));
+    for (int k = 0; k < 4; ++k) colours->push_back(c);
+  };
+
   // Groups: the pult top right; motor voltages bottom left with their speeds beside them.
   const auto setUp = [&](Group& group, const std::vector<HudBarSpec>& specs, double x, double top,
                          double bar_width, bool labels) {
@@ -102,43 +104,61 @@ Hud::Hud(const HudLayout& layout, int width, int height)
     group.x = x;
     group.top = top;
     group.bar_width = bar_width;
-    osg::ref_ptr<osg::Vec3Array> tracks = new osg::Vec3Array;
-    osg::ref_ptr<osg::Vec3Array> fills = new osg::Vec3Array;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const double y = top - kRow * static_cast<double>(i);
-      quad(*tracks, x, y, x + bar_width, y + kBarHeight);
-      quad(*fills, x, y, x, y + kBarHeight);
+      addQuad(x, y, x + bar_width, y + kBarHeight, kTrack);
       if (labels) {
         osg::ref_ptr<osgText::Text> label = makeText(font.get(), x - kLabelWidth, y, white);
         label->setText(specs[i].label);
+        label->setDataVariance(osg::Object::STATIC);
         geode->addDrawable(label.get());
       }
       group.values.push_back({makeText(font.get(), x + bar_width + 6, y, white), {}});
       geode->addDrawable(group.values.back().text.get());
     }
-    if (!specs.empty()) {
-      geode->addDrawable(quads(tracks.get(), osg::Vec4(0.1f, 0.1f, 0.1f, 0.55f), false).get());
-      group.fills = quads(fills.get(),
-                          osg::Vec4(kFillRgb[0] / 255.0f, kFillRgb[1] / 255.0f,
-                                    kFillRgb[2] / 255.0f, 1.0f),
-                          true);
-      geode->addDrawable(group.fills.get());
-    }
   };
   const double rows = static_cast<double>(std::max(layout.motors.size(), layout.speeds.size()));
+  const double bottom = 14.0 + (layout.timeline ? kTimelineStrip : 0.0);
   setUp(controls_, layout.controls, width - 200.0, height - 70.0, 120.0, true);
-  setUp(motors_, layout.motors, 10.0 + kLabelWidth, 14.0 + kRow * (rows - 1.0), 110.0, true);
-  setUp(speeds_, layout.speeds, 10.0 + kLabelWidth + 110.0 + 60.0, 14.0 + kRow * (rows - 1.0),
+  setUp(motors_, layout.motors, 10.0 + kLabelWidth, bottom + kRow * (rows - 1.0), 110.0, true);
+  setUp(speeds_, layout.speeds, 10.0 + kLabelWidth + 110.0 + 60.0, bottom + kRow * (rows - 1.0),
         90.0, false);
+  // Fills, one per bar, after every track.
+  for (Group* group : {&controls_, &motors_, &speeds_}) {
+    group->first_fill = vertices->size() / 4;
+    for (std::size_t i = 0; i < group->specs.size(); ++i) addQuad(0, 0, 0, 0, kHidden);
+  }
+  timeline_quad_ = vertices->size() / 4;
+  if (layout.timeline) {
+    timeline_label_.text = makeText(font.get(), 10, 10 + kTimelineHeight + 8, white);
+    geode->addDrawable(timeline_label_.text.get());
+    for (std::size_t q = 0; q < 2 + kMaxMarks; ++q) addQuad(0, 0, 0, 0, kHidden);
+  }
+  quads_->addPrimitiveSet(new osg::DrawArrays(GL_QUADS, 0, static_cast<GLsizei>(vertices->size())));
+  geode->addDrawable(quads_.get());
   camera_->addChild(geode.get());
   update(HudState{});
+}
+
+bool Hud::setQuad(std::size_t q, double x0, double y0, double x1, double y1,
+                  const osg::Vec4& colour) {
+  auto& v = *static_cast<osg::Vec3Array*>(quads_->getVertexArray());
+  auto& c = *static_cast<osg::Vec4Array*>(quads_->getColorArray());
+  const auto f = [](double a) { return static_cast<float>(a); };
+  const osg::Vec3 corners[4] = {{f(x0), f(y0), 0}, {f(x1), f(y0), 0}, {f(x1), f(y1), 0},
+                                {f(x0), f(y1), 0}};
+  bool changed = false;
+  for (std::size_t k = 0; k < 4; ++k) {
+    changed = changed || v[4 * q + k] != corners[k] || c[4 * q + k] != colour;
+    v[4 * q + k] = corners[k];
+    c[4 * q + k] = colour;
+  }
+  return changed;
 }
 
 void Hud::updateBars(Group& group, const std::vector<double>& values,
                      std::vector<HudBarGeometry>& out) {
   out.resize(group.specs.size());
-  if (!group.fills) return;
-  auto* vertices = static_cast<osg::Vec3Array*>(group.fills->getVertexArray());
   for (std::size_t i = 0; i < group.specs.size(); ++i) {
     const HudBarSpec& spec = group.specs[i];
     const double value = i < values.size() ? values[i] : 0.0;
@@ -155,15 +175,35 @@ void Hud::updateBars(Group& group, const std::vector<double>& values,
     g.y1 = g.y0 + kBarHeight;
     g.fill_x0 = std::min(zero, end);
     g.fill_x1 = std::max(zero, end);
-    const std::size_t k = 4 * i;
-    (*vertices)[k + 0].x() = (*vertices)[k + 3].x() = static_cast<float>(g.fill_x0);
-    (*vertices)[k + 1].x() = (*vertices)[k + 2].x() = static_cast<float>(g.fill_x1);
+    quads_changed_ |= setQuad(group.first_fill + i, g.fill_x0, g.y0, g.fill_x1, g.y1, kFill);
     char text[32];
     std::snprintf(text, sizeof text, "%+.3g", value);
-    group.values[i].set(text);
+    group.values[i].set(text);  // rebuilt only when a shown digit changes
   }
-  vertices->dirty();
-  group.fills->dirtyBound();
+}
+
+void Hud::updateTimeline(const HudTimeline& timeline) {
+  if (!layout_.timeline) return;
+  const double x0 = 10.0, x1 = width_ - 10.0, y0 = 8.0, y1 = y0 + kTimelineHeight;
+  const double cursor = x0 + (x1 - x0) * std::clamp(timeline.position, 0.0, 1.0);
+  timeline_bar_ = {x0, x1, y0, y1, x0, cursor};
+  quads_changed_ |= setQuad(timeline_quad_, x0, y0, x1, y1, timeline.shown ? kTrack : kHidden);
+  quads_changed_ |= setQuad(timeline_quad_ + 1, cursor - 1.5, y0 - 4, cursor + 1.5, y1 + 4,
+                            timeline.shown ? osg::Vec4(1, 1, 1, 1) : kHidden);
+  if (timeline.marks != marks_shown_ || !timeline.shown) {
+    marks_shown_ = timeline.marks;
+    for (std::size_t k = 0; k < kMaxMarks; ++k) {
+      if (timeline.shown && k < timeline.marks.size()) {
+        const HudTimelineMark& m = timeline.marks[k];
+        const double x = x0 + (x1 - x0) * std::clamp(m.position, 0.0, 1.0);
+        quads_changed_ |= setQuad(timeline_quad_ + 2 + k, x - 1.0, y0 - 3, x + 1.0, y1 + 3,
+                                  osg::Vec4(m.rgb[0], m.rgb[1], m.rgb[2], 1.0f));
+      } else {
+        quads_changed_ |= setQuad(timeline_quad_ + 2 + k, 0, 0, 0, 0, kHidden);
+      }
+    }
+  }
+  timeline_label_.set(timeline.shown ? std::string_view(timeline.label) : std::string_view());
 }
 
 void Hud::Label::set(std::string_view value) {
@@ -184,6 +224,14 @@ void Hud::update(const HudState& state) {
   updateBars(controls_, state.controls, control_bars_);
   updateBars(motors_, state.motors, motor_bars_);
   updateBars(speeds_, state.speeds, speed_bars_);
+  updateTimeline(state.timeline);
+  if (quads_changed_) {
+    // Only when something moved: an unchanged HUD uploads nothing.
+    quads_->getVertexArray()->dirty();
+    quads_->getColorArray()->dirty();
+    quads_->dirtyBound();
+    quads_changed_ = false;
+  }
 }
 
 }  // namespace sim::render

@@ -92,11 +92,21 @@ struct Recording {
   std::map<std::uint64_t, std::vector<std::uint64_t>> body_hashes;  ///< Step -> per body.
   bool complete = false;  ///< The end line was read.
   std::string outcome;    ///< From the end line.
+  /// Read with RecordingRead::UpToDamage: the first problem found (file:line: what), after which
+  /// the recording was cut back to its last complete frame. Empty when it read cleanly.
+  std::string damage;
+};
+
+enum class RecordingRead {
+  Strict,       ///< Anything malformed throws RecordingError.
+  UpToDamage,   ///< Keep what precedes the first malformed line, to the last complete frame.
 };
 
 /// Reads a recording. A truncated last line (a killed run) is ignored; anything else malformed
-/// throws RecordingError naming the file and the line.
-Recording readRecording(const std::string& path);
+/// throws RecordingError naming the file and the line, or with RecordingRead::UpToDamage ends
+/// the recording at its last complete frame before that line (Recording::damage says where).
+/// A file without its header (magic, scene) always throws.
+Recording readRecording(const std::string& path, RecordingRead mode = RecordingRead::Strict);
 
 struct ReplayResult {
   std::uint64_t steps = 0;

@@ -121,6 +121,11 @@ struct PlayOptions {
   input::InputSystem* input = nullptr;
   /// Called at the start of every frame with its index, before the devices are sampled (tests).
   std::function<void(std::uint64_t frame)> before_frame;
+  /// Events from a window on another thread (pult keys, F9 pause, F10 one frame), applied at
+  /// the start of each frame; F11 (reset) is refused in a scenario. Null for none.
+  OperatorQueue* operator_events = nullptr;
+  /// As RunOptions::on_operator_key.
+  std::function<void(const OperatorEvent& event)> on_operator_key;
 };
 
 /// The controls of the scenario's pult that its timeline drives (1) and leaves to the operator (0).

@@ -104,6 +104,9 @@ class Session {
   void setSensorFault(int sensor, SensorFault fault);
   /// One per scheme sensor, Kind::None when healthy.
   const std::vector<SensorFault>& sensorFaults() const { return sensor_faults_; }
+  /// Puts back faults as they were (a replay's saved point): every motor's and sensor's, a
+  /// dropout with the value it holds (not re-read). Sizes must match the scene's.
+  void restoreFaults(const std::vector<MotorFault>& motors, const std::vector<SensorFault>& sensors);
 
   /// One fixed step: the scheme (when due: every step, or at the first step of each frame) turns
   /// the pult into voltages, then the dynamics advances time_step_s.

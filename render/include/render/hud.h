@@ -9,6 +9,7 @@
 #include <osg/ref_ptr>
 #include <osgText/Text>
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,22 @@ struct HudLayout {
   std::vector<HudBarSpec> controls;  ///< The pult, top right.
   std::vector<HudBarSpec> motors;    ///< Motor voltages u, bottom left (one per motor).
   std::vector<HudBarSpec> speeds;    ///< Motor speeds, next to the voltages (same order).
+  bool timeline = false;  ///< A timeline bar along the bottom (a replay); the bars move up.
+};
+
+/// An event on the timeline: where (0 = start, 1 = end) and its colour (RGB, 0..1).
+struct HudTimelineMark {
+  double position = 0.0;
+  std::array<float, 3> rgb{1.0f, 1.0f, 1.0f};
+  bool operator==(const HudTimelineMark&) const = default;
+};
+
+/// The timeline bar of a replay: a track with the events marked and a cursor at `position`.
+struct HudTimeline {
+  bool shown = false;
+  double position = 0.0;  ///< 0 = start, 1 = end.
+  std::vector<HudTimelineMark> marks;
+  std::string label;  ///< Above the bar (time, speed, keys).
 };
 
 /// What the HUD shows this frame; vectors parallel to the layout's (missing values show 0).
@@ -37,6 +54,7 @@ struct HudState {
   std::vector<double> speeds;
   std::vector<std::string> notes;   ///< Scenario progress, expectations.
   std::vector<std::string> warnings;  ///< Shown in red (overrun, joystick lost, numerics).
+  HudTimeline timeline;  ///< Drawn when the layout has one.
 };
 
 /// Where a bar is drawn (pixels, origin bottom left): its full track and its fill.
@@ -57,6 +75,8 @@ class Hud {
   const std::vector<HudBarGeometry>& controlBars() const { return control_bars_; }
   const std::vector<HudBarGeometry>& motorBars() const { return motor_bars_; }
   const std::vector<HudBarGeometry>& speedBars() const { return speed_bars_; }
+  /// The timeline's track and cursor as last updated (x0 = x1 = cursor for the fill).
+  const HudBarGeometry& timelineBar() const { return timeline_bar_; }
 
   /// The colour of bar fills (tests find bars in pictures by it), RGB 0..255.
   static constexpr unsigned char kFillRgb[3] = {255, 170, 0};
@@ -72,23 +92,34 @@ class Hud {
   };
   void updateBars(Group& group, const std::vector<double>& values,
                   std::vector<HudBarGeometry>& out);
+  void updateTimeline(const HudTimeline& timeline);
+  // Sets quad `q` of the shared geometry; returns whether it moved or changed colour.
+  bool setQuad(std::size_t q, double x0, double y0, double x1, double y1, const osg::Vec4& colour);
 
   int width_;
   int height_;
   HudLayout layout_;
   osg::ref_ptr<osg::Camera> camera_;
+  // Every bar, track, cursor and mark is a quad of this one geometry (one draw call).
+  osg::ref_ptr<osg::Geometry> quads_;
+  bool quads_changed_ = false;
   Label status_;
   Label notes_;
   Label warnings_;
+  Label timeline_label_;
   std::string joined_;  // notes or warnings joined by lines, reused every frame
   struct Group {
     std::vector<HudBarSpec> specs;
     double x = 0, top = 0, bar_width = 0;
-    osg::ref_ptr<osg::Geometry> fills;
+    std::size_t first_fill = 0;  // quad index of the first fill
     std::vector<Label> values;
   };
   Group controls_, motors_, speeds_;
   std::vector<HudBarGeometry> control_bars_, motor_bars_, speed_bars_;
+  // Timeline quads: track, cursor, then up to kMaxMarks marks.
+  std::size_t timeline_quad_ = 0;
+  std::vector<HudTimelineMark> marks_shown_;
+  HudBarGeometry timeline_bar_;
 };
 
 }  // namespace sim::render
