@@ -204,6 +204,7 @@ RunResult playRecording(Replayer& replayer, const ReplayPlayOptions& options) {
       if (options.stop_at_s >= 0.0 && session.time() >= options.stop_at_s - 1e-9) break;
     }
     result.physics_time.add(std::chrono::duration<double>(Clock::now() - physics_start).count());
+    result.frame_time.add(std::chrono::duration<double>(Clock::now() - physics_start).count());
     ++result.frames;
     const bool at_end = replayer.atEnd();
     const bool stop = (options.stop_at_s >= 0.0 && session.time() >= options.stop_at_s - 1e-9) ||

@@ -487,6 +487,8 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
     }
     if (!healthy) break;
     ++result.run.frames;
+    result.run.frame_time.add(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - frame_start).count());
     result.run.paused = operator_frame.control().paused;
     result.run.reset_refused = operator_frame.control().reset_refused;
     if (options.after_frame) {

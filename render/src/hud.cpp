@@ -1,5 +1,7 @@
 #include <render/hud.h>
 
+#include "hud_text.h"
+
 #include <osg/BlendFunc>
 #include <osg/Geode>
 #include <osgText/Font>
@@ -15,7 +17,7 @@ namespace {
 constexpr double kRow = 18.0;        // px between bars
 constexpr double kBarHeight = 11.0;  // px
 constexpr double kLabelWidth = 112.0;  // px left of a bar for its label
-constexpr float kTextSize = 13.0f;
+constexpr int kTextSize = 13;  // px
 
 osg::ref_ptr<osgText::Font> hudFont() {
   // DejaVu Sans (Debian fonts-dejavu-core) when present; OSG's built-in font otherwise.
@@ -25,20 +27,6 @@ osg::ref_ptr<osgText::Font> hudFont() {
   }
   return osgText::Font::getDefaultFont();
 }
-
-osg::ref_ptr<osgText::Text> makeText(osgText::Font* font, double x, double y,
-                                     const osg::Vec4& colour) {
-  osg::ref_ptr<osgText::Text> text = new osgText::Text;
-  text->setFont(font);
-  text->setCharacterSize(kTextSize);
-  text->setPosition(osg::Vec3(static_cast<float>(x), static_cast<float>(y), 0.0f));
-  text->setColor(colour);
-  text->setDataVariance(osg::Object::DYNAMIC);
-  text->setBackdropType(osgText::Text::DROP_SHADOW_BOTTOM_RIGHT);
-  text->setBackdropColor(osg::Vec4(0, 0, 0, 0.6f));
-  return text;
-}
-
 
 constexpr std::size_t kMaxMarks = 256;  // timeline marks drawn (more are dropped)
 constexpr double kTimelineHeight = 8.0;  // px
@@ -70,14 +58,11 @@ Hud::Hud(const HudLayout& layout, int width, int height)
 
   osg::ref_ptr<osg::Geode> geode = new osg::Geode;
   const osg::ref_ptr<osgText::Font> font = hudFont();
-  const osg::Vec4 white(1, 1, 1, 1);
-  status_.text = makeText(font.get(), 10, height - 22, white);
-  notes_.text = makeText(font.get(), 10, height - 42, osg::Vec4(0.85f, 1.0f, 0.85f, 1.0f));
-  warnings_.text =
-      makeText(font.get(), width * 0.35, height - 22, osg::Vec4(1.0f, 0.3f, 0.25f, 1.0f));
-  for (osgText::Text* text : {status_.text.get(), notes_.text.get(), warnings_.text.get()}) {
-    geode->addDrawable(text);
-  }
+  text_ = std::make_unique<TextLayer>(*font, kTextSize, kRow);
+  const std::array<float, 4> white{1, 1, 1, 1};
+  status_ = text_->add(10, height - 22, white);
+  notes_ = text_->add(10, height - 42, {0.85f, 1.0f, 0.85f, 1.0f});
+  warnings_ = text_->add(width * 0.35, height - 22, {1.0f, 0.3f, 0.25f, 1.0f});
 
   // All quads in one geometry: tracks first (drawn under), then fills, then the timeline.
   quads_ = new osg::Geometry;
@@ -97,31 +82,29 @@ Hud::Hud(const HudLayout& layout, int width, int height)
     for (int k = 0; k < 4; ++k) colours->push_back(c);
   };
 
-  // Groups: the pult top right; motor voltages bottom left with their speeds beside them.
+  // Groups: the pult top right; motor voltages bottom left with their speeds beside them. A
+  // group's labels are one text block and its values another, a line per bar.
   const auto setUp = [&](Group& group, const std::vector<HudBarSpec>& specs, double x, double top,
                          double bar_width, bool labels) {
     group.specs = specs;
     group.x = x;
     group.top = top;
     group.bar_width = bar_width;
+    if (specs.empty()) return;
+    std::string names;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const double y = top - kRow * static_cast<double>(i);
       addQuad(x, y, x + bar_width, y + kBarHeight, kTrack);
-      if (labels) {
-        osg::ref_ptr<osgText::Text> label = makeText(font.get(), x - kLabelWidth, y, white);
-        label->setText(specs[i].label);
-        label->setDataVariance(osg::Object::STATIC);
-        geode->addDrawable(label.get());
-      }
-      group.values.push_back({makeText(font.get(), x + bar_width + 6, y, white), {}});
-      geode->addDrawable(group.values.back().text.get());
+      names += specs[i].label + (i + 1 < specs.size() ? "\n" : "");
     }
+    if (labels) text_->set(text_->add(x - kLabelWidth, top, white), names);
+    group.values = text_->add(x + bar_width + 6, top, white);
   };
   const double rows = static_cast<double>(std::max(layout.motors.size(), layout.speeds.size()));
   const double bottom = 14.0 + (layout.timeline ? kTimelineStrip : 0.0);
   setUp(controls_, layout.controls, width - 200.0, height - 70.0, 120.0, true);
   setUp(motors_, layout.motors, 10.0 + kLabelWidth, bottom + kRow * (rows - 1.0), 110.0, true);
-  setUp(speeds_, layout.speeds, 10.0 + kLabelWidth + 110.0 + 60.0, bottom + kRow * (rows - 1.0),
+  setUp(speeds_, layout.speeds, 10.0 + kLabelWidth + 110.0 + 72.0, bottom + kRow * (rows - 1.0),
         90.0, false);
   // Fills, one per bar, after every track.
   for (Group* group : {&controls_, &motors_, &speeds_}) {
@@ -130,15 +113,17 @@ Hud::Hud(const HudLayout& layout, int width, int height)
   }
   timeline_quad_ = vertices->size() / 4;
   if (layout.timeline) {
-    timeline_label_.text = makeText(font.get(), 10, 10 + kTimelineHeight + 8, white);
-    geode->addDrawable(timeline_label_.text.get());
+    timeline_label_ = text_->add(10, 10 + kTimelineHeight + 8, white);
     for (std::size_t q = 0; q < 2 + kMaxMarks; ++q) addQuad(0, 0, 0, 0, kHidden);
   }
   quads_->addPrimitiveSet(new osg::DrawArrays(GL_QUADS, 0, static_cast<GLsizei>(vertices->size())));
   geode->addDrawable(quads_.get());
+  geode->addDrawable(text_->geometry());  // over the bars
   camera_->addChild(geode.get());
   update(HudState{});
 }
+
+Hud::~Hud() = default;
 
 bool Hud::setQuad(std::size_t q, double x0, double y0, double x1, double y1,
                   const osg::Vec4& colour) {
@@ -159,6 +144,7 @@ bool Hud::setQuad(std::size_t q, double x0, double y0, double x1, double y1,
 void Hud::updateBars(Group& group, const std::vector<double>& values,
                      std::vector<HudBarGeometry>& out) {
   out.resize(group.specs.size());
+  group.joined.clear();
   for (std::size_t i = 0; i < group.specs.size(); ++i) {
     const HudBarSpec& spec = group.specs[i];
     const double value = i < values.size() ? values[i] : 0.0;
@@ -177,9 +163,10 @@ void Hud::updateBars(Group& group, const std::vector<double>& values,
     g.fill_x1 = std::max(zero, end);
     quads_changed_ |= setQuad(group.first_fill + i, g.fill_x0, g.y0, g.fill_x1, g.y1, kFill);
     char text[32];
-    std::snprintf(text, sizeof text, "%+.3g", value);
-    group.values[i].set(text);  // rebuilt only when a shown digit changes
+    std::snprintf(text, sizeof text, i == 0 ? "%+.3g" : "\n%+.3g", value);
+    group.joined += text;
   }
+  if (!group.specs.empty()) text_->set(group.values, group.joined);  // rebuilt when a digit changes
 }
 
 void Hud::updateTimeline(const HudTimeline& timeline) {
@@ -203,28 +190,23 @@ void Hud::updateTimeline(const HudTimeline& timeline) {
       }
     }
   }
-  timeline_label_.set(timeline.shown ? std::string_view(timeline.label) : std::string_view());
-}
-
-void Hud::Label::set(std::string_view value) {
-  if (shown == value) return;
-  shown.assign(value);
-  text->setText(shown);
+  text_->set(timeline_label_, timeline.shown ? std::string_view(timeline.label) : std::string_view());
 }
 
 void Hud::update(const HudState& state) {
-  status_.set(state.status);
+  text_->set(status_, state.status);
   const auto joinLines = [this](const std::vector<std::string>& lines) -> std::string_view {
     joined_.clear();
     for (const std::string& line : lines) (joined_ += line) += '\n';
     return joined_;
   };
-  notes_.set(joinLines(state.notes));
-  warnings_.set(joinLines(state.warnings));
+  text_->set(notes_, joinLines(state.notes));
+  text_->set(warnings_, joinLines(state.warnings));
   updateBars(controls_, state.controls, control_bars_);
   updateBars(motors_, state.motors, motor_bars_);
   updateBars(speeds_, state.speeds, speed_bars_);
   updateTimeline(state.timeline);
+  text_->update();
   if (quads_changed_) {
     // Only when something moved: an unchanged HUD uploads nothing.
     quads_->getVertexArray()->dirty();

@@ -1,20 +1,23 @@
 // The head-up display drawn over the 3D view: status text (time, real-time factor, frame time),
-// the pult's controls and every motor's voltage and speed as bars, scenario lines and warnings.
-// Its layout (which bars exist) is fixed when it is made; each frame only changes values and
-// texts in place, so drawing it allocates no scene-graph nodes.
+// the pult's controls and every motor's voltage and speed as bars, scenario lines and warnings,
+// and in a replay a timeline bar. Its layout (which bars exist) is fixed when it is made; each
+// frame only changes values and texts in place, and the whole HUD is two draws: one geometry for
+// every bar and mark, one for every glyph (rebuilt only when a shown character changes).
 #pragma once
 
 #include <osg/Camera>
 #include <osg/Geometry>
 #include <osg/ref_ptr>
-#include <osgText/Text>
 
 #include <array>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace sim::render {
+
+class TextLayer;
 
 /// One bar: a value shown between min and max, filled from the zero point (or from min when
 /// zero is outside the range).
@@ -66,6 +69,7 @@ struct HudBarGeometry {
 class Hud {
  public:
   Hud(const HudLayout& layout, int width, int height);
+  ~Hud();
 
   /// The overlay camera to add to the scene root (drawn after the 3D view, no depth test).
   osg::Camera* camera() const { return camera_.get(); }
@@ -83,13 +87,6 @@ class Hud {
 
  private:
   struct Group;
-  // A text and what it shows: compared before setting, so an unchanged text costs nothing and a
-  // changed one no temporary string.
-  struct Label {
-    osg::ref_ptr<osgText::Text> text;
-    std::string shown;
-    void set(std::string_view value);
-  };
   void updateBars(Group& group, const std::vector<double>& values,
                   std::vector<HudBarGeometry>& out);
   void updateTimeline(const HudTimeline& timeline);
@@ -103,16 +100,15 @@ class Hud {
   // Every bar, track, cursor and mark is a quad of this one geometry (one draw call).
   osg::ref_ptr<osg::Geometry> quads_;
   bool quads_changed_ = false;
-  Label status_;
-  Label notes_;
-  Label warnings_;
-  Label timeline_label_;
+  std::unique_ptr<TextLayer> text_;  // every text, one geometry
+  std::size_t status_ = 0, notes_ = 0, warnings_ = 0, timeline_label_ = 0;  // its blocks
   std::string joined_;  // notes or warnings joined by lines, reused every frame
   struct Group {
     std::vector<HudBarSpec> specs;
     double x = 0, top = 0, bar_width = 0;
     std::size_t first_fill = 0;  // quad index of the first fill
-    std::vector<Label> values;
+    std::size_t values = 0;      // text block: one line per bar
+    std::string joined;          // the values' text being built
   };
   Group controls_, motors_, speeds_;
   std::vector<HudBarGeometry> control_bars_, motor_bars_, speed_bars_;
