@@ -1,4 +1,4 @@
-// simtrainer: the command-line program. Subcommands: run, play, test, replay, validate, devices.
+// simtrainer: the command-line program. Subcommands: run, play, test, replay, report, validate, devices.
 // Exit codes: 0 success; 1 the run failed (numerical fault, or a scenario expectation failed);
 // 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 replay divergence;
 // 4 internal error.
@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "report_command.h"
 #ifdef SIMTRAINER_NET
 #include "net_commands.h"
 #endif
@@ -35,6 +36,7 @@
 #include <limits>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <exception>
 #include <string>
@@ -195,6 +197,7 @@ struct RunArgs {
   std::string gamecontrollerdb;  // SDL controller database (gamecontrollerdb.txt format)
   ViewArgs view;
   bool duration_given = false;
+  simtrainer_app::ResultArgs result;
 };
 
 // The operator's devices for `run --input`: a mapping file, or the default keyboard layout. With
@@ -251,7 +254,25 @@ int runCommand(const RunArgs& args) {
   if (input && viewing.windowed()) {
     viewing.setKeySink([system = input.get()](int key, bool down) { system->keyEvent(key, down); });
   }
+  // The result file: statistics of the session (a plain scene is not graded).
+  sim::engine::Scorer scorer(scene);
+  std::optional<simtrainer_app::ResultOutput> result_file;
+  if (!args.result.path.empty()) {
+    options.record_header.trainee = args.result.trainee;
+    options.record_header.started = sim::engine::utcNow();
+    result_file.emplace(args.result,
+                        sim::engine::resultHeader(scene, nullptr, args.result.trainee, options.record_header.started, args.record),
+                        &scorer);
+    options.after_step = [&scorer](const sim::engine::Session& session, const sim::dynamics::StepReport& report) {
+      scorer.sample(session, &report);
+    };
+  }
   const auto result = sim::engine::runHeadless(scene, options);
+  if (result_file) {
+    scorer.finish(!result.fault && !result.interrupted);
+    result_file->finish(!result.fault && !result.interrupted, simtrainer_app::outcomeOf(result),
+                        result.fault ? result.fault->describe() : "");
+  }
   std::fputs(sim::engine::formatSummary(scene, result).c_str(), stdout);
   std::fflush(stdout);
   if (result.interrupted) {
@@ -310,6 +331,7 @@ struct PlayArgs {
   std::string input;             // as RunArgs::input; empty: no devices (the script alone)
   std::string gamecontrollerdb;
   ViewArgs view;
+  simtrainer_app::ResultArgs result;
 };
 
 int playCommand(const PlayArgs& args) {
@@ -343,13 +365,27 @@ int playCommand(const PlayArgs& args) {
       viewing.setKeySink([system = input.get()](int key, bool down) { system->keyEvent(key, down); });
     }
   }
+  // The grader, also for the result file (written at once, and when the session ends or throws).
+  sim::engine::Scorer scorer(scenario);
+  options.scorer = &scorer;
+  options.trainee = args.result.trainee;
+  options.started = sim::engine::utcNow();
+  std::optional<simtrainer_app::ResultOutput> result_file;
+  if (!args.result.path.empty()) {
+    result_file.emplace(args.result, sim::engine::resultHeader(scenario.scene, &scenario, options.trainee, options.started, args.record), &scorer);
+  }
   const auto result = sim::engine::playScenario(scenario, options);
+  if (result_file) {
+    result_file->finish(result.complete, simtrainer_app::outcomeOf(result.run),
+                        result.run.fault ? result.run.fault->describe() : "");
+  }
   if (result.run.interrupted) printError("interrupted; trace and recording are complete up to the last step");
   fmt::print("scenario {} ({}): {}\n", result.name, result.file, result.passed() ? "PASSED" : "FAILED");
   fmt::print("  {} steps, {:.6g} s simulated in {:.3g} s (real-time factor {:.4g})\n",
              result.run.steps, result.run.sim_time_s, result.run.wall_time_s,
              result.run.realTimeFactor());
   printScenarioResult(result);
+  simtrainer_app::printGrade(result);
   if (result.run.render_time.count() > 0) {
     fmt::print("  render {:.3f} ms per frame (mean), {:.3f} ms (max)\n",
                1e3 * result.run.render_time.mean(), 1e3 * result.run.render_time.max());
@@ -359,6 +395,8 @@ int playCommand(const PlayArgs& args) {
     printError("the scenario ended before the screenshot time (--at)");
     return kExitRunFailed;
   }
+  // A graded exercise passes by its score; a regression scenario by its expectations.
+  if (result.score.scored) return result.score.passed ? kExitOk : kExitRunFailed;
   return result.passed() ? kExitOk : kExitRunFailed;
 }
 
@@ -421,9 +459,11 @@ struct ReplayArgs {
   std::string recording;
   bool verify = false;
   std::string to_scenario;
+  simtrainer_app::ResultArgs result;
 };
 
 int replayCommand(const ReplayArgs& args) {
+  if (!args.result.path.empty()) return simtrainer_app::replayToResult(args.recording, args.result);
   const auto recording = sim::engine::readRecording(args.recording);
   if (!recording.complete) {
     spdlog::warn("{}: the recording has no end line (the run was killed); replaying its {} steps",
@@ -604,6 +644,7 @@ int main(int argc, char** argv) {
       ->option_text("FILE");
   dbOption->needs("--input");
   addViewOptions(runCmd, run.view);
+  simtrainer_app::addResultOptions(runCmd, run.result);
 
   std::string validateScene;
   std::vector<std::string> validateSets;
@@ -635,6 +676,7 @@ int main(int argc, char** argv) {
       ->option_text("FILE")
       ->needs("--input");
   addViewOptions(playCmd, play.view);
+  simtrainer_app::addResultOptions(playCmd, play.result);
 
   ReplayArgs replayArgs;
   auto* replayCmd = app.add_subcommand("replay", "Replay a recorded session");
@@ -644,6 +686,9 @@ int main(int argc, char** argv) {
   replayCmd->add_option("--to-scenario", replayArgs.to_scenario,
                         "Write a scenario reproducing the recording instead")
       ->option_text("FILE.scenario.yaml");
+  simtrainer_app::addResultOptions(replayCmd, replayArgs.result, false);
+
+  simtrainer_app::ReportCommand reportCmd(app);
 
   TestArgs test;
   auto* testCmd = app.add_subcommand("test", "Run every scenario under the paths (regression)");
@@ -707,10 +752,11 @@ int main(int argc, char** argv) {
   try {
     if (*runCmd) {
       run.duration_given = durationOption->count() > 0;
-      return runCommand(run);
+      return simtrainer_app::guardResult(run.result, [&] { return runCommand(run); });
     }
-    if (*playCmd) return playCommand(play);
-    if (*replayCmd) return replayCommand(replayArgs);
+    if (*playCmd) return simtrainer_app::guardResult(play.result, [&] { return playCommand(play); });
+    if (*replayCmd) return simtrainer_app::guardResult(replayArgs.result, [&] { return replayCommand(replayArgs); });
+    if (reportCmd.chosen()) return reportCmd.run();
     if (*testCmd) return testCommand(test);
     if (*validateCmd) return validateCommand(validateScene, validateSets, validateInput);
     if (*devicesCmd) return devicesCommand(devicesDb);
@@ -760,6 +806,9 @@ int main(int argc, char** argv) {
     for (const auto& error : e.errors()) printError(error.field + ": " + error.message);
     return kExitUsage;
   } catch (const sim::engine::RecordingError& e) {
+    printError(e.what());
+    return kExitUsage;
+  } catch (const sim::engine::ResultError& e) {
     printError(e.what());
     return kExitUsage;
   } catch (const sim::engine::IdentifyError& e) {

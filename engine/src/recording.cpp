@@ -57,7 +57,7 @@ std::vector<std::uint64_t> bodyHashes(const dynamics::State& state) {
   return out;
 }
 
-RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene)
+RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene, const RecordingHeader& header)
     : path_(path), steps_per_frame_(scene.stepsPerFrame()) {
   file_ = std::fopen(path.c_str(), "wb");
   if (!file_) throw RecordingError(fmt::format("{}: cannot write recording: {}", path, std::strerror(errno)));
@@ -66,6 +66,13 @@ RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene)
   line(kMagic);
   line("build " + buildIdentity());
   line(fmt::format("scene {} {:016x}", scene_path, scene.source_hash));
+  if (!header.scenario_path.empty()) {
+    line(fmt::format("scenario {} {:016x}",
+                     std::filesystem::absolute(header.scenario_path, ec).lexically_normal().string(),
+                     header.scenario_hash));
+  }
+  if (!header.trainee.empty()) line("trainee " + header.trainee);
+  if (!header.started.empty()) line("started " + header.started);
   for (const Override& o : scene.overrides) line(fmt::format("set {}={}", o.path, o.value));
   overrides_written_ = scene.overrides.size();
   std::string controls = "controls";
@@ -238,6 +245,15 @@ Recording readRecording(const std::string& path) {
       if (w.size() != 3) fail("expected: scene <path> <hash>");
       r.scene_path = w[1];
       r.scene_hash = hex(w[2]);
+    } else if (tag == "scenario") {
+      if (w.size() != 3) fail("expected: scenario <path> <hash>");
+      r.header.scenario_path = w[1];
+      r.header.scenario_hash = hex(w[2]);
+    } else if (tag == "trainee") {
+      r.header.trainee = line.size() > 8 ? line.substr(8) : "";
+    } else if (tag == "started") {
+      if (w.size() != 2) fail("expected: started <time>");
+      r.header.started = w[1];
     } else if (tag == "set") {
       try {
         r.overrides.push_back(parseOverride(line.substr(4)));
@@ -291,8 +307,15 @@ Recording readRecording(const std::string& path) {
 }
 
 ReplayResult replay(const Recording& recording, bool verify) {
+  ReplayOptions options;
+  options.verify = verify;
+  return replay(recording, options);
+}
+
+ReplayResult replay(const Recording& recording, const ReplayOptions& options) {
+  const bool verify = options.verify;
   Scene scene = loadScene(recording.scene_path, recording.overrides);
-  if (scene.source_hash != recording.scene_hash) {
+  if (scene.source_hash != recording.scene_hash && !options.allow_changed_scene) {
     throw RecordingError(fmt::format(
         "{}: the scene {} has changed since it was recorded (hash {:016x}, recorded {:016x})",
         recording.file, recording.scene_path, scene.source_hash, recording.scene_hash));
@@ -335,7 +358,9 @@ ReplayResult replay(const Recording& recording, bool verify) {
     if (auto it = recording.pult.find(s); it != recording.pult.end()) {
       for (std::size_t c = 0; c < it->second.size(); ++c) session.setControl(static_cast<int>(c), it->second[c]);
     }
-    session.step();
+    if (s == 0 && options.on_step) options.on_step(session, nullptr);
+    const dynamics::StepReport report = session.step();
+    if (options.on_step) options.on_step(session, &report);
     ++result.steps;
     if (verify && session.hash() != recording.hashes[s]) {
       result.diverged = true;
@@ -358,6 +383,7 @@ ReplayResult replay(const Recording& recording, bool verify) {
       break;
     }
   }
+  if (steps == 0 && options.on_step) options.on_step(session, nullptr);
   result.final_hash = session.hash();
   result.final_state = session.dynamics();
   return result;

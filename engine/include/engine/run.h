@@ -5,6 +5,8 @@
 #include <dynamics/simulator.h>
 #include <dynamics/state.h>
 #include <engine/frame_clock.h>
+#include <engine/live_score.h>
+#include <engine/recording.h>
 #include <engine/scene.h>
 
 #include <atomic>
@@ -59,6 +61,10 @@ struct RunOptions {
   std::function<void(Session& session)> before_steps;
   /// Called after every frame (see FrameObserver); empty for none.
   FrameObserver after_frame;
+  /// Called after every step with the session and the step's report (a grader, statistics).
+  std::function<void(const Session& session, const dynamics::StepReport& report)> after_step;
+  /// The recording's optional header lines: the scenario graded, who, and when.
+  RecordingHeader record_header;
   /// Pause, step and reset from the operator; null for none. With it, a run whose duration is
   /// infinite goes on until interrupted or the observer ends it.
   RunControl* control = nullptr;
@@ -82,6 +88,8 @@ struct RunResult {
   bool closed = false;         ///< Ended by the frame observer (window closed).
   std::size_t trace_rows = 0;
   dynamics::State final_state;
+  /// The running score of a graded session (engine/scoring.h), for the frame observer's HUD.
+  LiveScore score;
 
   /// Accumulates one step's solver effort.
   void record(const dynamics::StepReport& report);
