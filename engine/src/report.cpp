@@ -45,6 +45,44 @@ void keepWorst(std::vector<Moment>& worst, const Penalty& p, const Session& sess
   if (worst.size() > capacity) worst.pop_back();
 }
 
+// A fixed camera 2.5 m from the body a penalty is about (the first named, else the motor's or
+// joint's body), looking at it from the bearing and height of the report's camera.
+CameraDef closeUp(const Scene& scene, const std::string& camera_name, const Moment& moment) {
+  const dynamics::Model& model = scene.model;
+  int body = -1;
+  for (const std::string& name : moment.penalty.bodies) {
+    const int b = model.findBody(name);
+    if (b >= 0 && !model.bodies[static_cast<std::size_t>(b)].is_static) {
+      body = b;
+      break;
+    }
+  }
+  if (body < 0 && !moment.penalty.item.empty()) {
+    if (const int m = model.findMotor(moment.penalty.item); m >= 0) {
+      body = model.joints[static_cast<std::size_t>(model.motors[static_cast<std::size_t>(m)].joint)].body_b;
+    } else if (const int j = model.findJoint(moment.penalty.item); j >= 0) {
+      body = model.joints[static_cast<std::size_t>(j)].body_b;
+    }
+  }
+  const CameraDef* base = nullptr;
+  for (const CameraDef& c : scene.cameras)
+    if (c.name == camera_name) base = &c;
+  if (!base && scene.default_camera >= 0) base = &scene.cameras[static_cast<std::size_t>(scene.default_camera)];
+  const dynamics::State& state = moment.state.dynamics;
+  const render::ViewCamera from = SessionView::cameraAt(scene, base, state);
+  const dynamics::Vec3 eye(from.eye_m[0], from.eye_m[1], from.eye_m[2]);
+  const dynamics::Vec3 target(from.target_m[0], from.target_m[1], from.target_m[2]);
+  dynamics::Vec3 back = eye - target;
+  if (!(back.norm() > 1e-6)) back = dynamics::Vec3(-1.0, -1.2, 0.9);
+  CameraDef close;
+  close.name = "report: close-up";
+  close.kind = CameraDef::Kind::Fixed;
+  close.target_m = body >= 0 ? state.bodies[static_cast<std::size_t>(body)].position_m : target;
+  close.position_m = close.target_m + 2.5 * back.normalized();
+  close.fov_deg = 50.0;
+  return close;
+}
+
 }  // namespace
 
 std::vector<ReportPlot> defaultPlots(const Scene& scene, const ScoringDef& scoring) {
@@ -211,15 +249,18 @@ ReportFiles writeReport(const std::string& input, const std::string& out_dir, co
                               "run the report under xvfb-run to have them.";
     } else {
       try {
-        ViewSetup setup;
-        setup.offscreen = true;
-        setup.width = options.width;
-        setup.height = options.height;
-        setup.camera = g.camera;
-        SessionView view(g.scene, setup);
         Session session(g.scene);
         const std::string png = (std::filesystem::path(out_dir) / ".shot.png").string();
         for (const Moment& m : g.worst) {
+          // A close-up of the body at fault, from the bearing of the report's camera.
+          Scene shot_scene = g.scene;
+          shot_scene.cameras.push_back(closeUp(g.scene, g.camera, m));
+          ViewSetup setup;
+          setup.offscreen = true;
+          setup.width = options.width;
+          setup.height = options.height;
+          setup.camera = shot_scene.cameras.back().name;
+          SessionView view(shot_scene, setup);
           session.restore(m.state);
           RunResult stats;
           stats.sim_time_s = session.time();
