@@ -54,26 +54,29 @@ std::string histogram(const std::vector<double>& scores, std::optional<double> p
 }
 
 const char* kSortScript = R"(<script>
-// Click a header to sort by its column (numbers by their data-value), again to reverse.
+// Click a header to sort by its column (numbers by their data-value), again to reverse; a link
+// ending in #sort=N opens the page sorted by column N (0 = trainee, 1 = score, ...), highest first.
 (function () {
   var table = document.getElementById('class-table');
   var heads = table.querySelectorAll('th.sortable');
-  heads.forEach(function (th, column) {
-    th.addEventListener('click', function () {
-      var body = table.tBodies[0];
-      var rows = Array.prototype.slice.call(body.rows);
-      var down = th.dataset.order !== 'down';
-      heads.forEach(function (h) { delete h.dataset.order; });
-      th.dataset.order = down ? 'down' : 'up';
-      var numeric = th.classList.contains('num');
-      rows.sort(function (a, b) {
-        var x = a.cells[column].dataset.value, y = b.cells[column].dataset.value;
-        var c = numeric ? (parseFloat(x) - parseFloat(y)) : x.localeCompare(y);
-        return down ? -c : c;
-      });
-      rows.forEach(function (r) { body.appendChild(r); });
+  function sortBy(column) {
+    var th = heads[column];
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    var down = th.dataset.order !== 'down';
+    heads.forEach(function (h) { delete h.dataset.order; });
+    th.dataset.order = down ? 'down' : 'up';
+    var numeric = th.classList.contains('num');
+    rows.sort(function (a, b) {
+      var x = a.cells[column].dataset.value, y = b.cells[column].dataset.value;
+      var c = numeric ? (parseFloat(x) - parseFloat(y)) : x.localeCompare(y);
+      return down ? -c : c;
     });
-  });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+  heads.forEach(function (th, column) { th.addEventListener('click', function () { sortBy(column); }); });
+  var m = /^#sort=(\d+)$/.exec(window.location.hash);
+  if (m && +m[1] < heads.length) sortBy(+m[1]);
 })();
 </script>
 )";
