@@ -4,6 +4,7 @@
 // (#js-errors) and the class table sorts by a click on its headers.
 #include <engine/report.h>
 
+#include "markup.h"
 #include "report_html.h"
 
 #include <fmt/format.h>
@@ -15,20 +16,7 @@
 
 namespace sim::engine::detail {
 
-std::string html(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
+std::string html(const std::string& text) { return escapeMarkup(text); }
 
 std::string base64(const std::string& bytes) {
   static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

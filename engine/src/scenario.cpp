@@ -4,6 +4,7 @@
 #include <engine/trace.h>
 #include <input/input_system.h>
 
+#include "markup.h"
 #include "scoring_loader.h"
 #include "session_outputs.h"
 #include "yaml_reader.h"
@@ -186,24 +187,6 @@ void decide(ExpectationResult& r, bool passed, double t, std::string detail) {
   r.passed = passed;
   r.time_s = t;
   r.detail = std::move(detail);
-}
-
-std::string xmlEscape(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters even escaped.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') out += ' ';
-        else out += ch;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -597,7 +580,7 @@ std::string junitXml(const std::vector<ScenarioResult>& results, double wall_tim
       results.size(), failures, errors, wall_time_s);
   for (const ScenarioResult& r : results) {
     xml += fmt::format("    <testcase classname=\"scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
-                       xmlEscape(r.name), xmlEscape(r.file), r.run.wall_time_s);
+                       detail::escapeMarkup(r.name), detail::escapeMarkup(r.file), r.run.wall_time_s);
     if (r.passed()) {
       xml += "/>\n";
       continue;
@@ -605,7 +588,7 @@ std::string junitXml(const std::vector<ScenarioResult>& results, double wall_tim
     const std::string summary = r.failureSummary();
     const std::string first = summary.substr(0, summary.find('\n'));
     xml += fmt::format(">\n      <{0} message=\"{1}\">{2}</{0}>\n    </testcase>\n",
-                       r.loaded ? "failure" : "error", xmlEscape(first), xmlEscape(summary));
+                       r.loaded ? "failure" : "error", detail::escapeMarkup(first), detail::escapeMarkup(summary));
   }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;

@@ -188,7 +188,18 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
   if (!def.enabled) return;
   if (im.needs_contacts) im.contacts = session.simulator().contacts(state);
   const double h = model.solver.time_step_s;
-  auto fire = [&](std::size_t r, Penalty p) { firePenalty(r, std::move(p), def.penalties[r].points); };
+  auto bodyName = [&](int b) { return model.bodies[static_cast<std::size_t>(b)].name; };
+  // A penalty of rule r now, about `bodies` / `item`, measuring `value` in `unit`.
+  auto fire = [&](std::size_t r, std::vector<std::string> bodies, std::string item, double value, const char* unit) {
+    Penalty pen;
+    pen.bodies = std::move(bodies);
+    pen.item = std::move(item);
+    pen.time_s = t;
+    pen.step = session.stepIndex();
+    pen.value = value;
+    pen.unit = unit;
+    firePenalty(r, std::move(pen), def.penalties[r].points);
+  };
   auto touching = [&](int body, const std::vector<int>& others) {
     for (const dynamics::ContactReport& c : im.contacts) {
       if (!(c.normal_force_N > 0.0)) continue;
@@ -196,7 +207,6 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
     }
     return false;
   };
-  auto bodyName = [&](int b) { return model.bodies[static_cast<std::size_t>(b)].name; };
 
   for (std::size_t r = 0; r < def.penalties.size(); ++r) {
     const PenaltyRule& rule = def.penalties[r];
@@ -262,13 +272,7 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
           e.peak = std::max(e.peak, fraction);
           if (!e.fired && t - e.start_t + kTimeEps >= rule.for_s) {
             e.fired = true;
-            Penalty pen;
-            pen.item = model.motors[m].name;
-            pen.time_s = t;
-            pen.step = session.stepIndex();
-            pen.value = e.peak;
-            pen.unit = "x stall";
-            fire(r, std::move(pen));
+            fire(r, {}, model.motors[m].name, e.peak, "x stall");
           }
         }
         break;
@@ -280,15 +284,9 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
           if (at_limit && !e.on && t - e.last_t > kRearmS + kTimeEps && active) {
             const double speed = j < im.previous_joint_speed.size() ? std::abs(im.previous_joint_speed[j]) : 0.0;
             if (speed >= rule.min_joint_speed) {
-              const dynamics::JointDef& def_j = model.joints[j];
-              Penalty pen;
-              pen.item = def_j.name;
-              pen.bodies = {def_j.body_a >= 0 ? bodyName(def_j.body_a) : "world", bodyName(def_j.body_b)};
-              pen.time_s = t;
-              pen.step = session.stepIndex();
-              pen.value = speed;
-              pen.unit = def_j.type == dynamics::JointType::Prismatic ? "m/s" : "rad/s";
-              fire(r, std::move(pen));
+              const dynamics::JointDef& joint = model.joints[j];
+              fire(r, {joint.body_a >= 0 ? bodyName(joint.body_a) : "world", bodyName(joint.body_b)}, joint.name, speed,
+                   joint.type == dynamics::JointType::Prismatic ? "m/s" : "rad/s");
             }
           }
           e.on = at_limit;
@@ -312,13 +310,7 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
           }
         }
         if (rs.armed && active && z < rule.below_m && !(rule.held_by.empty() && rs.fired)) {
-          Penalty pen;
-          pen.bodies = {bodyName(rule.body)};
-          pen.time_s = t;
-          pen.step = session.stepIndex();
-          pen.value = z;
-          pen.unit = "m";
-          fire(r, std::move(pen));
+          fire(r, {bodyName(rule.body)}, "", z, "m");
           rs.armed = false;
           rs.fired = true;
         }
@@ -337,13 +329,7 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
         if (rs.fired && tilt < 0.5 * rule.max_angle_rad) rs.fired = false;  // hysteresis
         if (carried && active && !rs.fired && tilt > rule.max_angle_rad) {
           rs.fired = true;
-          Penalty pen;
-          pen.bodies = {bodyName(rule.body)};
-          pen.time_s = t;
-          pen.step = session.stepIndex();
-          pen.value = tilt;
-          pen.unit = "rad";
-          fire(r, std::move(pen));
+          fire(r, {bodyName(rule.body)}, "", tilt, "rad");
         }
         break;
       }

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "scratch_dir.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,20 +21,9 @@ namespace {
 
 const std::string kSourceDir = SIMTRAINER_SOURCE_DIR;
 
-class ScoringTest : public ::testing::Test {
+class ScoringTest : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("simtrainer_scoring_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const auto path = (dir_ / name).string();
-    std::ofstream(path) << text;
-    return path;
-  }
-  std::filesystem::path dir_;
+  ScoringTest() : ScratchDirTest("simtrainer_scoring_") {}
 };
 
 std::vector<Penalty> named(const ScoreSheet& sheet, const std::string& name) {
