@@ -204,7 +204,7 @@ class Scorer {
   std::uint64_t last_step_ = 0;
 };
 
-/// "kind" names of Penalty and back (false for an unknown name).
+/// The name of a penalty kind as in scenario files and Penalty::kind (collision, motor_overload, ...).
 const char* penaltyKindName(PenaltyRule::Kind kind);
 
 }  // namespace sim::engine
