@@ -1,4 +1,4 @@
-// simtrainer: the command-line program. Subcommands: run, play, test, replay, validate, devices.
+// simtrainer: the command-line program. Subcommands: run, play, test, replay, report, validate, devices.
 // Exit codes: 0 success; 1 the run failed (numerical fault, or a scenario expectation failed);
 // 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 replay divergence;
 // 4 internal error.
@@ -21,6 +21,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "report_command.h"
 #ifdef SIMTRAINER_NET
 #include "net_commands.h"
 #endif
@@ -37,6 +38,7 @@
 #include <limits>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <exception>
 #include <string>
@@ -244,6 +246,7 @@ struct RunArgs {
   std::string gamecontrollerdb;  // SDL controller database (gamecontrollerdb.txt format)
   ViewArgs view;
   bool duration_given = false;
+  simtrainer_app::ResultArgs result;
 };
 
 // The operator's devices for `run --input`: a mapping file, or the default keyboard layout. With
@@ -297,8 +300,26 @@ int runCommand(const RunArgs& args) {
   }
   const auto input = openInput(args, scene, viewing.windowed());
   options.input = input.get();
+  // The result file: statistics of the session (a plain scene is not graded).
+  sim::engine::Scorer scorer(scene);
+  std::optional<simtrainer_app::ResultOutput> result_file;
+  if (!args.result.path.empty()) {
+    options.record_header.trainee = args.result.trainee;
+    options.record_header.started = sim::engine::utcNow();
+    result_file.emplace(args.result,
+                        sim::engine::resultHeader(scene, nullptr, args.result.trainee, options.record_header.started, args.record),
+                        &scorer);
+    options.after_step = [&scorer](const sim::engine::Session& session, const sim::dynamics::StepReport& report) {
+      scorer.sample(session, &report);
+    };
+  }
   auto result = viewing.run([&] { return sim::engine::runHeadless(scene, options); });
   if (viewing.active()) viewing.live().addFigures(result);
+  if (result_file) {
+    scorer.finish(!result.fault && !result.interrupted);
+    result_file->finish(!result.fault && !result.interrupted, simtrainer_app::outcomeOf(result),
+                        result.fault ? result.fault->describe() : "");
+  }
   std::fputs(sim::engine::formatSummary(scene, result).c_str(), stdout);
   std::fflush(stdout);
   if (result.interrupted) {
@@ -357,6 +378,7 @@ struct PlayArgs {
   std::string input;             // as RunArgs::input; empty: no devices (the script alone)
   std::string gamecontrollerdb;
   ViewArgs view;
+  simtrainer_app::ResultArgs result;
 };
 
 int playCommand(const PlayArgs& args) {
@@ -390,14 +412,28 @@ int playCommand(const PlayArgs& args) {
     }
     options.input = input.get();
   }
+  // The grader, also for the result file (written at once, and when the session ends or throws).
+  sim::engine::Scorer scorer(scenario);
+  options.scorer = &scorer;
+  options.trainee = args.result.trainee;
+  options.started = sim::engine::utcNow();
+  std::optional<simtrainer_app::ResultOutput> result_file;
+  if (!args.result.path.empty()) {
+    result_file.emplace(args.result, sim::engine::resultHeader(scenario.scene, &scenario, options.trainee, options.started, args.record), &scorer);
+  }
   auto result = viewing.run([&] { return sim::engine::playScenario(scenario, options); });
   if (viewing.active()) viewing.live().addFigures(result.run);
+  if (result_file) {
+    result_file->finish(result.complete, simtrainer_app::outcomeOf(result.run),
+                        result.run.fault ? result.run.fault->describe() : "");
+  }
   if (result.run.interrupted) printError("interrupted; trace and recording are complete up to the last step");
   fmt::print("scenario {} ({}): {}\n", result.name, result.file, result.passed() ? "PASSED" : "FAILED");
   fmt::print("  {} steps, {:.6g} s simulated in {:.3g} s (real-time factor {:.4g})\n",
              result.run.steps, result.run.sim_time_s, result.run.wall_time_s,
              result.run.realTimeFactor());
   printScenarioResult(result);
+  simtrainer_app::printGrade(result);
   if (result.run.frames > 0 && options.realtime) {
     fmt::print("  simulation: {} frames, {} overran, {} resyncs; work per frame mean {:.3f} ms, p99 {:.3f} ms\n",
                result.run.frames, result.run.overruns, result.run.resyncs,
@@ -414,6 +450,8 @@ int playCommand(const PlayArgs& args) {
     printError(problem);
     return kExitRunFailed;
   }
+  // A graded exercise passes by its score; a regression scenario by its expectations.
+  if (result.score.scored) return result.score.passed ? kExitOk : kExitRunFailed;
   return result.passed() ? kExitOk : kExitRunFailed;
 }
 
@@ -479,6 +517,7 @@ struct ReplayArgs {
   double speed = 1.0;
   std::string to_scenario;
   ViewArgs view;
+  simtrainer_app::ResultArgs result;
 };
 
 int replayHeadless(const ReplayArgs& args);
@@ -530,6 +569,7 @@ int replayInView(const ReplayArgs& args) {
 }
 
 int replayCommand(const ReplayArgs& args) {
+  if (!args.result.path.empty()) return simtrainer_app::replayToResult(args.recording, args.result);
   if (!args.verify && args.to_scenario.empty() &&
       ((!args.headless && haveDisplay()) || !args.view.screenshot.empty())) {
     return replayInView(args);
@@ -721,6 +761,7 @@ int main(int argc, char** argv) {
       ->option_text("FILE");
   dbOption->needs("--input");
   addViewOptions(runCmd, run.view);
+  simtrainer_app::addResultOptions(runCmd, run.result);
 
   std::string validateScene;
   std::vector<std::string> validateSets;
@@ -752,6 +793,7 @@ int main(int argc, char** argv) {
       ->option_text("FILE")
       ->needs("--input");
   addViewOptions(playCmd, play.view);
+  simtrainer_app::addResultOptions(playCmd, play.result);
 
   ReplayArgs replayArgs;
   auto* replayCmd = app.add_subcommand(
@@ -768,6 +810,9 @@ int main(int argc, char** argv) {
   replayCmd->add_option("--to-scenario", replayArgs.to_scenario,
                         "Write a scenario reproducing the recording instead")
       ->option_text("FILE.scenario.yaml");
+  simtrainer_app::addResultOptions(replayCmd, replayArgs.result, false);
+
+  simtrainer_app::ReportCommand reportCmd(app);
 
   TestArgs test;
   auto* testCmd = app.add_subcommand("test", "Run every scenario under the paths (regression)");
@@ -831,10 +876,11 @@ int main(int argc, char** argv) {
   try {
     if (*runCmd) {
       run.duration_given = durationOption->count() > 0;
-      return runCommand(run);
+      return simtrainer_app::guardResult(run.result, [&] { return runCommand(run); });
     }
-    if (*playCmd) return playCommand(play);
-    if (*replayCmd) return replayCommand(replayArgs);
+    if (*playCmd) return simtrainer_app::guardResult(play.result, [&] { return playCommand(play); });
+    if (*replayCmd) return simtrainer_app::guardResult(replayArgs.result, [&] { return replayCommand(replayArgs); });
+    if (reportCmd.chosen()) return reportCmd.run();
     if (*testCmd) return testCommand(test);
     if (*validateCmd) return validateCommand(validateScene, validateSets, validateInput);
     if (*devicesCmd) return devicesCommand(devicesDb);
@@ -895,6 +941,9 @@ int main(int argc, char** argv) {
     for (const auto& error : e.errors()) printError(error.field + ": " + error.message);
     return kExitUsage;
   } catch (const sim::engine::RecordingError& e) {
+    printError(e.what());
+    return kExitUsage;
+  } catch (const sim::engine::ResultError& e) {
     printError(e.what());
     return kExitUsage;
   } catch (const sim::engine::IdentifyError& e) {

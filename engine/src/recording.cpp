@@ -58,7 +58,7 @@ std::vector<std::uint64_t> bodyHashes(const dynamics::State& state) {
   return out;
 }
 
-RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene)
+RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene, const RecordingHeader& header)
     : path_(path), steps_per_frame_(scene.stepsPerFrame()) {
   file_ = std::fopen(path.c_str(), "wb");
   if (!file_) throw RecordingError(fmt::format("{}: cannot write recording: {}", path, std::strerror(errno)));
@@ -67,6 +67,13 @@ RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene)
   line(kMagic);
   line("build " + buildIdentity());
   line(fmt::format("scene {} {:016x}", scene_path, scene.source_hash));
+  if (!header.scenario_path.empty()) {
+    line(fmt::format("scenario {} {:016x}",
+                     std::filesystem::absolute(header.scenario_path, ec).lexically_normal().string(),
+                     header.scenario_hash));
+  }
+  if (!header.trainee.empty()) line("trainee " + header.trainee);
+  if (!header.started.empty()) line("started " + header.started);
   for (const Override& o : scene.overrides) line(fmt::format("set {}={}", o.path, o.value));
   overrides_written_ = scene.overrides.size();
   std::string controls = "controls";
@@ -240,6 +247,15 @@ Recording readRecording(const std::string& path, RecordingRead mode) {
       if (w.size() != 3) fail("expected: scene <path> <hash>");
       r.scene_path = w[1];
       r.scene_hash = hex(w[2]);
+    } else if (tag == "scenario") {
+      if (w.size() != 3) fail("expected: scenario <path> <hash>");
+      r.header.scenario_path = w[1];
+      r.header.scenario_hash = hex(w[2]);
+    } else if (tag == "trainee") {
+      r.header.trainee = line.size() > 8 ? line.substr(8) : "";
+    } else if (tag == "started") {
+      if (w.size() != 2) fail("expected: started <time>");
+      r.header.started = w[1];
     } else if (tag == "set") {
       try {
         r.overrides.push_back(parseOverride(line.substr(4)));
@@ -301,12 +317,23 @@ Recording readRecording(const std::string& path, RecordingRead mode) {
 }
 
 ReplayResult replay(const Recording& recording, bool verify) {
-  Replayer replayer(recording);
+  ReplayOptions options;
+  options.verify = verify;
+  return replay(recording, options);
+}
+
+ReplayResult replay(const Recording& recording, const ReplayOptions& options) {
+  Replayer replayer(recording, 2.0, options.allow_changed_scene);
   ReplayResult result;
+  if (options.on_step) {
+    replayer.applyInputs();
+    options.on_step(replayer.session(), nullptr);
+  }
   while (!replayer.atEnd()) {
-    replayer.stepOnce();
+    const dynamics::StepReport report = replayer.stepOnce();
+    if (options.on_step) options.on_step(replayer.session(), &report);
     ++result.steps;
-    if (verify && !replayer.matches()) {
+    if (options.verify && !replayer.matches()) {
       result.diverged = true;
       result.diverged_step = replayer.step();
       // Name the first body that differs at this or the next frame end with body hashes.

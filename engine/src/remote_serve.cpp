@@ -3,6 +3,7 @@
 // state published at its end.
 #include <engine/recording.h>
 #include <engine/remote.h>
+#include <engine/scoring.h>
 #include <engine/snapshot.h>
 
 #include "latest_writer.h"
@@ -85,7 +86,7 @@ bool FrameFilter::accept(const StateFrame& f, const SceneIdentity& id) {
                      f.motor_voltage.size() == id.motor_count && f.pult.size() == id.controls.size();
   bool ok = sizes && std::isfinite(f.sim_time_s) && allFinite(f.poses) &&
             allFinite(f.motor_angle_rad) && allFinite(f.motor_speed_radps) &&
-            allFinite(f.motor_voltage) && allFinite(f.pult);
+            allFinite(f.motor_voltage) && allFinite(f.pult) && std::isfinite(f.score);
   for (std::size_t b = 0; ok && b + 7 <= f.poses.size(); b += 7) {
     const double n = f.poses[b + 3] * f.poses[b + 3] + f.poses[b + 4] * f.poses[b + 4] +
                      f.poses[b + 5] * f.poses[b + 5] + f.poses[b + 6] * f.poses[b + 6];
@@ -207,10 +208,39 @@ class ServerLink {
       if (held_[c]) session.setControl(static_cast<int>(c), *held_[c]);
     }
     if (options_.drops) *options_.drops = result.drops;
+    // The grader's sample of the initial state (after the first step's inputs, as a replay).
+    if (options_.scorer && !graded_start_) {
+      options_.scorer->sample(session);
+      graded_start_ = true;
+    }
+  }
+
+  /// Publishes the grader's events not yet published, each with the running score.
+  void publishScoreEvents() {
+    if (!options_.scorer) return;
+    const Scorer& scorer = *options_.scorer;
+    for (; score_events_ < scorer.events().size(); ++score_events_) {
+      event(scorer.step(), scorer.time(), "score",
+            fmt::format("{}; score {:g}/100", scorer.events()[score_events_].text, std::round(scorer.live().score * 10.0) / 10.0));
+    }
+  }
+  /// After the grader's finish(): what the end decided, and the final score.
+  void publishFinalScore() {
+    if (!options_.scorer || !options_.scorer->live().scored) return;
+    publishScoreEvents();
+    const ScoreSheet sheet = options_.scorer->sheet();
+    event(options_.scorer->step(), options_.scorer->time(), "score",
+          fmt::format("final score {:g}/100, pass mark {:g}: {}", std::round(sheet.score * 10.0) / 10.0, sheet.pass_mark,
+                      sheet.passed ? "PASSED" : "NOT PASSED"));
   }
 
   bool afterFrame(const Session& session) {
     frameOf(session, run_id_, frames_++, control.paused, frame_);
+    if (options_.scorer) {
+      frame_.scored = options_.scorer->live().scored;
+      frame_.score = options_.scorer->live().score;
+      publishScoreEvents();
+    }
     if (trace_) {
       std::fputs(poseTraceLine(frame_.step, frame_.poses).c_str(), trace_);
       std::fputc('\n', trace_);
@@ -231,10 +261,13 @@ class ServerLink {
 
  private:
   void event(const Session& session, const std::string& kind, const std::string& text) {
+    event(session.stepIndex(), session.time(), kind, text);
+  }
+  void event(std::uint64_t step, double t, const std::string& kind, const std::string& text) {
     Event e;
     e.run_id = run_id_;
-    e.step = session.stepIndex();
-    e.sim_time_s = session.time();
+    e.step = step;
+    e.sim_time_s = t;
     e.kind = kind;
     e.text = text;
     bus_.publishEvent(e);
@@ -311,6 +344,11 @@ class ServerLink {
           for (std::size_t k = 0; k < session.sensorFaults().size(); ++k) session.setSensorFault(static_cast<int>(k), {});
           for (auto& h : held_) h.reset();
           faults_applied_.assign(options_.faults.size(), 0);  // the scenario's faults are due again
+          if (options_.scorer) {  // a new attempt: graded from the start again
+            options_.scorer->reset();
+            graded_start_ = false;
+            score_events_ = 0;
+          }
           event(session, "command", "reset to start by " + who);
         }
         return;
@@ -441,6 +479,8 @@ class ServerLink {
   std::uint64_t frames_ = 0;
   std::FILE* trace_ = nullptr;
   std::FILE* events_ = nullptr;
+  bool graded_start_ = false;
+  std::size_t score_events_ = 0;  // of the grader's events, published
   // The state writer thread (null: frames are written inline, ServeOptions::publish_thread off).
   // Last member: joined first, while everything it uses still exists.
   std::unique_ptr<LatestWriter<StateFrame>> publisher_;
@@ -477,8 +517,22 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
   run.after_frame = [&link](const Session& session, const RunResult&, const std::vector<std::string>&) {
     return link.afterFrame(session);
   };
+  run.record_header = options.record_header;
+  if (options.scorer) {
+    run.after_step = [scorer = options.scorer](const Session& session, const dynamics::StepReport& report) {
+      scorer->sample(session, &report);
+    };
+  }
   ServeResult result;
   result.run = runHeadless(scene, run);
+  // Complete: the whole duration (until interrupted without one) without a fault.
+  result.complete = !result.run.fault && (std::isfinite(run.duration_s)
+                                              ? result.run.steps == stepCount(run.duration_s, scene.model.solver.time_step_s)
+                                              : !result.run.interrupted);
+  if (options.scorer) {
+    options.scorer->finish(result.complete);  // the tasks still open are decided now
+    link.publishFinalScore();
+  }
   link.finishWriting();
   result.state_write_time = link.result.state_write_time;
   result.state_handoff_time = link.result.state_handoff_time;

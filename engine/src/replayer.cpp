@@ -12,9 +12,9 @@ namespace sim::engine {
 
 namespace {
 
-Scene recordedScene(const Recording& recording) {
+Scene recordedScene(const Recording& recording, bool allow_changed_scene) {
   Scene scene = loadScene(recording.scene_path, recording.overrides);
-  if (scene.source_hash != recording.scene_hash) {
+  if (scene.source_hash != recording.scene_hash && !allow_changed_scene) {
     throw RecordingError(fmt::format(
         "{}: the scene {} has changed since it was recorded (hash {:016x}, recorded {:016x})",
         recording.file, recording.scene_path, scene.source_hash, recording.scene_hash));
@@ -29,9 +29,9 @@ Scene recordedScene(const Recording& recording) {
 
 }  // namespace
 
-Replayer::Replayer(Recording recording, double save_every_s)
+Replayer::Replayer(Recording recording, double save_every_s, bool allow_changed_scene)
     : recording_(std::move(recording)), overrides_(recording_.overrides) {
-  session_.emplace(recordedScene(recording_));
+  session_.emplace(recordedScene(recording_, allow_changed_scene));
   const Scene& scene = session_->scene();
   const auto per_frame = static_cast<std::uint64_t>(scene.stepsPerFrame());
   const double frames = std::max(1.0, std::round(save_every_s / (static_cast<double>(per_frame) * timeStep())));
@@ -56,11 +56,13 @@ void Replayer::restore(const Point& point) {
   }
   session_->restore(point.state);
   session_->restoreFaults(point.motor_faults, point.sensor_faults);
+  applied_for_ = ~std::uint64_t{0};
 }
 
-dynamics::StepReport Replayer::stepOnce() {
-  if (atEnd()) return {};
+void Replayer::applyInputs() {
   const std::uint64_t s = step();
+  if (applied_for_ == s || atEnd()) return;
+  applied_for_ = s;
   if (auto it = recording_.changes.find(s); it != recording_.changes.end()) {
     overrides_.insert(overrides_.end(), it->second.begin(), it->second.end());
     const std::string why = session_->changeScene(loadScene(recording_.scene_path, overrides_));
@@ -93,6 +95,11 @@ dynamics::StepReport Replayer::stepOnce() {
   if (auto it = recording_.pult.find(s); it != recording_.pult.end()) {
     for (std::size_t c = 0; c < it->second.size(); ++c) session_->setControl(static_cast<int>(c), it->second[c]);
   }
+}
+
+dynamics::StepReport Replayer::stepOnce() {
+  if (atEnd()) return {};
+  applyInputs();
   const dynamics::StepReport report = session_->step();
   if (step() % save_every_ == 0 && points_.find(step()) == points_.end()) save();
   return report;

@@ -25,7 +25,9 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   if (options.trace_every < 1) throw std::invalid_argument("trace_every must be at least 1");
   Session session(scene);
 
-  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path);
+  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path,
+                                 options.record_header);
+  outputs.setStepObserver(options.after_step);
   RunResult result;
   const std::uint64_t steps = std::isinf(options.duration_s)
                                   ? std::numeric_limits<std::uint64_t>::max()

@@ -22,14 +22,14 @@ class SessionOutputs {
  public:
   /// Opens the files that are asked for; the trace gets the initial state.
   SessionOutputs(const Session& session, const std::string& trace_path, int trace_every,
-                 const std::string& record_path)
+                 const std::string& record_path, const RecordingHeader& header = {})
       : trace_every_(static_cast<std::uint64_t>(std::max(1, trace_every))) {
     if (!trace_path.empty()) {
       trace_ = std::make_unique<TraceWriter>(trace_path, session.scene().model);
       trace_->write(session.dynamics());
     }
     if (!record_path.empty()) {
-      recording_ = std::make_unique<RecordingWriter>(record_path, session.scene());
+      recording_ = std::make_unique<RecordingWriter>(record_path, session.scene(), header);
     }
   }
 
@@ -37,15 +37,24 @@ class SessionOutputs {
   /// numerical fault, which is stored in `result`.
   bool step(Session& session, RunResult& result) {
     if (recording_) recording_->beforeStep(session);
-    const dynamics::StepReport report = session.step();
+    last_report_ = session.step();
+    const dynamics::StepReport& report = last_report_;
     if (recording_) recording_->afterStep(session);
     ++result.steps;
     result.record(report);
+    if (after_step_) after_step_(session, report);
     const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
     if (trace_ && (result.steps % trace_every_ == 0 || faulted)) trace_->write(session.dynamics());
     if (faulted) result.fault = report.fault;
     return !faulted;
   }
+
+  /// Called after every step (RunOptions::after_step), before a fault ends the run.
+  void setStepObserver(std::function<void(const Session&, const dynamics::StepReport&)> observer) {
+    after_step_ = std::move(observer);
+  }
+  /// The report of the last step.
+  const dynamics::StepReport& lastReport() const { return last_report_; }
 
   /// Flushes the trace and closes the recording with the run's outcome. Safe to call twice.
   void finish(const Session& session, RunResult& result) {
@@ -54,7 +63,10 @@ class SessionOutputs {
       result.trace_rows = trace_->rows();
     }
     if (recording_) {
-      recording_->finish(session, result.fault ? "fault" : (result.interrupted ? "interrupted" : "ok"));
+      recording_->finish(session, result.fault         ? "fault"
+                                  : result.interrupted ? "interrupted"
+                                  : result.closed      ? "closed"
+                                                       : "ok");
     }
   }
 
@@ -62,6 +74,8 @@ class SessionOutputs {
   std::uint64_t trace_every_;
   std::unique_ptr<TraceWriter> trace_;
   std::unique_ptr<RecordingWriter> recording_;
+  std::function<void(const Session&, const dynamics::StepReport&)> after_step_;
+  dynamics::StepReport last_report_;
 };
 
 // The operator's part of each frame: the window's events (keys to the devices, pause, step,

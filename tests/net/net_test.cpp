@@ -693,6 +693,61 @@ TEST(Net, InstructorReleasesABrakeAndAServedScenarioChangesAParameter) {
   expectReplayNeedsLines(dir, "f ");
 }
 
+// A served scenario is graded: the grasp's jaws, open against their limit from the start, stall;
+// the overload (5 points) reaches the stations as a score event and in every state frame, the
+// instructor's list shows the running score of the server and of each station, and the server's
+// result file equals, byte for byte, the one `replay --result` makes from its recording.
+TEST(Net, ServedScenarioIsGradedAndTheScoreReachesStationsAndInstructor) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  {
+    std::ofstream scenario(dir / "graded.scenario.yaml");
+    scenario << "scene: " << source(kScene) << "\nduration: 8\n"
+             << "expect:\n  - {name: palm up, signal: body.palm.z, min: 0.16, by: 4}\n"
+             << "scoring:\n  pass_mark: 50\n  penalties:\n"
+             << "    - {kind: motor_overload, name: jaws stalled, motors: [jaws], fraction: 0.9, for: 0.5, points: 5}\n"
+             << "  tasks:\n    - {expect: palm up, points: 10}\n";
+  }
+  Process server(cat(std::vector<std::string>{"serve", (dir / "graded.scenario.yaml").string(), "--record",
+                                              (dir / "server.rec").string(), "--events", (dir / "events.log").string(),
+                                              "--result", (dir / "served.json").string(), "--trainee", "Eve"},
+                     classArgs(part)),
+                 dir / "server.out");
+  Process station(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "eve", "--pult",
+                                               "lift=1@0.1", "--duration", "30"},
+                      classArgs(part)),
+                  dir / "station.out");
+  Watcher watcher(part);
+  ASSERT_TRUE(eventually(30.0, [&] { return watcher.bus.takeState(watcher.frame) && watcher.frame.sim_time_s > 1.5; }))
+      << server.output();
+  EXPECT_TRUE(watcher.frame.scored);
+  EXPECT_DOUBLE_EQ(watcher.frame.score, 95.0);
+  Process list(cat(std::vector<std::string>{"instruct", "--list", "--listen", "3"}, classArgs(part)), dir / "list.out");
+  ASSERT_EQ(list.wait(40.0), 0) << list.output();
+  EXPECT_NE(list.output().find(", score 95/100"), std::string::npos) << list.output();
+  EXPECT_NE(list.output().find("station eve: viewer"), std::string::npos) << list.output();
+  EXPECT_NE(list.output().find("has a pult, score 95/100"), std::string::npos) << list.output();
+  ASSERT_EQ(server.wait(30.0), 0) << server.output();
+  std::string events;
+  for (const std::string& line : lines(dir / "events.log")) events += line + "\n";
+  EXPECT_NE(events.find("score -5 jaws stalled"), std::string::npos) << events;
+  EXPECT_NE(events.find("score task done: palm up"), std::string::npos) << events;
+  EXPECT_NE(events.find("score final score 95/100, pass mark 50: PASSED"), std::string::npos) << events;
+  Process replay({"replay", (dir / "server.rec").string(), "--result", (dir / "replayed.json").string()},
+                 dir / "replay.out");
+  ASSERT_EQ(replay.wait(60.0), 0) << replay.output();
+  auto read = [](const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string served = read(dir / "served.json");
+  EXPECT_NE(served.find("\"trainee\": \"Eve\""), std::string::npos) << served;
+  EXPECT_NE(served.find("\"total\": 95.0"), std::string::npos) << served;
+  EXPECT_EQ(served, read(dir / "replayed.json"));
+}
+
 TEST(Net, ServerAndViewerInANetworkNamespace) {
   // `unshare -rn`: a user and network namespace with only a loopback interface, so the class is
   // cut off from the machine's network (no multicast route: discovery by the 127.0.0.1 peer).

@@ -6,6 +6,10 @@
 //   simtrainer-recording 1
 //   build <version> <git commit> <compiler>
 //   scene <absolute path> <FNV-1a of its bytes, hex>
+//   scenario <absolute path> <FNV-1a of its bytes, hex>  (optional: the scenario played, whose
+//                                        scoring and expectations grade the session)
+//   trainee <name>                       (optional: who drove, as `--trainee`; rest of the line)
+//   started <ISO 8601 UTC time>          (optional: when the session started)
 //   set <key>=<value>                    (one per override)
 //   controls <name> ...                  (the pult's controls, in order)
 //   p <step> <value> ...                 (pult before that step, when it changed; 17 digits)
@@ -18,7 +22,9 @@
 //                                        the scene reloaded with it, Session::changeScene)
 //   h <step> <hash>                      (Session::hash() after that step, hex)
 //   b <step> <hash> ...                  (per-body state hashes at the end of each frame)
-//   end <steps> <ok|fault|interrupted>   (missing when the run was killed)
+//   end <steps> <ok|fault|interrupted|closed>  (missing when the run was killed; closed: the
+//                                        window was closed before the end)
+// Readers accept files without the optional lines (recordings made before they existed).
 #pragma once
 
 #include <engine/scene.h>
@@ -26,6 +32,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -45,10 +52,18 @@ std::string buildIdentity();
 /// Per-body hash of a dynamics state (pose, velocities, sleep), in body order.
 std::vector<std::uint64_t> bodyHashes(const dynamics::State& state);
 
+/// The optional header lines: what was played, by whom, when. Empty fields are not written.
+struct RecordingHeader {
+  std::string scenario_path;  ///< Made absolute when written.
+  std::uint64_t scenario_hash = 0;
+  std::string trainee;
+  std::string started;  ///< ISO 8601 UTC, e.g. 2025-05-01T09:30:00Z.
+};
+
 class RecordingWriter {
  public:
   /// Opens (truncates) `path` and writes the header; throws RecordingError naming the path.
-  RecordingWriter(const std::string& path, const Scene& scene);
+  RecordingWriter(const std::string& path, const Scene& scene, const RecordingHeader& header = {});
   ~RecordingWriter();
   RecordingWriter(const RecordingWriter&) = delete;
   RecordingWriter& operator=(const RecordingWriter&) = delete;
@@ -79,6 +94,7 @@ struct Recording {
   std::string build;
   std::string scene_path;
   std::uint64_t scene_hash = 0;
+  RecordingHeader header;  ///< The optional lines (empty fields when absent).
   std::vector<Override> overrides;
   std::vector<std::string> controls;
   std::map<std::uint64_t, std::vector<double>> pult;  ///< Step -> values before it.
@@ -117,8 +133,19 @@ struct ReplayResult {
   dynamics::State final_state;
 };
 
+struct ReplayOptions {
+  bool verify = false;  ///< Stop at the first step whose hash differs from the recording.
+  /// Replay a scene whose files changed since the recording (after-action reports with --force);
+  /// the steps may then differ from the session's.
+  bool allow_changed_scene = false;
+  /// Called once before the first step, after that step's recorded inputs are applied (report
+  /// null), and after every step (a grader, the report's signals).
+  std::function<void(const Session& session, const dynamics::StepReport* report)> on_step;
+};
+
 /// Loads the recorded scene (it must hash as recorded, else RecordingError) and replays the pult.
 /// With `verify`, stops at the first step whose hash differs from the recording.
+ReplayResult replay(const Recording& recording, const ReplayOptions& options);
 ReplayResult replay(const Recording& recording, bool verify);
 
 /// A scenario that reproduces the recording: its scene, overrides, parameter changes (`changes:`)

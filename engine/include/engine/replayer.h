@@ -22,10 +22,11 @@ namespace sim::engine {
 
 class Replayer {
  public:
-  /// Loads the recorded scene with its overrides; it must hash as recorded and have the
-  /// recorded pult (else RecordingError). Stands before the first step. A saved point is kept
-  /// every `save_every_s` of simulated time (rounded to whole frames).
-  explicit Replayer(Recording recording, double save_every_s = 2.0);
+  /// Loads the recorded scene with its overrides; it must hash as recorded (unless
+  /// `allow_changed_scene`: a report with --force) and have the recorded pult (else
+  /// RecordingError). Stands before the first step. A saved point is kept every `save_every_s`
+  /// of simulated time (rounded to whole frames).
+  explicit Replayer(Recording recording, double save_every_s = 2.0, bool allow_changed_scene = false);
 
   const Recording& recording() const { return recording_; }
   const Session& session() const { return *session_; }
@@ -34,9 +35,11 @@ class Replayer {
   bool atEnd() const { return step() >= steps(); }
   double timeStep() const { return session_->scene().model.solver.time_step_s; }
 
-  /// The next recorded step: the parameter changes, faults and pult recorded before it, then
-  /// the step. Throws RecordingError for a fault of a motor or sensor the scene does not have, or
-  /// a parameter change it refuses. Does nothing at the end.
+  /// Applies what the recording holds before the next step (parameter changes, faults, pult),
+  /// once. Throws RecordingError for a fault of a motor or sensor the scene does not have, or a
+  /// parameter change it refuses.
+  void applyInputs();
+  /// The next recorded step: applyInputs(), then the step. Does nothing at the end.
   dynamics::StepReport stepOnce();
   /// Session::hash() after the last step equals the recording's (true before the first step).
   bool matches() const;
@@ -62,6 +65,7 @@ class Replayer {
   std::optional<Session> session_;
   std::uint64_t save_every_ = 1;
   std::map<std::uint64_t, Point> points_;
+  std::uint64_t applied_for_ = ~std::uint64_t{0};  // the step whose inputs are applied
 };
 
 /// What happened in a recording, for a replay's timeline bar: its faults and parameter changes.

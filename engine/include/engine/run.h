@@ -6,6 +6,8 @@
 #include <dynamics/state.h>
 #include <engine/frame_clock.h>
 #include <engine/operator_queue.h>
+#include <engine/live_score.h>
+#include <engine/recording.h>
 #include <engine/scene.h>
 
 #include <atomic>
@@ -62,6 +64,10 @@ struct RunOptions {
   std::function<void(Session& session)> before_steps;
   /// Called after every frame (see FrameObserver); empty for none.
   FrameObserver after_frame;
+  /// Called after every step with the session and the step's report (a grader, statistics).
+  std::function<void(const Session& session, const dynamics::StepReport& report)> after_step;
+  /// The recording's optional header lines: the scenario graded, who, and when.
+  RecordingHeader record_header;
   /// Pause, step and reset set on the loop's thread; null: the loop keeps its own (which
   /// operator_events drive).
   RunControl* control = nullptr;
@@ -103,6 +109,8 @@ struct RunResult {
   double draw_wall_s = 0.0;    ///< Wall time the view ran, s (drawn frames per second).
   std::size_t trace_rows = 0;
   dynamics::State final_state;
+  /// The running score of a graded session (engine/scoring.h), for the frame observer's HUD.
+  LiveScore score;
 
   /// Accumulates one step's solver effort.
   void record(const dynamics::StepReport& report);
