@@ -10,6 +10,7 @@
 #include <engine/live_view.h>
 #include <engine/recording.h>
 #include <engine/replayer.h>
+#include <engine/report.h>
 #include <engine/run.h>
 #include <engine/scenario.h>
 #include <engine/scene.h>
@@ -171,13 +172,14 @@ class Viewing {
 
   bool windowed() const { return windowed_; }
   bool active() const { return live_ != nullptr; }
-  // Replay keys and the timeline bar in every view.
-  void setReplayMode() {
+  // Calls `f` with every view (windows and the screenshot's).
+  template <class F>
+  void forEachView(F f) {
     if (!live_) return;
     for (std::size_t i = 0; i < live_->windowCount(); ++i) {
-      if (auto* window = live_->window(i)) window->setReplayMode(true);
+      if (auto* window = live_->window(i)) f(*window);
     }
-    if (auto* shot = live_->screenshotView()) shot->setReplayMode(true);
+    if (auto* shot = live_->screenshotView()) f(*shot);
   }
   sim::engine::LiveView& live() { return *live_; }
 
@@ -393,6 +395,9 @@ int playCommand(const PlayArgs& args) {
     options.after_frame = viewing.live().observer();
     options.operator_events = &viewing.live().operatorQueue();
   }
+  if (scenario.scoring.enabled) {
+    viewing.forEachView([](sim::engine::SessionView& v) { v.setScored(true); });
+  }
   // Devices only when asked: a scenario plays its script alone unless an operator joins it.
   std::unique_ptr<sim::input::InputSystem> input;
   if (!args.input.empty()) {
@@ -539,10 +544,38 @@ int replayInView(const ReplayArgs& args) {
   const double duration = static_cast<double>(replayer.steps()) * replayer.timeStep();
   Viewing viewing(scene, args.headless, args.view, duration);
   if (!viewing.active()) return replayHeadless(args);  // no window could be made
-  viewing.setReplayMode();
+  viewing.forEachView([](sim::engine::SessionView& v) { v.setReplayMode(true); });
+  // The timeline: the recorded faults and changes, and for a scenario's recording its
+  // expectations (when each was decided, passed or failed) and penalties, from a graded replay.
+  std::vector<sim::engine::TimelineMark> marks =
+      sim::engine::recordingMarks(replayer.recording(), replayer.timeStep());
+  std::string grade_note;
+  if (!replayer.recording().header.scenario_path.empty()) {
+    try {
+      sim::engine::ReportOptions grading;
+      grading.collect = false;
+      grading.screenshots = false;
+      const sim::engine::GradedReplay graded = sim::engine::gradeRecording(args.recording, grading);
+      using Kind = sim::engine::TimelineMark::Kind;
+      for (const auto& task : graded.result.score.tasks) {
+        if (task.time_s > 0.0 || task.done) {
+          marks.push_back({task.time_s, task.done ? Kind::Passed : Kind::Failed, task.name});
+        }
+      }
+      for (const auto& penalty : graded.result.score.penalties) {
+        marks.push_back({penalty.time_s, Kind::Penalty, penalty.text});
+      }
+      if (graded.result.score.scored) {
+        grade_note = fmt::format("graded: score {:.0f}/100 (pass {:g}), {} penalties", graded.result.score.score,
+                                 graded.result.score.pass_mark, graded.result.score.penalties.size());
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("the recording's scenario cannot be graded ({}); its timeline shows faults and changes only",
+                   e.what());
+    }
+  }
   sim::engine::ReplayStatus status;
-  status.marks = std::make_shared<const std::vector<sim::engine::TimelineMark>>(
-      sim::engine::recordingMarks(replayer.recording(), replayer.timeStep()));
+  status.marks = std::make_shared<const std::vector<sim::engine::TimelineMark>>(std::move(marks));
   sim::engine::ReplayPlayOptions options;
   options.realtime = viewing.windowed();
   options.speed = args.speed;
@@ -551,9 +584,10 @@ int replayInView(const ReplayArgs& args) {
   options.interrupt = &g_interrupt;
   options.status = &status;
   options.operator_events = &viewing.live().operatorQueue();
-  options.after_frame = viewing.live().observer([&status](sim::engine::FrameSnapshot& snapshot) {
+  options.after_frame = viewing.live().observer([&status, &grade_note](sim::engine::FrameSnapshot& snapshot) {
     snapshot.replay = true;
     snapshot.replay_status = status;
+    if (!grade_note.empty()) snapshot.notes.push_back(grade_note);
   });
   auto result = viewing.run([&] { return sim::engine::playRecording(replayer, options); });
   viewing.live().addFigures(result);

@@ -33,6 +33,7 @@ void takeSnapshot(const Session& session, const RunResult& so_far,
   out.reset_refused = so_far.reset_refused;
   out.fault = so_far.fault ? so_far.fault->describe() : std::string();
   out.notes = notes;
+  out.score = so_far.score;
   out.replay = false;
 }
 

@@ -487,8 +487,7 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
       notes.assign(1, fmt::format("scenario {}: {:.1f} / {:.1f} s, {} expectations", scenario.name,
                                   session.time(), scenario.duration_s,
                                   scenario.expectations.size()));
-      result.run.score = scorer.live();
-      for (std::string& line : result.run.score.lines()) notes.push_back(std::move(line));
+      result.run.score = scorer.live();  // the HUD's score panel
       if (!detail::observeFrame(options.after_frame, session, result.run, pacer, start, notes)) {
         break;
       }

@@ -179,6 +179,19 @@ void SessionView::hudState(const FrameSnapshot& snapshot, render::HudState& hud)
     hud.warnings.push_back(fmt::format("slower than real time: the simulation cannot keep up "
                                        "({} frames overran)", snapshot.sim.overruns));
   }
+  hud.score.clear();
+  hud.score_events.clear();
+  if (snapshot.score.scored) {
+    fmt::format_to(std::back_inserter(hud.score), "score {:.0f}/100  (pass {:g}){}", snapshot.score.score,
+                   snapshot.score.pass_mark, snapshot.score.critical ? "  FAILED" : "");
+    const auto& recent = snapshot.score.recent;
+    // The panel is about 300 px wide: longer texts are cut (the report has them whole).
+    constexpr std::size_t kChars = 42;
+    for (std::size_t i = recent.size() > 3 ? recent.size() - 3 : 0; i < recent.size(); ++i) {
+      const std::string& text = recent[i].text;
+      hud.score_events.push_back(text.size() <= kChars ? text : text.substr(0, kChars - 3) + "...");
+    }
+  }
   render::HudTimeline& timeline = hud.timeline;
   timeline.shown = snapshot.replay;
   if (snapshot.replay) {
@@ -232,8 +245,18 @@ int SessionView::sdlKeycode(int osg_key) {
 
 void SessionView::setReplayMode(bool replay) {
   replay_keys_.store(replay);
+  relayout();
+}
+
+void SessionView::setScored(bool scored) {
+  scored_ = scored;
+  relayout();
+}
+
+void SessionView::relayout() {
   render::HudLayout layout = hudLayout(scene_);
-  layout.timeline = replay;
+  layout.timeline = replay_keys_.load();
+  layout.score = scored_;
   view_->setHud(layout);
 }
 

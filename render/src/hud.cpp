@@ -7,6 +7,7 @@
 #include <osgText/Font>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -62,7 +63,10 @@ Hud::Hud(const HudLayout& layout, int width, int height)
   const std::array<float, 4> white{1, 1, 1, 1};
   status_ = text_->add(10, height - 22, white);
   notes_ = text_->add(10, height - 42, {0.85f, 1.0f, 0.85f, 1.0f});
-  warnings_ = text_->add(width * 0.35, height - 22, {1.0f, 0.3f, 0.25f, 1.0f});
+  warnings_ = text_->add(width * 0.35, height * 0.78, {1.0f, 0.3f, 0.25f, 1.0f});  // centred
+  constexpr double kPanelX = 112.0 + 200.0;  // the pult's labels' left edge, from the right
+  score_ = text_->add(width - kPanelX, height - 22, white);
+  score_events_ = text_->add(width - kPanelX, height - 22 - kRow, {1.0f, 0.62f, 0.1f, 1.0f});
 
   // All quads in one geometry: tracks first (drawn under), then fills, then the timeline.
   quads_ = new osg::Geometry;
@@ -102,7 +106,9 @@ Hud::Hud(const HudLayout& layout, int width, int height)
   };
   const double rows = static_cast<double>(std::max(layout.motors.size(), layout.speeds.size()));
   const double bottom = 14.0 + (layout.timeline ? kTimelineStrip : 0.0);
-  setUp(controls_, layout.controls, width - 200.0, height - 70.0, 120.0, true);
+  // With a score panel the pult starts below it and three lines of penalties.
+  setUp(controls_, layout.controls, width - 200.0, height - (layout.score ? 70.0 + 3 * kRow : 70.0),
+        120.0, true);
   setUp(motors_, layout.motors, 10.0 + kLabelWidth, bottom + kRow * (rows - 1.0), 110.0, true);
   setUp(speeds_, layout.speeds, 10.0 + kLabelWidth + 110.0 + 72.0, bottom + kRow * (rows - 1.0),
         90.0, false);
@@ -202,6 +208,11 @@ void Hud::update(const HudState& state) {
   };
   text_->set(notes_, joinLines(state.notes));
   text_->set(warnings_, joinLines(state.warnings));
+  double widest = 0.0;  // the warnings centred across the window
+  for (const std::string& line : state.warnings) widest = std::max(widest, text_->width(line));
+  text_->move(warnings_, std::round(std::max(10.0, (width_ - widest) / 2.0)), std::round(height_ * 0.78));
+  text_->set(score_, layout_.score ? std::string_view(state.score) : std::string_view());
+  text_->set(score_events_, layout_.score ? joinLines(state.score_events) : std::string_view());
   updateBars(controls_, state.controls, control_bars_);
   updateBars(motors_, state.motors, motor_bars_);
   updateBars(speeds_, state.speeds, speed_bars_);

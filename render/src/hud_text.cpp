@@ -119,6 +119,14 @@ void TextLayer::set(std::size_t block, std::string_view text) {
   changed_ = true;
 }
 
+void TextLayer::move(std::size_t block, double x, double y) {
+  Block& b = blocks_.at(block);
+  if (b.x == x && b.y == y) return;
+  b.x = x;
+  b.y = y;
+  changed_ = true;
+}
+
 void TextLayer::update() {
   if (!changed_) return;
   changed_ = false;

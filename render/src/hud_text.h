@@ -32,6 +32,8 @@ class TextLayer {
   /// '?'). Nothing is rebuilt when it is unchanged.
   void set(std::size_t block, std::string_view text);
   const std::string& text(std::size_t block) const { return blocks_[block].text; }
+  /// Moves a block's first baseline (rebuilds when it moved).
+  void move(std::size_t block, double x, double y);
   /// Rebuilds the quads if a text changed since the last call.
   void update();
   osg::Geometry* geometry() const { return geometry_.get(); }

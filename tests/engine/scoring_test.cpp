@@ -216,8 +216,8 @@ scoring:
 )");
   std::vector<std::string> last_notes;
   PlayOptions options;
-  options.after_frame = [&](const Session&, const RunResult&, const std::vector<std::string>& notes) {
-    last_notes = notes;
+  options.after_frame = [&](const Session&, const RunResult& so_far, const std::vector<std::string>&) {
+    last_notes = so_far.score.lines();  // what the HUD's score panel shows
     return true;
   };
   const ScenarioResult r = playScenario(loadScenario(path), options);
@@ -236,7 +236,7 @@ scoring:
   EXPECT_DOUBLE_EQ(r.score.exercise_time_s, lifted.time_s);
   EXPECT_NEAR(r.score.score, 100.0 - 7.0 - 4.0 * (lifted.time_s - 2.0) - 1.5, 1e-12);
   EXPECT_TRUE(r.score.passed);
-  // The HUD's notes carry the running score and the latest events.
+  // The frame observer (the HUD's score panel) gets the running score and the latest events.
   ASSERT_FALSE(last_notes.empty());
   bool score_line = false, failed_line = false;
   for (const std::string& n : last_notes) {

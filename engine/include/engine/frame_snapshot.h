@@ -6,6 +6,7 @@
 #pragma once
 
 #include <dynamics/simulator.h>
+#include <engine/live_score.h>
 #include <engine/run.h>
 #include <engine/session.h>
 #include <render/body_graph.h>
@@ -58,6 +59,7 @@ struct FrameSnapshot {
   bool reset_refused = false;
   std::string fault;  ///< The numerical fault that stopped the run; empty while healthy.
   std::vector<std::string> notes;
+  LiveScore score;      ///< A graded exercise's running score (score.scored false: none).
   bool replay = false;  ///< `replay_status` is set.
   ReplayStatus replay_status;
 };

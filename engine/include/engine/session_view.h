@@ -73,6 +73,8 @@ class SessionView {
   void setOperatorQueue(OperatorQueue* queue) { queue_.store(queue); }
   /// A replay: the seek and speed keys, and the HUD's timeline bar at the bottom.
   void setReplayMode(bool replay);
+  /// A graded exercise: the HUD's score panel (running score, penalties as they happen).
+  void setScored(bool scored);
   /// Where the Print key saves its PNGs, named <scene>_<simulated time>s.png (default: the
   /// current directory).
   void setScreenshotDirectory(std::string directory) { shot_dir_ = std::move(directory); }
@@ -114,6 +116,7 @@ class SessionView {
   void onKey(int osg_key, bool down);  // any thread
   void applyViewKeys();                // the view's thread, before a frame
   void viewKey(int osg_key);           // the view's thread
+  void relayout();                     // the HUD for the replay and score flags
 
   const Scene& scene_;
   const CameraDef* camera_ = nullptr;
@@ -121,6 +124,7 @@ class SessionView {
   std::vector<const CameraDef*> inset_cameras_;  // by inset index of the view
   std::atomic<OperatorQueue*> queue_{nullptr};
   std::atomic<bool> replay_keys_{false};
+  bool scored_ = false;
   std::atomic<bool> overlay_{false};
   std::thread::id view_thread_ = std::this_thread::get_id();  // the one that made the view
   std::mutex view_keys_mutex_;

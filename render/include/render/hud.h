@@ -32,6 +32,7 @@ struct HudLayout {
   std::vector<HudBarSpec> motors;    ///< Motor voltages u, bottom left (one per motor).
   std::vector<HudBarSpec> speeds;    ///< Motor speeds, next to the voltages (same order).
   bool timeline = false;  ///< A timeline bar along the bottom (a replay); the bars move up.
+  bool score = false;     ///< A score panel top right (a graded exercise); the pult moves down.
 };
 
 /// An event on the timeline: where (0 = start, 1 = end) and its colour (RGB, 0..1).
@@ -56,8 +57,10 @@ struct HudState {
   std::vector<double> motors;
   std::vector<double> speeds;
   std::vector<std::string> notes;   ///< Scenario progress, expectations.
-  std::vector<std::string> warnings;  ///< Shown in red (overrun, joystick lost, numerics).
+  std::vector<std::string> warnings;  ///< Shown in red, centred (overrun, numerics, pause).
   HudTimeline timeline;  ///< Drawn when the layout has one.
+  std::string score;                   ///< Top right when the layout has a score panel.
+  std::vector<std::string> score_events;  ///< Under it, in orange: penalties as they happen.
 };
 
 /// Where a bar is drawn (pixels, origin bottom left): its full track and its fill.
@@ -102,6 +105,7 @@ class Hud {
   bool quads_changed_ = false;
   std::unique_ptr<TextLayer> text_;  // every text, one geometry
   std::size_t status_ = 0, notes_ = 0, warnings_ = 0, timeline_label_ = 0;  // its blocks
+  std::size_t score_ = 0, score_events_ = 0;
   std::string joined_;  // notes or warnings joined by lines, reused every frame
   struct Group {
     std::vector<HudBarSpec> specs;
