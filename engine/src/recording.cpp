@@ -120,8 +120,11 @@ void RecordingWriter::beforeStep(const Session& session) {
   }
   writeFaults(session);
   const std::vector<double>& values = session.state().pult.values;
+  // Bit patterns, not values (a -0 after a +0 is a change the replay must see); an empty pult
+  // (a scene without one) has no data to compare.
   if (wrote_pult_ && values.size() == last_pult_.size() &&
-      std::memcmp(values.data(), last_pult_.data(), values.size() * sizeof(double)) == 0) {
+      (values.empty() ||
+       std::memcmp(values.data(), last_pult_.data(), values.size() * sizeof(double)) == 0)) {
     return;
   }
   writeFaults(session);
