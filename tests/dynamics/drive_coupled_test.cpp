@@ -396,6 +396,57 @@ TEST(DriveLuGre, PreSlidingDrawsAHysteresisLoopTheStaticModelDoesNot) {
   EXPECT_GT(lugre.loop_area, 0.01 * lugre.largest_m1 * lugre.largest_angle);
 }
 
+// Seed 000 eq. 22's two modifications inside the solver. They bind only above ~18 rad/s (σ1) and
+// the transition speed M_C / (σ0 T_min) ≈ 202.5 rad/s (σ0), and show only within a few T_min of
+// a change: at h >> T_min the bristles relax within the step and the implicit damper is g/|Ω|
+// whatever σ0 and σ1 are. So the output spins at 50 and 1000 rad/s with z = 0, stepped at
+// h = 1e-7 s (T_min / 20); a backlash gap of 0.5 rad keeps the transmission open (M1 = 0, load
+// factor 1), so the joint's friction is eq. 22 alone. Each step's friction (viscous row impulse
+// / h) against eq. 22 as printed in the paper, solved by RK4 at the link's speed: the solver's
+// z step is exact at a constant speed, and a flywheel keeps the speed constant to 1e-6.
+TEST(DriveLuGre, Eq22CapsShapeTheFrictionTransientAboveTheTransitionSpeed) {
+  for (const double speed : {50.0, 1000.0}) {
+    const double h = 1e-7;
+    Model m = driveHinge(0.5, 1003.0, h);
+    m.solver.velocity_tolerance = 1e-16;
+    DriveDef& d = *m.motors[0].drive;
+    d.friction = DriveFriction::LuGre;
+    m.bodies[0].angular_velocity_radps = Vec3(0.0, 0.0, speed);
+    m.bodies[0].inertia_kgm2 *= 1000.0;  // a flywheel: the speed stays constant to 1e-7
+    Simulator sim(m);
+    State s = sim.initialState();
+    // Eq. 22 at this speed (written out: independent of simulator.cpp).
+    const double g = curve(d, speed);
+    const double sigma0 = std::min(d.sigma0, g / (speed * d.t_min_s));
+    const double sigma1 = std::min(d.sigma1, 4.0 * sigma0 * g / speed);
+    const double tau = g / (sigma0 * speed);
+    double z = 0.0, worst = 0.0, first = 0.0;
+    const int rk4_per_step = 100;
+    for (int n = 0; n < 100; ++n) {  // 10 µs: 5 T_min
+      ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+      const double omega = s.joints[0].speed;
+      ASSERT_NEAR(omega, speed, 1e-2 * speed);
+      auto zdot = [&](double zz) { return omega - sigma0 * omega * zz / g; };
+      for (int k = 0; k < rk4_per_step; ++k) {
+        const double dt = h / rk4_per_step;
+        const double k1 = zdot(z), k2 = zdot(z + 0.5 * dt * k1), k3 = zdot(z + 0.5 * dt * k2),
+                     k4 = zdot(z + dt * k3);
+        z += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+      }
+      const double expected = sigma0 * z + sigma1 * zdot(z);
+      const double solver = -s.joints[0].impulses.viscous / h;
+      if (n == 0) first = solver;
+      worst = std::max(worst, std::abs(solver - expected));
+    }
+    std::printf("eq. 22 in the solver at %g rad/s: sigma0 %.4g, sigma1 %.4g, tau %.3e s; first "
+                "step %.5f N m; largest difference from RK4 %.2e of that\n",
+                speed, sigma0, sigma1, tau, first, worst / first);
+    // What is left grows with the speed the flywheel loses (1e-6 relative here; the solver takes
+    // σ0(Ω), σ1(Ω) and ρ at the step's starting speed): 3e-7 of the first step's friction.
+    EXPECT_LT(worst, 1e-5 * first) << speed << " rad/s";
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Repeaters of a motor with a drive: each follower has a transmission and output friction of
 // its own between the rotor and its joint.
