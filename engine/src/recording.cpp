@@ -102,6 +102,14 @@ void RecordingWriter::writeFaults(const Session& session) {
                      sensors[k].value));
     last_sensor_faults_[k] = sensors[k];
   }
+  const std::vector<ControlFault>& controls = session.controlFaults();
+  if (last_control_faults_.size() != controls.size()) last_control_faults_.assign(controls.size(), ControlFault{});
+  for (std::size_t c = 0; c < controls.size(); ++c) {
+    if (controls[c] == last_control_faults_[c]) continue;
+    line(fmt::format("a {} {} {} {:.17g}", session.stepIndex(), c, controlFaultName(controls[c].kind),
+                     controls[c].value));
+    last_control_faults_[c] = controls[c];
+  }
 }
 
 void RecordingWriter::beforeStep(const Session& session) {
@@ -158,6 +166,20 @@ const char* sensorFaultName(SensorFault::Kind kind) {
 bool parseSensorFaultKind(const std::string& name, SensorFault::Kind& kind) {
   for (auto k : {SensorFault::Kind::None, SensorFault::Kind::Noise, SensorFault::Kind::Dropout}) {
     if (name == sensorFaultName(k)) {
+      kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* controlFaultName(ControlFault::Kind kind) {
+  return kind == ControlFault::Kind::AxisStuck ? "axis_stuck" : "none";
+}
+
+bool parseControlFaultKind(const std::string& name, ControlFault::Kind& kind) {
+  for (auto k : {ControlFault::Kind::None, ControlFault::Kind::AxisStuck}) {
+    if (name == controlFaultName(k)) {
       kind = k;
       return true;
     }
@@ -262,6 +284,8 @@ Recording readRecording(const std::string& path) {
                 "f <step> <motor> <none|stuck|weak|reversed|brake_released> <value>");
     } else if (tag == "s") {
       faultLine(w, r.sensor_faults, parseSensorFaultKind, "s <step> <sensor> <none|noise|dropout> <value>");
+    } else if (tag == "a") {
+      faultLine(w, r.control_faults, parseControlFaultKind, "a <step> <control> <none|axis_stuck> <value>");
     } else if (tag == "c") {
       if (w.size() != 3) fail("expected: c <step> <key>=<value>");
       try {
@@ -332,6 +356,9 @@ ReplayResult replay(const Recording& recording, bool verify) {
     // Dropout takes the held value from the session, which has reached the recorded state.
     applyFaults(recording.sensor_faults, s, session.sensorFaults().size(), "sensor", "the scheme reads {} sensors",
                 [&](int k, const SensorFault& f) { session.setSensorFault(k, f); });
+    applyFaults(recording.control_faults, s, session.controlFaults().size(), "control",
+                "the scene's pult has {} controls",
+                [&](int c, const ControlFault& f) { session.setControlFault(c, f); });
     if (auto it = recording.pult.find(s); it != recording.pult.end()) {
       for (std::size_t c = 0; c < it->second.size(); ++c) session.setControl(static_cast<int>(c), it->second[c]);
     }

@@ -173,6 +173,14 @@ TEST(ModifiedLuGre, Fig7PreslidingHysteresis) {
   EXPECT_LT(stat.width, 0.03 * dyn.width);
   EXPECT_LT(stat.area, 0.1 * dyn.area);
   EXPECT_NEAR(stat10.area / stat.area, 10.0, 0.2);
+  sim::test::recordValidation(
+      "Seed 000 Fig. 7: friction vs micro-displacement, M = a(t) sin(2πt), a → 0.9 M_S",
+      "a loop (dynamic) and a line (static); axes: Δθ in [-2e-3, 1.5e-3] rad, M_F within ±0.08 N m",
+      sim::test::fmt("loop: largest Δθ %.2e rad, ", dyn.max_abs_displacement) +
+          sim::test::fmt("friction span %.4f N m, ", dyn.height) +
+          sim::test::fmt("area %.2e J; ", dyn.area) +
+          sim::test::fmt("static: width %.2f %% of the loop's", 100 * stat.width / dyn.width),
+      "inside the figure's axes (its only numbers); area > 0.2 × box; static width < 3 %");
 }
 
 TEST(ModifiedLuGre, Fig8FollowsStribeckCurveInSteadyStateAndLagsWhenFast) {
@@ -217,9 +225,18 @@ TEST(ModifiedLuGre, Fig8FollowsStribeckCurveInSteadyStateAndLagsWhenFast) {
   // The static model is memoryless: both branches coincide (to the rounding of sin(φ) vs
   // sin(π − φ) in the imposed speed, ~1e-14 rad/s), and the curve is the
   // (shifted) Stribeck curve at any rate (shift δΩ = 1e-4 rad/s → < 1e-5 relative).
+  const double lag_gap = gap;
   sweep(1000.0, false, dev, gap);
   EXPECT_LT(gap, 1e-12);
   EXPECT_LT(dev, 1e-5);
+  double slow_dev = 0.0, slow_gap = 0.0;
+  sweep(1.0, true, slow_dev, slow_gap);
+  sim::test::recordValidation(
+      "Seed 000 Fig. 8: friction vs speed, Ω = 25 sin(ωt) + 30 rad/s",
+      "Stribeck curve, and a lag loop for the dynamic model (ω not given); axes 0-60 rad/s, 0.03-0.055 N m",
+      sim::test::fmt("ω = 1 rad/s: on g(Ω) to %.1e relative; ", slow_dev) +
+          sim::test::fmt("ω = 1000 rad/s: branches %.4f N m apart; static: none", lag_gap),
+      "1e-3 relative on the curve; lag gap > 0.1 M_C");
 }
 
 TEST(ModifiedLuGre, ExactBristleUpdateIsStableAtAnyStep) {
@@ -360,6 +377,12 @@ TEST(LinearisedStribeck, Eq29StepBound) {
     EXPECT_NE(msg.find("eq. 29"), std::string::npos) << msg;
     EXPECT_NE(msg.find("1.7284e-06"), std::string::npos) << msg;
   }
+  sim::test::recordValidation(
+      "Seed 000 eq. 29: stable step of explicit Euler with eq. 21 friction",
+      "Δt < 2 δΩ J2 / (k M_C), k = 6-10",
+      sim::test::fmt("bound %.4e s: the shaft stops (below 1e-9 rad/s); ", bound) +
+          sim::test::fmt("at 1.2 × 2 δΩ J2 / M_S (%.2e s) it chatters", 1.2 * explicitLimit),
+      "speed below 1e-9 rad/s at the bound");
 }
 
 // Seed 003 servo: J θ'' = u − F, u = J(θd'' + k_v ė + k_p e), θd = A sin(ωt).
@@ -448,6 +471,11 @@ TEST(StickSlipLuGre, Seed003ServoGlitchAtReversals) {
   // an analytic check of the friction force level, 2 % (the speed varies ±1 % over the window).
   const double expected = (1.0 + 0.4 * on.mid_speed) / (0.01 * 2500.0);
   EXPECT_NEAR(on.mid_error, expected, 0.02 * expected);
+  sim::test::recordValidation(
+      "Seed 003 servo θd = 0.3 sin(πt), Table 1 parameters: mid-stroke tracking error",
+      "no number (Fig. 3 shows the error)",
+      sim::test::fmt("%.4f rad; analytic (F_C + σ2 v)/(J k_p) ", on.mid_error) + sim::test::fmt("%.4f rad", expected),
+      "2 % (the speed varies ±1 % over the window)");
   // At each velocity reversal the servo sticks until |u| exceeds |F|, then jumps: the error
   // swings from −F_C/(J k_p) to +F_C/(J k_p). Its rate peaks there at ≥ 5× its mid-stroke rate.
   EXPECT_GE(on.reversal_error_rate, 5.0 * on.mid_error_rate)

@@ -13,9 +13,11 @@ namespace sim::test {
 
 /// printf-style number formatting for the table ("%.3e", 2.7e-4 -> "2.700e-04").
 inline std::string fmt(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
+  const int n = std::snprintf(nullptr, 0, format, value);
+  std::string out(static_cast<std::size_t>(n > 0 ? n : 0) + 1, '\0');
+  std::snprintf(out.data(), out.size(), format, value);
+  out.pop_back();
+  return out;
 }
 
 /// Records `experiment | paper | ours | tolerance` as the property validation_<n> of the running
