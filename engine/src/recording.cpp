@@ -86,30 +86,18 @@ void RecordingWriter::line(const std::string& text) {
 }
 
 void RecordingWriter::writeFaults(const Session& session) {
-  const std::vector<MotorFault>& faults = session.motorFaults();
-  if (last_faults_.size() != faults.size()) last_faults_.assign(faults.size(), MotorFault{});
-  for (std::size_t m = 0; m < faults.size(); ++m) {
-    if (faults[m] == last_faults_[m]) continue;
-    line(fmt::format("f {} {} {} {:.17g}", session.stepIndex(), m, motorFaultName(faults[m].kind),
-                     faults[m].value));
-    last_faults_[m] = faults[m];
-  }
-  const std::vector<SensorFault>& sensors = session.sensorFaults();
-  if (last_sensor_faults_.size() != sensors.size()) last_sensor_faults_.assign(sensors.size(), SensorFault{});
-  for (std::size_t k = 0; k < sensors.size(); ++k) {
-    if (sensors[k] == last_sensor_faults_[k]) continue;
-    line(fmt::format("s {} {} {} {:.17g}", session.stepIndex(), k, sensorFaultName(sensors[k].kind),
-                     sensors[k].value));
-    last_sensor_faults_[k] = sensors[k];
-  }
-  const std::vector<ControlFault>& controls = session.controlFaults();
-  if (last_control_faults_.size() != controls.size()) last_control_faults_.assign(controls.size(), ControlFault{});
-  for (std::size_t c = 0; c < controls.size(); ++c) {
-    if (controls[c] == last_control_faults_[c]) continue;
-    line(fmt::format("a {} {} {} {:.17g}", session.stepIndex(), c, controlFaultName(controls[c].kind),
-                     controls[c].value));
-    last_control_faults_[c] = controls[c];
-  }
+  // One `<tag> <step> <index> <kind> <value>` line per fault that changed since the last call.
+  auto changed = [&](const char* tag, const auto& faults, auto& last, auto name) {
+    if (last.size() != faults.size()) last.assign(faults.size(), {});
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+      if (faults[i] == last[i]) continue;
+      line(fmt::format("{} {} {} {} {:.17g}", tag, session.stepIndex(), i, name(faults[i].kind), faults[i].value));
+      last[i] = faults[i];
+    }
+  };
+  changed("f", session.motorFaults(), last_faults_, motorFaultName);
+  changed("s", session.sensorFaults(), last_sensor_faults_, sensorFaultName);
+  changed("a", session.controlFaults(), last_control_faults_, controlFaultName);
 }
 
 void RecordingWriter::beforeStep(const Session& session) {

@@ -357,7 +357,21 @@ class ServerLink {
 
   void applyFault(const Command& c, Session& session) {
     const bool clear = c.kind == CommandKind::ClearFault;
-    if (const int m = motorIndex(c.target); m >= 0) {
+    // A motor and a control may share a name (scenes/grasp.yaml: `lift`): axis_stuck names the
+    // control, the other faults the motor, and clear frees both.
+    const int m = motorIndex(c.target), k = controlIndex(c.target);
+    if (k >= 0 && (clear || c.fault == "axis_stuck")) {
+      // The session holds it (Session::setControlFault): stations' samples no longer move it, and
+      // the recording gets an `a` line.
+      ControlFault fault;
+      if (!clear) fault = {ControlFault::Kind::AxisStuck, session.state().pult.values[static_cast<std::size_t>(k)]};
+      session.setControlFault(k, fault);
+      event(session, "fault",
+            clear ? fmt::format("control {} free again ({})", c.target, c.issuer)
+                  : fmt::format("control {} axis_stuck at {:g} by {}", c.target, fault.value, c.issuer));
+      if (!clear || m < 0) return;
+    }
+    if (m >= 0) {
       MotorFault fault;
       if (!clear && (!parseMotorFaultKind(c.fault, fault.kind) || fault.kind == MotorFault::Kind::None)) {
         event(session, "refused", fmt::format("fault \"{}\" of motor {}: expected stuck, weak, reversed or brake_released", c.fault, c.target));
@@ -379,19 +393,8 @@ class ServerLink {
                   : fmt::format("motor {} {} (value {:g}) by {}", c.target, c.fault, fault.value, c.issuer));
       return;
     }
-    if (const int k = controlIndex(c.target); k >= 0) {
-      if (!clear && c.fault != "axis_stuck") {
-        event(session, "refused", fmt::format("fault \"{}\" of control {}: expected axis_stuck", c.fault, c.target));
-        return;
-      }
-      // The session holds it (Session::setControlFault): stations' samples no longer move it, and
-      // the recording gets an `a` line.
-      ControlFault fault;
-      if (!clear) fault = {ControlFault::Kind::AxisStuck, session.state().pult.values[static_cast<std::size_t>(k)]};
-      session.setControlFault(k, fault);
-      event(session, "fault",
-            clear ? fmt::format("control {} free again ({})", c.target, c.issuer)
-                  : fmt::format("control {} axis_stuck at {:g} by {}", c.target, fault.value, c.issuer));
+    if (k >= 0) {
+      event(session, "refused", fmt::format("fault \"{}\" of control {}: expected axis_stuck", c.fault, c.target));
       return;
     }
     if (c.target.find('.') != std::string::npos) {

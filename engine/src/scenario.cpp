@@ -27,6 +27,19 @@ using namespace detail;
 
 constexpr double kTimeEps = 1e-9;  // s: sample times are sums of steps
 
+// The pult control named by the entry's `control` key, or an error listing the known ones.
+int controlOf(Context& ctx, const MapReader& m, const Scene& scene) {
+  const std::string control = m.string("control");
+  const int index = scene.pult.find(control);
+  if (index < 0) {
+    std::string known;
+    for (const ControlDef& c : scene.pult.controls) known += (known.empty() ? "" : ", ") + c.name;
+    ctx.fail(m.value("control"), m.join("control"),
+             fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
+  }
+  return index;
+}
+
 TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::string& path,
                           const Scene& scene) {
   const MapReader m(ctx, node, path, {"at", "control", "set", "ramp", "pulse", "hold", "over", "for"});
@@ -34,14 +47,7 @@ TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::strin
   a.line = m.line();
   a.at_s = m.number("at");
   if (a.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
-  const std::string control = m.string("control");
-  a.control = scene.pult.find(control);
-  if (a.control < 0) {
-    std::string known;
-    for (const ControlDef& c : scene.pult.controls) known += (known.empty() ? "" : ", ") + c.name;
-    ctx.fail(m.value("control"), m.join("control"),
-             fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
-  }
+  a.control = controlOf(ctx, m, scene);
   int kinds = 0;
   for (const char* k : {"set", "ramp", "pulse", "hold"}) kinds += m.has(k) ? 1 : 0;
   if (kinds != 1) ctx.fail(node, path, "expected exactly one of set, ramp, pulse, hold");
@@ -73,14 +79,8 @@ ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string
   if (m.has("control")) {
     for (const char* other : {"motor", "signal"}) m.forbid(other, "give one of motor, signal or control");
     f.motor = -1;
+    f.control = controlOf(ctx, m, scene);
     const std::string control = m.string("control");
-    f.control = scene.pult.find(control);
-    if (f.control < 0) {
-      std::string known;
-      for (const ControlDef& c : scene.pult.controls) known += (known.empty() ? "" : ", ") + c.name;
-      ctx.fail(m.value("control"), m.join("control"),
-               fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
-    }
     const std::string kind = m.string("fault");
     if (!parseControlFaultKind(kind, f.control_fault.kind)) {
       ctx.fail(m.value("fault"), m.join("fault"), "expected axis_stuck or none, got \"" + kind + "\"");

@@ -42,7 +42,9 @@ TEST(ControlFault, StuckAxisIgnoresSetsAndNeutralUntilCleared) {
   EXPECT_EQ(s.state().pult.values[static_cast<std::size_t>(lift)], 1.0);
   EXPECT_EQ(s.controlFaults()[static_cast<std::size_t>(lift)].value, 1.0);
   s.setControl(lift, -0.5);
+  EXPECT_EQ(s.state().pult.values[static_cast<std::size_t>(lift)], 1.0);
   s.neutralPult();
+  EXPECT_EQ(s.state().pult.values[static_cast<std::size_t>(lift)], 1.0);
   const sim::engine::SessionState saved = s.state();
   s.restore(saved);
   EXPECT_EQ(s.state().pult.values[static_cast<std::size_t>(lift)], 1.0);
@@ -125,17 +127,7 @@ TEST(ControlFault, RecordedAsALinesAndReplayedBitIdentically) {
 }
 
 void expectScenarioError(const std::string& fault, const std::string& needle) {
-  try {
-    sim::engine::loadScenarioFromString("scene: grasp.yaml\nduration: 1\nfaults:\n  - " + fault +
-                                            "\nexpect:\n  - {signal: time, min: 0.99}\n",
-                                        kScenes + "/inline.scenario.yaml");
-    FAIL() << "no error for " << fault;
-  } catch (const sim::engine::SceneError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("inline.scenario.yaml"), std::string::npos) << what;
-    EXPECT_NE(what.find(":4"), std::string::npos) << what;
-    EXPECT_NE(what.find(needle), std::string::npos) << what;
-  }
+  sim::engine::testing::expectFaultError(kScenes, "grasp.yaml", fault, needle);
 }
 
 TEST(ControlFault, ScenarioErrorsNameTheFileAndLine) {
