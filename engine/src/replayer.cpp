@@ -55,8 +55,9 @@ void Replayer::restore(const Point& point) {
     const std::string why = session_->changeScene(loadScene(recording_.scene_path, overrides_));
     if (!why.empty()) throw RecordingError(recording_.file + ": cannot go back: " + why);
   }
-  session_->restore(point.state);
+  // Faults first: restoring the state holds stuck controls and syncs brakes with those in force.
   session_->restoreFaults(point.motor_faults, point.sensor_faults, point.control_faults);
+  session_->restore(point.state);
   applied_for_ = ~std::uint64_t{0};
 }
 
