@@ -40,6 +40,7 @@ using dynamics::Vec3;
 namespace {
 
 constexpr double kRpmToRadps = 2.0 * 3.14159265358979323846 / 60.0;
+constexpr int kMaxStepsPerFrame = 10000;
 
 std::string formatError(const std::string& file, int line, const std::string& key,
                         const std::string& message) {
@@ -1285,6 +1286,17 @@ void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
     if (scene.frame_rate_hz < 1.0 || scene.frame_rate_hz > 1000.0) {
       ctx.fail(top.value("frame_rate"), "frame_rate", "expected frames per second in [1, 1000]");
     }
+  }
+  // A frame runs a whole number of steps (Scene::stepsPerFrame): a step longer than the frame
+  // would advance the world faster than the wall clock, and one so short that a frame needs more
+  // than 10,000 steps cannot keep real time on any machine (0 and below: the model's own check).
+  const double dt = scene.model.solver.time_step_s;
+  const double steps_per_frame = 1.0 / (scene.frame_rate_hz * dt);
+  if (dt > 0.0 && !(steps_per_frame > 1.0 - 1e-9 && steps_per_frame <= kMaxStepsPerFrame)) {
+    ctx.failAt(ctx.lines["solver.time_step"], "solver.time_step",
+               fmt::format("expected a step of at most one frame (1/{} s) and at least 1/{} of "
+                           "it, got {} s",
+                           scene.frame_rate_hz, kMaxStepsPerFrame, dt));
   }
   readPultAndScheme(ctx, top, scene);
   for (const SchemeOutput& out : scene.scheme.outputs) {

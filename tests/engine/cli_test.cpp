@@ -146,13 +146,23 @@ TEST(Cli, RunWritesTraceAndSummary) {
 TEST(Cli, NumericalFaultIsExit1AndFlushesTrace) {
   // A rotor speed bound far below the motor's no-load speed makes the per-step check report a
   // runaway fault after a few steps.
+  // The result file and the recording are written too, saying how the run ended.
   const auto trace = std::filesystem::temp_directory_path() / "simtrainer_cli_fault.csv";
+  const auto result = std::filesystem::temp_directory_path() / "simtrainer_cli_fault.json";
+  const auto rec = std::filesystem::temp_directory_path() / "simtrainer_cli_fault.rec";
   const Outcome o = run("run '" + kSourceDir + "/scenes/wg7152.yaml' --headless " +
-                        "--set solver.max_motor_speed=1 --trace '" + trace.string() + "'");
+                        "--set solver.max_motor_speed=1 --trace '" + trace.string() + "' --result '" +
+                        result.string() + "' --record '" + rec.string() + "'");
   EXPECT_EQ(o.exit_code, 1) << o.err;
-  EXPECT_NE(o.err.find("numerical fault"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("numerical fault: runaway value in motor drive.speed"), std::string::npos)
+      << o.err;
   EXPECT_GT(countLines(readFile(trace)), 2);
-  std::filesystem::remove(trace);
+  const std::string json = readFile(result);
+  EXPECT_NE(json.find("\"outcome\": \"fault\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"complete\": false"), std::string::npos) << json;
+  const std::string recording = readFile(rec);
+  EXPECT_NE(recording.find(" fault\n", recording.rfind("\nend ")), std::string::npos) << recording;
+  for (const auto& f : {trace, result, rec}) std::filesystem::remove(f);
 }
 
 }  // namespace

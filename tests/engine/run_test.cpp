@@ -1,8 +1,10 @@
 // Pins engine/src/run.cpp: the headless loop's step count, trace sampling and summary. Solver
 // accuracy is pinned by tests/dynamics; here the WG-7152 scene is only checked loosely against
 // the analytic exponential (1 % of the final speed) to prove the loop wires the model through.
+#include <engine/recording.h>
 #include <engine/run.h>
 #include <engine/scene.h>
+#include <engine/session.h>
 
 #include <gtest/gtest.h>
 
@@ -78,6 +80,45 @@ TEST(Run, BoxStackStaysStacked) {
     EXPECT_NEAR(end.z(), start.z(), 1e-3) << scene.model.bodies[i].name;
     EXPECT_LT((end - start).head<2>().norm(), 1e-3) << scene.model.bodies[i].name;
   }
+}
+
+// A NaN reaching a body's velocity mid-session (issue 31: numerical faults) stops the run at that
+// step with a message naming the body, the field and the step; the trace gets the faulted row and
+// the recording is closed with outcome "fault", readable to its last step.
+TEST(Run, NanInABodyVelocityMidSessionStopsAndFlushes) {
+  const Scene scene = loadScene(std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/box_stack.yaml");
+  const auto dir = std::filesystem::temp_directory_path() / "simtrainer_run_nan";
+  std::filesystem::create_directories(dir);
+  RunOptions options;
+  options.duration_s = 2.0;
+  options.trace_path = (dir / "t.csv").string();
+  options.record_path = (dir / "r.rec").string();
+  constexpr std::uint64_t kInjectAtStep = 120;
+  options.before_steps = [&](Session& session) {
+    if (session.stepIndex() != kInjectAtStep) return;
+    SessionState corrupted = session.state();
+    corrupted.dynamics.bodies[3].angular_velocity_radps.y() = std::nan("");
+    session.restore(corrupted);
+  };
+  const RunResult result = runHeadless(scene, options);
+  ASSERT_TRUE(result.fault.has_value()) << "the NaN went unnoticed";
+  EXPECT_EQ(result.fault->kind, dynamics::Fault::Kind::NonFinite);
+  const std::string message = result.fault->describe();
+  // The check names the first body in model order whose state is not finite: by the end of the
+  // step the NaN has spread through the stack's contacts, so that need not be box3 itself.
+  EXPECT_NE(message.find("non-finite value in body "), std::string::npos) << message;
+  EXPECT_NE(message.find("at step " + std::to_string(kInjectAtStep + 1)), std::string::npos)
+      << message;
+  EXPECT_EQ(result.steps, kInjectAtStep + 1) << "the run stops at the faulted step";
+  EXPECT_NE(formatSummary(scene, result).find("FAULT: " + message), std::string::npos);
+
+  std::ifstream trace(options.trace_path);
+  std::string line, last;
+  while (std::getline(trace, line)) last = line;
+  EXPECT_NE(last.find("nan"), std::string::npos) << "the faulted row is traced: " << last;
+  const Recording rec = readRecording(options.record_path);
+  EXPECT_EQ(rec.outcome, "fault");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

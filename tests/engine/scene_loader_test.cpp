@@ -302,6 +302,19 @@ TEST(SceneLoader, BadSetIsAnError) {
   EXPECT_THROW(parseOverride("=1"), SceneError);
 }
 
+// An absurd time step (issue 31: numerical faults) is refused at load, naming the key's line: one
+// longer than a frame would run the world faster than the wall clock, one that needs more than
+// 10,000 steps a frame cannot keep real time. The default frame rate is 60 Hz.
+TEST(SceneLoader, TimeStepMustFitTheFrame) {
+  expectSceneError(kScene, 2, "solver.time_step", "at most one frame (1/60 s)",
+                   {parseOverride("solver.time_step=10")});
+  expectSceneError(kScene, 2, "solver.time_step", "at least 1/10000 of it",
+                   {parseOverride("solver.time_step=1e-9")});
+  EXPECT_NO_THROW(loadSceneFromString(kScene, "test.yaml", {parseOverride("solver.time_step=2e-6")}));
+  EXPECT_NO_THROW(loadSceneFromString(kScene, "test.yaml",
+                                      {parseOverride("solver.time_step=0.016666666666666666")}));
+}
+
 // A scene with materials, contact settings and every kind of shape. Line numbers below refer to
 // this text.
 const std::string kShapes = R"(materials:

@@ -678,6 +678,8 @@ TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
   ASSERT_TRUE(watcher.running()) << server.output();
   Process set(cat(std::vector<std::string>{"instruct", "--command", "set:motors.drive.Mp:0.35", "--command",
                                            "set:motors.nosuch.Mp:1", "--command", "set:solver.time_step:0.005",
+                                           "--command", "set:motors.drive.Mp:0", "--command",
+                                           "set:motors.drive.Mp:-1",
                                            "--listen", "2"},
                   classArgs(part)),
               dir / "set.out");
@@ -692,6 +694,10 @@ TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
   EXPECT_NE(events.find("refused set motors.nosuch.Mp=1"), std::string::npos) << events;
   EXPECT_NE(events.find("nosuch"), std::string::npos) << events;
   EXPECT_NE(events.find("refused set solver.time_step=0.005: the time step changes"), std::string::npos) << events;
+  // Numerical nonsense from the instructor is refused naming the key; the session goes on.
+  EXPECT_NE(events.find("refused set motors.drive.Mp=0: "), std::string::npos) << events;
+  EXPECT_NE(events.find("refused set motors.drive.Mp=-1: "), std::string::npos) << events;
+  EXPECT_NE(events.find("stall torque must be > 0"), std::string::npos) << events;
   const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
   ASSERT_EQ(rec.changes.size(), 1u) << "only the accepted change is recorded";
   EXPECT_EQ(rec.changes.begin()->second.at(0).path, "motors.drive.Mp");
