@@ -9,14 +9,17 @@ from conftest import same_bits, scene_path
 
 
 def drive(session, lift, chunks, out):
-    """Steps in chunks (so that two threads interleave), keeping the hash after each chunk."""
+    """Steps in chunks (so that two threads interleave), keeping the hash and the noisy sensor's
+    scheme block after each chunk. The sensor noise draws from the session's own generator: one
+    shared between sessions would give other draws when two run at once."""
     session.set_pult("grip", 1)
     session.run(0.1)
     session.set_pult("grip", 0)
     session.set_pult("lift", lift)
+    session.set_sensor_fault("body.box.z", "noise", 0.001)
     for _ in range(chunks):
         session.step(48)
-        out.append(session.hash())
+        out.append((session.hash(), session.signal("box_above_palm")))
     out.append(session.body_positions)
 
 
