@@ -25,6 +25,9 @@ packages=(
   python3-jsonschema            # tests: result files validated against docs/schemas/
   chromium                      # tests: the after-action report opened in headless Chromium
   python3-pil                   # tests: pixels of the report's screenshot in Chromium
+  pybind11-dev python3-dev      # python/: the `simtrainer` Python module (C++ bindings)
+  python3-numpy                 # python/: poses, joints, motors and traces as NumPy arrays
+  python3-pytest                # tests/python: the module's tests and examples/python's scenarios
 )
 
 missing=()
