@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 start=$SECONDS
 
 bash scripts/install-deps.sh
-cmake -S . -B build-tsan -G Ninja -DSIMTRAINER_SANITIZE=thread -DSIMTRAINER_BUILD_BENCH=OFF \
+cmake -S . -B build-tsan -G Ninja -DSIMTRAINER_SANITIZE=thread -DSIMTRAINER_BUILD_BENCH=OFF -DSIMTRAINER_PYTHON=OFF \
   -DSIMTRAINER_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
 targets=(latest_writer_test live_view_test simtrainer)
