@@ -706,6 +706,9 @@ void writeFlexureTables(const std::string& path, const std::string& header,
   const std::pair<const char*, const sim::dynamics::StiffnessCurve*> curves[] = {
       {"x", &def.k_x}, {"y", &def.k_y}, {"z", &def.k_z}};
   for (const auto& [dof, c] : curves) {
+    if (!c->isTable() && c->stiffness != 0.0) {  // linear: two points, extended beyond them
+      for (const double q : {-1e-3, 1e-3}) out << fmt::format("{},{:.17g},{:.17g}\n", dof, q, c->stiffness * q);
+    }
     for (std::size_t i = 0; i < c->deformation.size(); ++i)
       out << fmt::format("{},{:.17g},{:.17g}\n", dof, c->deformation[i], c->load[i]);
   }
@@ -713,8 +716,18 @@ void writeFlexureTables(const std::string& path, const std::string& header,
 
 int identifyFlexureCommand(const FlexureArgs& args) {
   const double deg = 3.14159265358979323846 / 180.0;
-  const sim::dynamics::FlexureFit fit =
-      sim::dynamics::fitFlexure(args.leaf, args.max_angle_deg * deg, args.samples);
+  sim::dynamics::FlexureFit fit;
+  try {
+    fit = sim::dynamics::fitFlexure(args.leaf, args.max_angle_deg * deg, args.samples);
+  } catch (const std::invalid_argument& e) {  // the least-squares fit found no optimum
+    throw sim::engine::IdentifyError(std::string("flexure fit failed: ") + e.what());
+  }
+  if (!fit.planar_ok) {
+    throw sim::engine::IdentifyError(fmt::format(
+        "flexure fit failed: no planar spring follows the elastica up to {:g} deg (RMS residual "
+        "{:.2g}, or no static equilibrium at some load); try a smaller --max-angle",
+        args.max_angle_deg, fit.rms_error));
+  }
   const auto& l = args.leaf;
   const std::string specimen = fmt::format(
       "# leaf E = {:g} Pa, L = {:g} m, W = {:g} m, t = {:g} m, lever {:g} m; elastica, {} loads "
@@ -723,31 +736,38 @@ int identifyFlexureCommand(const FlexureArgs& args) {
       args.max_angle_deg);
   fmt::print("elastica: {} loads up to {:g} deg (force {:.5g} N at the lever's end)\n",
              args.samples, args.max_angle_deg, fit.samples.back().force_N);
-  fmt::print("planar spring: a = {:.3f}, b = {:.3f} (drift optimum F2: a = {:.3f}; positive "
-             "secants: {})\n",
-             fit.a, fit.b, fit.a_drift_optimum, fit.positive_secants ? "yes" : "no");
-  fmt::print("PRB torsion spring: lambda = {:.4f}, k_z(0) = {:.5g} N m/rad\n", fit.lambda,
-             fit.prb.k_z.tangent(0.0));
+  fmt::print("planar spring (least squares on the lever end and the output angle): a = {:.4f}, b = "
+             "{:.4f}, k_x = {:.5g} N/m, k_y = {:.5g} N/m, T'(0) = {:.5g} N m/rad, rms residual "
+             "{:.2g}\n",
+             fit.a, fit.b, fit.planar.k_x.stiffness, fit.planar.k_y.stiffness,
+             fit.planar.k_z.tangent(0.0), fit.rms_error);
+  fmt::print("PRB torsion spring (F1 at the lever end): lambda = {:.4f}, k_z(0) = {:.5g} N m/rad\n",
+             fit.lambda, fit.prb.k_z.tangent(0.0));
+  fmt::print("seed 001 Table 1 figures: lambda (F1 at the leaf's tip) = {:.4f}; F2 centre a = {:.3f}, "
+             "drift dx = {:.3f} mm, dy = {:.3f} mm\n",
+             fit.lambda_tip, fit.a_f2, 1e3 * fit.drift_x_m, 1e3 * fit.drift_y_m);
   if (!args.out.empty()) {
     writeFlexureTables(args.out,
                        specimen + fmt::format("# planar spring (seed 001 eq. 2): a = {:.6f}, b = "
                                               "{:.6f}{}\n",
                                               fit.a, fit.b,
-                                              fit.positive_secants
+                                              fit.planar.k_x.stiffness > 0.0 && fit.planar.k_y.stiffness > 0.0
                                                   ? ""
-                                                  : "; negative x/y secants: static model only"),
+                                                  : "; negative k_x or k_y: static model only"),
                        fit.planar);
     fmt::print("wrote {}\n", args.out);
   }
   if (!args.prb_out.empty()) {
     writeFlexureTables(args.prb_out,
-                       specimen + fmt::format("# PRB torsion spring: lambda = {:.6f}\n", fit.lambda),
+                       specimen + fmt::format("# PRB torsion spring: lambda = {:.6f} (seed 001's F1 at the "
+                                              "lever's end)\n", fit.lambda),
                        fit.prb);
     fmt::print("wrote {}\n", args.prb_out);
   }
   if (!fit.positive_secants) {
-    fmt::print("note: no compliance centre gives positive k_x, k_y secants for this leaf; the "
-               "planar tables reproduce the elastica statically but a scene rejects them\n");
+    fmt::print("note: no compliance centre lets eq. 2 carry these loads with positive k_x, k_y "
+               "(a bending leaf's centre drifts without axial force); the planar spring's negative "
+               "k_x makes it a static model only, which a scene rejects (docs/dynamics.md)\n");
   }
   return kExitOk;
 }

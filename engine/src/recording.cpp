@@ -94,22 +94,18 @@ void RecordingWriter::line(const std::string& text) {
 }
 
 void RecordingWriter::writeFaults(const Session& session) {
-  const std::vector<MotorFault>& faults = session.motorFaults();
-  if (last_faults_.size() != faults.size()) last_faults_.assign(faults.size(), MotorFault{});
-  for (std::size_t m = 0; m < faults.size(); ++m) {
-    if (faults[m] == last_faults_[m]) continue;
-    line(fmt::format("f {} {} {} {:.17g}", session.stepIndex(), m, motorFaultName(faults[m].kind),
-                     faults[m].value));
-    last_faults_[m] = faults[m];
-  }
-  const std::vector<SensorFault>& sensors = session.sensorFaults();
-  if (last_sensor_faults_.size() != sensors.size()) last_sensor_faults_.assign(sensors.size(), SensorFault{});
-  for (std::size_t k = 0; k < sensors.size(); ++k) {
-    if (sensors[k] == last_sensor_faults_[k]) continue;
-    line(fmt::format("s {} {} {} {:.17g}", session.stepIndex(), k, sensorFaultName(sensors[k].kind),
-                     sensors[k].value));
-    last_sensor_faults_[k] = sensors[k];
-  }
+  // One `<tag> <step> <index> <kind> <value>` line per fault that changed since the last call.
+  auto changed = [&](const char* tag, const auto& faults, auto& last, auto name) {
+    if (last.size() != faults.size()) last.assign(faults.size(), {});
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+      if (faults[i] == last[i]) continue;
+      line(fmt::format("{} {} {} {} {:.17g}", tag, session.stepIndex(), i, name(faults[i].kind), faults[i].value));
+      last[i] = faults[i];
+    }
+  };
+  changed("f", session.motorFaults(), last_faults_, motorFaultName);
+  changed("s", session.sensorFaults(), last_sensor_faults_, sensorFaultName);
+  changed("a", session.controlFaults(), last_control_faults_, controlFaultName);
 }
 
 void RecordingWriter::beforeStep(const Session& session) {
@@ -120,8 +116,11 @@ void RecordingWriter::beforeStep(const Session& session) {
   }
   writeFaults(session);
   const std::vector<double>& values = session.state().pult.values;
+  // Bit patterns, not values (a -0 after a +0 is a change the replay must see); an empty pult
+  // (a scene without one) has no data to compare.
   if (wrote_pult_ && values.size() == last_pult_.size() &&
-      std::memcmp(values.data(), last_pult_.data(), values.size() * sizeof(double)) == 0) {
+      (values.empty() ||
+       std::memcmp(values.data(), last_pult_.data(), values.size() * sizeof(double)) == 0)) {
     return;
   }
   writeFaults(session);
@@ -166,6 +165,20 @@ const char* sensorFaultName(SensorFault::Kind kind) {
 bool parseSensorFaultKind(const std::string& name, SensorFault::Kind& kind) {
   for (auto k : {SensorFault::Kind::None, SensorFault::Kind::Noise, SensorFault::Kind::Dropout}) {
     if (name == sensorFaultName(k)) {
+      kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* controlFaultName(ControlFault::Kind kind) {
+  return kind == ControlFault::Kind::AxisStuck ? "axis_stuck" : "none";
+}
+
+bool parseControlFaultKind(const std::string& name, ControlFault::Kind& kind) {
+  for (auto k : {ControlFault::Kind::None, ControlFault::Kind::AxisStuck}) {
+    if (name == controlFaultName(k)) {
       kind = k;
       return true;
     }
@@ -280,6 +293,8 @@ Recording readRecording(const std::string& path, RecordingRead mode) {
                 "f <step> <motor> <none|stuck|weak|reversed|brake_released> <value>");
     } else if (tag == "s") {
       faultLine(w, r.sensor_faults, parseSensorFaultKind, "s <step> <sensor> <none|noise|dropout> <value>");
+    } else if (tag == "a") {
+      faultLine(w, r.control_faults, parseControlFaultKind, "a <step> <control> <none|axis_stuck> <value>");
     } else if (tag == "c") {
       if (w.size() != 3) fail("expected: c <step> <key>=<value>");
       try {

@@ -143,8 +143,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 class ServerLink {
  public:
   ServerLink(Bus& bus, const Scene& scene, const ServeOptions& options, std::uint64_t run_id)
-      : bus_(bus), scene_(scene), options_(options), run_id_(run_id),
-        held_(scene.pult.controls.size()) {
+      : bus_(bus), scene_(scene), options_(options), run_id_(run_id) {
     if (!options.trace_path.empty()) {
       trace_ = std::fopen(options.trace_path.c_str(), "w");
       if (!trace_) throw std::runtime_error(options.trace_path + ": cannot write the pose trace");
@@ -186,6 +185,12 @@ class ServerLink {
         if (f.sensor >= 0) {
           event(session, "fault", fmt::format("scenario: sensor {} {} (value {:g})", f.signal,
                                               sensorFaultName(f.sensor_fault.kind), f.sensor_fault.value));
+        } else if (f.control >= 0) {
+          const double value = f.hold_current ? session.state().pult.values[static_cast<std::size_t>(f.control)]
+                                              : f.control_fault.value;
+          event(session, "fault", fmt::format("scenario: control {} {} (value {:g})",
+                                              scene_.pult.controls[static_cast<std::size_t>(f.control)].name,
+                                              controlFaultName(f.control_fault.kind), value));
         } else {
           event(session, "fault", fmt::format("scenario: motor {} {} (value {:g})",
                                               scene_.model.motors[static_cast<std::size_t>(f.motor)].name,
@@ -203,10 +208,6 @@ class ServerLink {
     while (bus_.takePult(pult)) applyPult(pult, session);
     Command command;
     while (bus_.takeCommand(command)) applyCommand(command, session);
-    // Stuck axes hold their value whatever the stations send.
-    for (std::size_t c = 0; c < held_.size(); ++c) {
-      if (held_[c]) session.setControl(static_cast<int>(c), *held_[c]);
-    }
     if (options_.drops) *options_.drops = result.drops;
     // The grader's sample of the initial state (after the first step's inputs, as a replay).
     if (options_.scorer && !graded_start_) {
@@ -339,10 +340,11 @@ class ServerLink {
         } else if (!options_.record_path.empty()) {
           event(session, "refused", "reset while recording (the recording would jump)");
         } else {
+          // Controls freed first: a stuck one would keep its held value through the restore.
+          for (std::size_t k = 0; k < session.controlFaults().size(); ++k) session.setControlFault(static_cast<int>(k), {});
           session.restore(*initial_);
           for (std::size_t m = 0; m < session.motorFaults().size(); ++m) session.setMotorFault(static_cast<int>(m), {});
           for (std::size_t k = 0; k < session.sensorFaults().size(); ++k) session.setSensorFault(static_cast<int>(k), {});
-          for (auto& h : held_) h.reset();
           faults_applied_.assign(options_.faults.size(), 0);  // the scenario's faults are due again
           if (options_.scorer) {  // a new attempt: graded from the start again
             options_.scorer->reset();
@@ -393,7 +395,21 @@ class ServerLink {
 
   void applyFault(const Command& c, Session& session) {
     const bool clear = c.kind == CommandKind::ClearFault;
-    if (const int m = motorIndex(c.target); m >= 0) {
+    // A motor and a control may share a name (scenes/grasp.yaml: `lift`): axis_stuck names the
+    // control, the other faults the motor, and clear frees both.
+    const int m = motorIndex(c.target), k = controlIndex(c.target);
+    if (k >= 0 && (clear || c.fault == "axis_stuck")) {
+      // The session holds it (Session::setControlFault): stations' samples no longer move it, and
+      // the recording gets an `a` line.
+      ControlFault fault;
+      if (!clear) fault = {ControlFault::Kind::AxisStuck, session.state().pult.values[static_cast<std::size_t>(k)]};
+      session.setControlFault(k, fault);
+      event(session, "fault",
+            clear ? fmt::format("control {} free again ({})", c.target, c.issuer)
+                  : fmt::format("control {} axis_stuck at {:g} by {}", c.target, fault.value, c.issuer));
+      if (!clear || m < 0) return;
+    }
+    if (m >= 0) {
       MotorFault fault;
       if (!clear && (!parseMotorFaultKind(c.fault, fault.kind) || fault.kind == MotorFault::Kind::None)) {
         event(session, "refused", fmt::format("fault \"{}\" of motor {}: expected stuck, weak, reversed or brake_released", c.fault, c.target));
@@ -415,20 +431,8 @@ class ServerLink {
                   : fmt::format("motor {} {} (value {:g}) by {}", c.target, c.fault, fault.value, c.issuer));
       return;
     }
-    if (const int k = controlIndex(c.target); k >= 0) {
-      if (!clear && c.fault != "axis_stuck") {
-        event(session, "refused", fmt::format("fault \"{}\" of control {}: expected axis_stuck", c.fault, c.target));
-        return;
-      }
-      auto& held = held_[static_cast<std::size_t>(k)];
-      if (clear) {
-        held.reset();
-      } else {
-        held = session.state().pult.values[static_cast<std::size_t>(k)];
-      }
-      event(session, "fault",
-            clear ? fmt::format("control {} free again ({})", c.target, c.issuer)
-                  : fmt::format("control {} axis_stuck at {:g} by {}", c.target, *held, c.issuer));
+    if (k >= 0) {
+      event(session, "refused", fmt::format("fault \"{}\" of control {}: expected axis_stuck", c.fault, c.target));
       return;
     }
     if (c.target.find('.') != std::string::npos) {
@@ -470,7 +474,6 @@ class ServerLink {
   const Scene& scene_;
   const ServeOptions& options_;
   std::uint64_t run_id_;
-  std::vector<std::optional<double>> held_;  // stuck axes
   std::optional<SessionState> initial_;
   std::vector<char> faults_applied_;
   std::size_t changes_applied_ = 0;

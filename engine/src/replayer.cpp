@@ -44,6 +44,7 @@ void Replayer::save() {
   point.state = session_->state();
   point.motor_faults = session_->motorFaults();
   point.sensor_faults = session_->sensorFaults();
+  point.control_faults = session_->controlFaults();
   point.overrides = overrides_;
 }
 
@@ -54,8 +55,9 @@ void Replayer::restore(const Point& point) {
     const std::string why = session_->changeScene(loadScene(recording_.scene_path, overrides_));
     if (!why.empty()) throw RecordingError(recording_.file + ": cannot go back: " + why);
   }
+  // Faults first: restoring the state holds stuck controls and syncs brakes with those in force.
+  session_->restoreFaults(point.motor_faults, point.sensor_faults, point.control_faults);
   session_->restore(point.state);
-  session_->restoreFaults(point.motor_faults, point.sensor_faults);
   applied_for_ = ~std::uint64_t{0};
 }
 
@@ -91,6 +93,12 @@ void Replayer::applyInputs() {
       sensors[static_cast<std::size_t>(sensor)] = fault;  // a dropout holds the recorded value
     }
     session_->restoreFaults(session_->motorFaults(), sensors);
+  }
+  if (auto it = recording_.control_faults.find(s); it != recording_.control_faults.end()) {
+    for (const auto& [control, fault] : it->second) {
+      check(control, session_->controlFaults().size(), "control", "the scene's pult has {} controls");
+      session_->setControlFault(control, fault);
+    }
   }
   if (auto it = recording_.pult.find(s); it != recording_.pult.end()) {
     for (std::size_t c = 0; c < it->second.size(); ++c) session_->setControl(static_cast<int>(c), it->second[c]);
@@ -132,6 +140,15 @@ std::vector<TimelineMark> recordingMarks(const Recording& recording, double time
     for (const auto& [sensor, fault] : faults) {
       marks.push_back({at(step), TimelineMark::Kind::Fault,
                        fmt::format("sensor {} {}", sensor, sensorFaultName(fault.kind))});
+    }
+  }
+  for (const auto& [step, faults] : recording.control_faults) {
+    for (const auto& [control, fault] : faults) {
+      const std::string name = static_cast<std::size_t>(control) < recording.controls.size()
+                                   ? recording.controls[static_cast<std::size_t>(control)]
+                                   : std::to_string(control);
+      marks.push_back({at(step), TimelineMark::Kind::Fault,
+                       fmt::format("control {} {}", name, controlFaultName(fault.kind))});
     }
   }
   for (const auto& [step, changes] : recording.changes) {

@@ -29,6 +29,19 @@ using namespace detail;
 
 constexpr double kTimeEps = 1e-9;  // s: sample times are sums of steps
 
+// The pult control named by the entry's `control` key, or an error listing the known ones.
+int controlOf(Context& ctx, const MapReader& m, const Scene& scene) {
+  const std::string control = m.string("control");
+  const int index = scene.pult.find(control);
+  if (index < 0) {
+    std::string known;
+    for (const ControlDef& c : scene.pult.controls) known += (known.empty() ? "" : ", ") + c.name;
+    ctx.fail(m.value("control"), m.join("control"),
+             fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
+  }
+  return index;
+}
+
 TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::string& path,
                           const Scene& scene) {
   const MapReader m(ctx, node, path, {"at", "control", "set", "ramp", "pulse", "hold", "over", "for"});
@@ -36,14 +49,7 @@ TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::strin
   a.line = m.line();
   a.at_s = m.number("at");
   if (a.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
-  const std::string control = m.string("control");
-  a.control = scene.pult.find(control);
-  if (a.control < 0) {
-    std::string known;
-    for (const ControlDef& c : scene.pult.controls) known += (known.empty() ? "" : ", ") + c.name;
-    ctx.fail(m.value("control"), m.join("control"),
-             fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
-  }
+  a.control = controlOf(ctx, m, scene);
   int kinds = 0;
   for (const char* k : {"set", "ramp", "pulse", "hold"}) kinds += m.has(k) ? 1 : 0;
   if (kinds != 1) ctx.fail(node, path, "expected exactly one of set, ramp, pulse, hold");
@@ -67,11 +73,35 @@ TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::strin
 }
 
 ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string& path, const Scene& scene) {
-  const MapReader m(ctx, node, path, {"at", "motor", "signal", "fault", "value"});
+  const MapReader m(ctx, node, path, {"at", "motor", "signal", "control", "fault", "value"});
   ScheduledFault f;
   f.line = m.line();
   f.at_s = m.number("at");
   if (f.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
+  if (m.has("control")) {
+    for (const char* other : {"motor", "signal"}) m.forbid(other, "give one of motor, signal or control");
+    f.motor = -1;
+    f.control = controlOf(ctx, m, scene);
+    const std::string control = m.string("control");
+    const std::string kind = m.string("fault");
+    if (!parseControlFaultKind(kind, f.control_fault.kind)) {
+      ctx.fail(m.value("fault"), m.join("fault"), "expected axis_stuck or none, got \"" + kind + "\"");
+    }
+    if (f.control_fault.kind == ControlFault::Kind::AxisStuck && m.has("value")) {
+      const ControlDef& def = scene.pult.controls[static_cast<std::size_t>(f.control)];
+      f.control_fault.value = m.number("value");
+      if (def.admit(f.control_fault.value) != f.control_fault.value) {
+        ctx.fail(m.value("value"), m.join("value"),
+                 fmt::format("control \"{}\" cannot show {:g} (it would show {:g})", control,
+                             f.control_fault.value, def.admit(f.control_fault.value)));
+      }
+    } else if (f.control_fault.kind == ControlFault::Kind::AxisStuck) {
+      f.hold_current = true;
+    } else {
+      m.forbid("value", "only axis_stuck (the value held) has a value");
+    }
+    return f;
+  }
   if (m.has("signal")) {
     m.forbid("motor", "give either motor or signal");
     f.motor = -1;
@@ -404,6 +434,10 @@ void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>
     if (applied[k] || faults[k].at_s > session.time() + kTimeEps) continue;
     if (faults[k].sensor >= 0) {
       session.setSensorFault(faults[k].sensor, faults[k].sensor_fault);
+    } else if (faults[k].control >= 0) {
+      ControlFault f = faults[k].control_fault;
+      if (faults[k].hold_current) f.value = session.state().pult.values[static_cast<std::size_t>(faults[k].control)];
+      session.setControlFault(faults[k].control, f);
     } else {
       session.setMotorFault(faults[k].motor, faults[k].fault);
     }

@@ -73,6 +73,32 @@ TEST(Replayer, SeekingAnywhereGivesTheRecordedStateAcrossFaultsAndChanges) {
   }
 }
 
+// A stuck pult axis (the grasp's lift, stuck at +0.6 over [0.5, 1.5) s while the timeline
+// commands -0.4): seeking into, out of and across the fault gives the recorded states.
+TEST(Replayer, SeekingAcrossAStuckPultAxisGivesTheRecordedStates) {
+  const Scenario scenario = loadScenarioFromString(
+      std::string("scene: ") + SIMTRAINER_SOURCE_DIR + "/scenes/grasp.yaml\nduration: 2.5\n"
+      "timeline:\n  - {at: 0, control: lift, set: -0.4}\n"
+      "faults:\n  - {at: 0.5, control: lift, fault: axis_stuck, value: 0.6}\n"
+      "  - {at: 1.5, control: lift, fault: none}\n"
+      "expect:\n  - {signal: time, min: 2.49}\n",
+      kDir + "/inline.scenario.yaml");
+  const std::string rec = testing::tempRecording("stuck");
+  PlayOptions options;
+  options.record_path = rec;
+  playScenario(scenario, options);
+  const Recording recording = readRecording(rec);
+  std::remove(rec.c_str());
+  ASSERT_EQ(recording.control_faults.size(), 2u);
+  Replayer replayer(recording, 0.25);
+  const std::uint64_t initial = replayer.session().hash();
+  const std::uint64_t end = replayer.steps();
+  for (const std::uint64_t target : {end, end / 2, 10ul, end - 1, end / 3, 3 * end / 4, 0ul, end}) {
+    replayer.seek(target);
+    EXPECT_EQ(replayer.session().hash(), recordedHash(recording, target, initial)) << "at step " << target;
+  }
+}
+
 // A seek that did not undo the parameter change or the faults would be caught: the same seek in
 // a replayer whose restore skipped them gives other hashes. Shown by the recording itself: the
 // states before and after each event differ, so a wrong restore cannot hash as recorded.

@@ -584,6 +584,54 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
   expectReplayNeedsLines(dir, "f ");
 }
 
+// Pult-axis faults from the instructor: the server's session holds the control
+// (Session::setControlFault) whatever the station sends; `clear` frees it. The recording gets `a`
+// lines and replays bit for bit.
+TEST(Net, InstructorSticksAPultAxisWhateverTheStationSends) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  Process server(recordingServe(source(kScene), dir, part), dir / "server.out");
+  Process driver(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "pult",
+                                              "--pult", "lift=0.5@0.2", "--pult", "lift=-1@8"},
+                     classArgs(part)),
+                 dir / "driver.out");
+  Watcher watcher(part);
+  remote::Bus& bus = watcher.bus;
+  remote::StateFrame& f = watcher.frame;
+  ASSERT_TRUE(watcher.running()) << server.output();
+  const std::size_t lift = 1;  // scenes/grasp.yaml: grip, lift
+  ASSERT_TRUE(eventually(20.0, [&] { return bus.takeState(f) && f.pult.size() == 2 && f.pult[lift] == 0.5; }));
+  Process stick(cat(std::vector<std::string>{"instruct", "--command", "fault:lift:axis_stuck", "--listen", "1"},
+                    classArgs(part)),
+                dir / "stick.out");
+  ASSERT_EQ(stick.wait(40.0), 0) << stick.output();
+  EXPECT_NE(stick.output().find("control lift axis_stuck at 0.5"), std::string::npos) << stick.output();
+  // The station sets -1 at 8 s (late enough for a slow instructor start); the server keeps 0.5
+  // for every frame after the fault, up to 9 s.
+  bool held = true;
+  ASSERT_TRUE(eventually(30.0, [&] {
+    while (bus.takeState(f)) {
+      if (f.pult[lift] != 0.5) held = false;
+      if (f.sim_time_s > 9.0) return true;
+    }
+    return false;
+  }));
+  EXPECT_TRUE(held) << "the stuck axis moved";
+  Process clear(cat(std::vector<std::string>{"instruct", "--command", "clear:lift", "--listen", "1"}, classArgs(part)),
+                dir / "clear.out");
+  ASSERT_EQ(clear.wait(40.0), 0) << clear.output();
+  EXPECT_TRUE(eventually(10.0, [&] { return bus.takeState(f) && f.pult[lift] == -1.0; }))
+      << "freed, the axis follows the station's -1 again";
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
+  ASSERT_EQ(rec.control_faults.size(), 2u) << "stuck and cleared, as `a` lines";
+  EXPECT_EQ(rec.control_faults.begin()->second.at(0).second.kind, sim::engine::ControlFault::Kind::AxisStuck);
+  EXPECT_EQ(rec.control_faults.begin()->second.at(0).second.value, 0.5);
+  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
+  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
+}
+
 // Sensor faults from the instructor: a target with a dot is a sensor the scheme reads. The faults
 // reach the recording as `s` lines; the replay matches, and diverges without them.
 TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {

@@ -13,17 +13,25 @@
 
 namespace sim::engine {
 
-/// Per-frame durations of one activity (seconds): mean, 99th percentile and maximum.
+/// Per-frame durations of one activity (seconds): mean, 99th percentile and maximum, in bounded
+/// memory, so a training day's session does not grow with it. The first kExact samples are kept
+/// and the p99 is exact; later ones go into a histogram of 1 % wide logarithmic buckets (1 µs to
+/// 100 s), and the p99 is then its bucket's upper edge, at most 1 % high.
 class TimingStats {
  public:
-  void add(double seconds) { samples_.push_back(seconds); }
-  std::size_t count() const { return samples_.size(); }
-  double mean() const;
+  static constexpr std::size_t kExact = std::size_t{1} << 16;
+  void add(double seconds);
+  std::size_t count() const { return count_; }
+  double mean() const { return count_ > 0 ? sum_ / static_cast<double>(count_) : 0.0; }
   double p99() const;  ///< Nearest-rank 99th percentile.
-  double max() const;
+  double max() const { return max_; }
 
  private:
-  std::vector<double> samples_;
+  std::vector<double> samples_;         // the first kExact
+  std::vector<std::uint32_t> buckets_;  // all of them, once there were more
+  std::size_t count_ = 0;
+  double sum_ = 0.0;
+  double max_ = 0.0;
 };
 
 class FramePacer {

@@ -18,6 +18,10 @@
 //   s <step> <sensor> <none|noise|dropout> <value>  (a fault of the scheme's sensor <sensor>, an
 //                                        index into scheme.sensors, from that step on; value:
 //                                        noise's standard deviation or the value dropout holds)
+//   a <step> <control> <none|axis_stuck> <value>  (a fault of pult control <control>, an index
+//                                        into `controls`, from that step on; value: the value
+//                                        held. The pult lines carry the held value as well, so
+//                                        recordings written before `a` lines existed still replay)
 //   c <step> <key>=<value>               (a parameter changed from that step on, as `set`:
 //                                        the scene reloaded with it, Session::changeScene)
 //   h <step> <hash>                      (Session::hash() after that step, hex)
@@ -84,6 +88,7 @@ class RecordingWriter {
   std::vector<double> last_pult_;
   std::vector<MotorFault> last_faults_;
   std::vector<SensorFault> last_sensor_faults_;
+  std::vector<ControlFault> last_control_faults_;
   std::size_t overrides_written_ = 0;  // of the session scene's overrides (header and c lines)
   bool wrote_pult_ = false;
   bool finished_ = false;
@@ -102,6 +107,8 @@ struct Recording {
   std::map<std::uint64_t, std::vector<std::pair<int, MotorFault>>> faults;
   /// Step -> sensor faults that take effect before it (scheme sensor index, fault).
   std::map<std::uint64_t, std::vector<std::pair<int, SensorFault>>> sensor_faults;
+  /// Step -> pult control faults that take effect before it (control index, fault).
+  std::map<std::uint64_t, std::vector<std::pair<int, ControlFault>>> control_faults;
   /// Step -> parameter changes that take effect before it (added to `overrides`, in order).
   std::map<std::uint64_t, std::vector<Override>> changes;
   std::vector<std::uint64_t> hashes;                  ///< hashes[s - 1]: after step s.
@@ -161,4 +168,7 @@ bool parseMotorFaultKind(const std::string& name, MotorFault::Kind& kind);
 /// "none", "noise", "dropout"; and back (false for an unknown name).
 const char* sensorFaultName(SensorFault::Kind kind);
 bool parseSensorFaultKind(const std::string& name, SensorFault::Kind& kind);
+/// "none", "axis_stuck"; and back (false for an unknown name).
+const char* controlFaultName(ControlFault::Kind kind);
+bool parseControlFaultKind(const std::string& name, ControlFault::Kind& kind);
 }  // namespace sim::engine

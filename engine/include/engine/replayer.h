@@ -55,6 +55,7 @@ class Replayer {
     SessionState state;
     std::vector<MotorFault> motor_faults;
     std::vector<SensorFault> sensor_faults;
+    std::vector<ControlFault> control_faults;
     std::vector<Override> overrides;  // in force at that point (the recording's and changes')
   };
   void save();

@@ -45,15 +45,18 @@ struct Expectation {
   int line = 0;
 };
 
-/// A drive or sensor failure the scenario injects at a time (`faults:`; docs/scenarios.md). Kind None
-/// clears an earlier one.
+/// A drive, sensor or pult failure the scenario injects at a time (`faults:`; docs/scenarios.md).
+/// Kind None clears an earlier one.
 struct ScheduledFault {
   double at_s = 0.0;
-  int motor = 0;  ///< Index into Model::motors; -1 for a sensor fault.
+  int motor = 0;  ///< Index into Model::motors; -1 for a sensor or control fault.
   MotorFault fault;
-  int sensor = -1;     ///< Index into the scheme's sensors, or -1 for a motor fault.
+  int sensor = -1;     ///< Index into the scheme's sensors, or -1 for a motor or control fault.
   std::string signal;  ///< The sensor as written (`signal:`).
   SensorFault sensor_fault;
+  int control = -1;    ///< Index into the pult's controls, or -1 for a motor or sensor fault.
+  ControlFault control_fault;
+  bool hold_current = false;  ///< axis_stuck without `value`: hold what the control shows then.
   int line = 0;
 };
 
