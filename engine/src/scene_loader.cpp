@@ -1261,7 +1261,7 @@ std::optional<std::string> readSceneText(const std::filesystem::path& path, std:
 
 // A URDF file named by an include item `m`, with the item's URDF keys: `base` (fixed or
 // floating), `parent` (a body or URDF link to weld the root to; the pose is then relative to its
-// frame), `initial` (joint positions) and `self_collide`.
+// frame), `initial` (joint positions), `self_collide` and `prefix` (put before every name).
 SceneFile urdfInclude(const Context& ctx, const MapReader& m, const std::string& file,
                       const std::string& text, const Placement& outer, const Placement& inner) {
   SceneFile f;
@@ -1295,6 +1295,7 @@ SceneFile urdfInclude(const Context& ctx, const MapReader& m, const std::string&
     }
   }
   f.self_collide = m.boolean("self_collide", false);
+  if (m.has("prefix")) include.prefix = m.string("prefix");
   f.urdf = std::move(include);
   return f;
 }
@@ -1319,7 +1320,7 @@ void parseWithIncludes(const std::string& text, const std::string& file, const P
       const std::string item_path = fmt::format("include[{}]", i);
       const MapReader m(ctx, list[i], item_path,
                         {"file", "position", "orientation", "rpy", "base", "parent", "initial",
-                         "self_collide"});
+                         "self_collide", "prefix"});
       const std::string name = m.string("file");
       if (name.size() > 6 && name.substr(name.size() - 6) == ".xacro") {
         ctx.failAt(m.keyLine("file"), m.join("file"),
@@ -1349,7 +1350,7 @@ void parseWithIncludes(const std::string& text, const std::string& file, const P
         files.push_back(urdfInclude(ctx, m, resolved, *content, place, inner));
         continue;
       }
-      for (const char* key : {"base", "parent", "initial", "self_collide"}) {
+      for (const char* key : {"base", "parent", "initial", "self_collide", "prefix"}) {
         m.forbid(key, "only for a URDF file (.urdf)");
       }
       chain.push_back(identity);

@@ -12,22 +12,19 @@
 //      include's pose.
 #include "urdf_import.h"
 
+#include "shape_mesh.h"
+
 #include <dynamics/shapes.h>
 #include <engine/urdf.h>
 
-#include "shape_mesh.h"
-
-#include <console_bridge/console.h>
-#include <fmt/format.h>
-#include <tinyxml.h>
-#include <urdf_parser/urdf_parser.h>
-
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <console_bridge/console.h>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -36,7 +33,9 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <tinyxml.h>
 #include <tuple>
+#include <urdf_parser/urdf_parser.h>
 #include <utility>
 
 namespace sim::engine {
@@ -91,8 +90,7 @@ bool isPackage(const fs::path& dir, const std::string& name) {
 
 // The package `name` at `root` or below it (at most `depth` levels down, in name order; a
 // directory with a package.xml is a package and is not searched further, as rospack does).
-std::optional<fs::path> findPackageBelow(const fs::path& root, const std::string& name,
-                                         int depth) {
+std::optional<fs::path> findPackageBelow(const fs::path& root, const std::string& name, int depth) {
   if (isPackage(root, name)) return root;
   std::error_code ec;
   if (depth == 0 || fs::is_regular_file(root / "package.xml", ec)) return {};
@@ -203,12 +201,14 @@ const std::map<std::string, std::set<std::string>>& knownChildren() {
 
 // Why an element of the URDF world is not simulated (unknown ones get a generic reason).
 std::string unsupportedReason(const std::string& tag) {
-  if (tag == "gazebo") return "Gazebo extensions are not read (their friction, colours and plugins have no effect)";
+  if (tag == "gazebo")
+    return "Gazebo extensions are not read (their friction, colours and plugins have no effect)";
   if (tag == "transmission" || tag == "ros2_control") {
     return "not read: motors come from the scene's motors: (docs/scenes.md, \"Robots from URDF\")";
   }
   if (tag == "sensor") return "sensors are not simulated";
-  if (tag == "safety_controller") return "a controller's soft limits are not simulated (the joint's limits are)";
+  if (tag == "safety_controller")
+    return "a controller's soft limits are not simulated (the joint's limits are)";
   if (tag == "calibration") return "calibration is not used";
   if (tag == "texture") return "textures of URDF materials are not drawn (the colour is)";
   return "unknown element, ignored";
@@ -220,9 +220,9 @@ struct JointXml {
 };
 
 struct XmlIndex {
-  std::map<std::string, int> lines;  // element path -> line
+  std::map<std::string, int> lines;                // element path -> line
   std::vector<std::pair<std::string, int>> links;  // document order
-  std::vector<JointXml> joints;                     // document order
+  std::vector<JointXml> joints;                    // document order
   // Unsupported element kinds: "<tag>" -> (count, first line, first path).
   std::map<std::string, std::tuple<int, int, std::string>> unsupported;
 };
@@ -248,11 +248,13 @@ void indexElement(const TiXmlElement* element, const std::string& path, XmlIndex
     } else {
       const std::string base = path.empty() ? ctag : path + "." + ctag;
       const int n = seen[ctag]++;
-      cpath = top || ctag == "visual" || ctag == "collision" ? fmt::format("{}[{}]", base, n) : base;
+      cpath =
+          top || ctag == "visual" || ctag == "collision" ? fmt::format("{}[{}]", base, n) : base;
     }
     index.lines.emplace(cpath, child->Row());
     if (known == knownChildren().end() || known->second.count(ctag) == 0) {
-      auto it = index.unsupported.emplace("<" + ctag + ">", std::make_tuple(0, child->Row(), cpath)).first;
+      auto it = index.unsupported.emplace("<" + ctag + ">", std::make_tuple(0, child->Row(), cpath))
+                    .first;
       ++std::get<0>(it->second);
       continue;
     }
@@ -368,7 +370,8 @@ Iso toIso(const Quat& rotation, const Vec3& translation) {
 
 // `world` expressed in the centre-of-mass frame of `body` (or left in the world for none).
 dynamics::Frame frameIn(const dynamics::BodyDef* body, const Iso& world) {
-  const Iso local = body != nullptr ? toIso(body->orientation, body->position_m).inverse() * world : world;
+  const Iso local =
+      body != nullptr ? toIso(body->orientation, body->position_m).inverse() * world : world;
   return {local.translation(), Quat(local.linear()).normalized()};
 }
 
@@ -437,8 +440,9 @@ class Importer {
     makeJoints();
     for (const auto& [kind, info] : xml_.unsupported) {
       const auto& [count, line, path] = info;
-      warn(line, path, fmt::format("{}{}: {}", kind, count > 1 ? fmt::format(" ({} elements)", count) : "",
-                                   unsupportedReason(kind.substr(1, kind.size() - 2))));
+      warn(line, path,
+           fmt::format("{}{}: {}", kind, count > 1 ? fmt::format(" ({} elements)", count) : "",
+                       unsupportedReason(kind.substr(1, kind.size() - 2))));
     }
     for (const std::string& w : log_.warnings) warn(0, elementNamed(w), "urdfdom: " + w);
     return std::move(out_);
@@ -469,8 +473,9 @@ class Importer {
   // --- Pass 1 ---
   void readDocument() {
     if (nestingDepth(in_.text) > kMaxDepth) {
-      throw SceneError(in_.file, 0, "",
-                       fmt::format("elements nested deeper than {} levels: not a URDF file", kMaxDepth));
+      throw SceneError(
+          in_.file, 0, "",
+          fmt::format("elements nested deeper than {} levels: not a URDF file", kMaxDepth));
     }
     TiXmlDocument doc;
     doc.Parse(in_.text.c_str(), nullptr, TIXML_ENCODING_UTF8);
@@ -492,8 +497,22 @@ class Importer {
   // The joints must form one tree over the links: every joint names two different links that
   // exist, no link is the child of two joints, and following parents never comes back.
   void checkTree() {
-    std::set<std::string> links;
-    for (const auto& [name, line] : xml_.links) links.insert(name);
+    std::map<std::string, int> links;
+    for (const auto& [name, line] : xml_.links) {
+      if (auto [it, fresh] = links.emplace(name, line); !fresh) {
+        throw SceneError(
+            in_.file, line, fmt::format("link[{}]", name),
+            fmt::format("a second link named \"{}\" (the first is at line {})", name, it->second));
+      }
+    }
+    std::map<std::string, int> joints;
+    for (const JointXml& j : xml_.joints) {
+      if (auto [it, fresh] = joints.emplace(j.name, j.line); !fresh) {
+        throw SceneError(in_.file, j.line, fmt::format("joint[{}]", j.name),
+                         fmt::format("a second joint named \"{}\" (the first is at line {})",
+                                     j.name, it->second));
+      }
+    }
     std::map<std::string, const JointXml*> parent_of;  // child link -> its joint
     for (const JointXml& j : xml_.joints) {
       const std::string at = fmt::format("joint[{}]", j.name);
@@ -505,9 +524,9 @@ class Importer {
                            fmt::format("missing (a joint needs <{} link=\"...\"/>)", role));
         }
         if (links.count(link) == 0) {
-          throw SceneError(in_.file, line, at + "." + role,
-                           fmt::format("no link named \"{}\" (the {} link of joint {})", link,
-                                       role, j.name));
+          throw SceneError(
+              in_.file, line, at + "." + role,
+              fmt::format("no link named \"{}\" (the {} link of joint {})", link, role, j.name));
         }
       }
       if (j.parent == j.child) {
@@ -529,8 +548,9 @@ class Importer {
         if (it->second == &j) {
           std::string cycle;
           for (const std::string& name : path) cycle += name + " -> ";
-          throw SceneError(in_.file, j.line, fmt::format("joint[{}]", j.name),
-                           fmt::format("the joints form a cycle: {}{} (a URDF is a tree)", cycle, j.name));
+          throw SceneError(
+              in_.file, j.line, fmt::format("joint[{}]", j.name),
+              fmt::format("the joints form a cycle: {}{} (a URDF is a tree)", cycle, j.name));
         }
         path.push_back(it->second->name);
         if (path.size() > xml_.joints.size()) break;
@@ -563,7 +583,8 @@ class Importer {
       if (link.inertial) {
         const urdf::Inertial& i = *link.inertial;
         if (!(i.mass >= 0.0) || !std::isfinite(i.mass)) {
-          fail(at + ".inertial.mass", fmt::format("mass must be a finite number >= 0 kg, got {}", i.mass));
+          fail(at + ".inertial.mass",
+               fmt::format("mass must be a finite number >= 0 kg, got {}", i.mass));
         }
         for (double v : {i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz}) {
           if (!std::isfinite(v)) fail(at + ".inertial.inertia", "inertia must be finite");
@@ -574,9 +595,10 @@ class Importer {
           const Vec3 m = Eigen::SelfAdjointEigenSolver<Mat3>(inertia).eigenvalues();
           if (m.minCoeff() <= 0.0) {
             fail(at + ".inertial.inertia",
-                 fmt::format("the inertia tensor must be positive definite: principal moments {:.6g}, "
-                             "{:.6g}, {:.6g} kg m^2",
-                             m[0], m[1], m[2]));
+                 fmt::format(
+                     "the inertia tensor must be positive definite: principal moments {:.6g}, "
+                     "{:.6g}, {:.6g} kg m^2",
+                     m[0], m[1], m[2]));
           }
           if (m[0] + m[1] < m[2] * (1.0 - 1e-6)) {
             warn(0, at + ".inertial.inertia",
@@ -593,27 +615,31 @@ class Importer {
           case urdf::Geometry::BOX: {
             const auto& d = static_cast<const urdf::Box&>(*g).dim;
             if (!(d.x > 0.0 && d.y > 0.0 && d.z > 0.0) || !finiteVec(d)) {
-              fail(gp + ".box", fmt::format("size must be three positive lengths, got {} {} {}", d.x, d.y, d.z));
+              fail(gp + ".box",
+                   fmt::format("size must be three positive lengths, got {} {} {}", d.x, d.y, d.z));
             }
             break;
           }
           case urdf::Geometry::CYLINDER: {
             const auto& c = static_cast<const urdf::Cylinder&>(*g);
             if (!(c.radius > 0.0 && c.length > 0.0) || !std::isfinite(c.radius + c.length)) {
-              fail(gp + ".cylinder", fmt::format("radius and length must be positive, got {} and {}",
-                                                 c.radius, c.length));
+              fail(gp + ".cylinder",
+                   fmt::format("radius and length must be positive, got {} and {}", c.radius,
+                               c.length));
             }
             break;
           }
           case urdf::Geometry::SPHERE: {
             const double r = static_cast<const urdf::Sphere&>(*g).radius;
-            if (!(r > 0.0) || !std::isfinite(r)) fail(gp + ".sphere", fmt::format("radius must be positive, got {}", r));
+            if (!(r > 0.0) || !std::isfinite(r))
+              fail(gp + ".sphere", fmt::format("radius must be positive, got {}", r));
             break;
           }
           case urdf::Geometry::MESH: {
             const auto& s = static_cast<const urdf::Mesh&>(*g).scale;
             if (!(s.x != 0.0 && s.y != 0.0 && s.z != 0.0) || !finiteVec(s)) {
-              fail(gp + ".mesh", fmt::format("scale must be three nonzero numbers, got {} {} {}", s.x, s.y, s.z));
+              fail(gp + ".mesh",
+                   fmt::format("scale must be three nonzero numbers, got {} {} {}", s.x, s.y, s.z));
             }
             break;
           }
@@ -629,21 +655,24 @@ class Importer {
     for (const JointXml& jx : xml_.joints) {
       const urdf::Joint& j = *model_->joints_.at(jx.name);
       const std::string at = fmt::format("joint[{}]", jx.name);
-      if (!finiteVec(j.parent_to_joint_origin_transform.position)) fail(at + ".origin", "origin must be finite");
+      if (!finiteVec(j.parent_to_joint_origin_transform.position))
+        fail(at + ".origin", "origin must be finite");
       if (movable(j.type)) {
         const Vec3 axis(j.axis.x, j.axis.y, j.axis.z);
         if (!axis.allFinite() || !(axis.norm() > 1e-9)) {
-          fail(at + ".axis", fmt::format("the axis must be a nonzero vector, got {} {} {}", j.axis.x,
-                                         j.axis.y, j.axis.z));
+          fail(at + ".axis", fmt::format("the axis must be a nonzero vector, got {} {} {}",
+                                         j.axis.x, j.axis.y, j.axis.z));
         }
       }
       if (j.limits && (j.type == urdf::Joint::REVOLUTE || j.type == urdf::Joint::PRISMATIC)) {
         const urdf::JointLimits& l = *j.limits;
         if (!std::isfinite(l.lower) || !std::isfinite(l.upper) || !(l.lower <= l.upper)) {
-          fail(at + ".limit", fmt::format("lower {} must not exceed upper {} (both finite)", l.lower, l.upper));
+          fail(at + ".limit",
+               fmt::format("lower {} must not exceed upper {} (both finite)", l.lower, l.upper));
         }
         if (!(l.effort >= 0.0) || !(l.velocity >= 0.0)) {
-          fail(at + ".limit", fmt::format("effort and velocity must be >= 0, got {} and {}", l.effort, l.velocity));
+          fail(at + ".limit", fmt::format("effort and velocity must be >= 0, got {} and {}",
+                                          l.effort, l.velocity));
         }
       }
       if (j.dynamics && (!(j.dynamics->damping >= 0.0) || !(j.dynamics->friction >= 0.0))) {
@@ -675,26 +704,31 @@ class Importer {
       }
       if (!std::isfinite(j.mimic->multiplier) || !std::isfinite(j.mimic->offset) ||
           j.mimic->multiplier == 0.0) {
-        fail(at, fmt::format("multiplier must be finite and nonzero and offset finite, got {} and {}",
-                             j.mimic->multiplier, j.mimic->offset));
+        fail(at,
+             fmt::format("multiplier must be finite and nonzero and offset finite, got {} and {}",
+                         j.mimic->multiplier, j.mimic->offset));
       }
     }
     // Positions: given ones, zero, and mimic joints from their masters (chains followed).
     for (const auto& [name, value] : in_.initial) {
       const auto it = model_->joints_.find(name);
       auto failHere = [&](const std::string& message) {
-        throw SceneError(in_.includer, value.second, fmt::format("include.initial.{}", name), message);
+        throw SceneError(in_.includer, value.second, fmt::format("include.initial.{}", name),
+                         message);
       };
       if (it == model_->joints_.end() || !movable(it->second->type)) {
         std::string known;
         for (const JointXml& jx : xml_.joints) {
-          if (movable(model_->joints_.at(jx.name)->type)) known += (known.empty() ? "" : ", ") + jx.name;
+          if (movable(model_->joints_.at(jx.name)->type))
+            known += (known.empty() ? "" : ", ") + jx.name;
         }
         failHere(fmt::format("no revolute, continuous or prismatic joint \"{}\" in {} (known: {})",
                              name, in_.file, known));
       }
       const urdf::Joint& j = *it->second;
-      if (j.mimic) failHere(fmt::format("joint {} mimics {}: its position follows", name, j.mimic->joint_name));
+      if (j.mimic)
+        failHere(
+            fmt::format("joint {} mimics {}: its position follows", name, j.mimic->joint_name));
       if (j.type == urdf::Joint::REVOLUTE || j.type == urdf::Joint::PRISMATIC) {
         if (value.first < j.limits->lower || value.first > j.limits->upper) {
           failHere(fmt::format("{} is outside the joint's limits [{}, {}]", value.first,
@@ -742,7 +776,8 @@ class Importer {
         if (j.type == urdf::Joint::REVOLUTE || j.type == urdf::Joint::CONTINUOUS) {
           motion.linear() = Eigen::AngleAxisd(q, axis).toRotationMatrix();
         }
-        link_pose_[jx->child] = link_pose_[parent] * toIso(j.parent_to_joint_origin_transform) * motion;
+        link_pose_[jx->child] =
+            link_pose_[parent] * toIso(j.parent_to_joint_origin_transform) * motion;
         parent_joint_[jx->child] = jx;
         todo.push_back(jx->child);
       }
@@ -763,6 +798,7 @@ class Importer {
     }
   }
   bool worldRoot() const { return root_ == "world"; }
+  std::string named(const std::string& urdf_name) const { return in_.prefix + urdf_name; }
 
   // How a body (a head link) moves: static, or dynamic.
   bool isStatic(const std::string& head) const {
@@ -784,17 +820,22 @@ class Importer {
       const int type = model_->joints_.at(jx.name)->type;
       if (type == urdf::Joint::PLANAR) {
         warn(jx.line, fmt::format("joint[{}]", jx.name),
-             fmt::format("planar joints are not supported: link {} is welded to {} (as a fixed joint)",
-                         jx.child, jx.parent));
+             fmt::format(
+                 "planar joints are not supported: link {} is welded to {} (as a fixed joint)",
+                 jx.child, jx.parent));
       } else if (type == urdf::Joint::FLOATING) {
         warn(jx.line, fmt::format("joint[{}]", jx.name),
-             fmt::format("floating joint: link {} is a free body (no joint; not in the joint traces)", jx.child));
+             fmt::format(
+                 "floating joint: link {} is a free body (no joint; not in the joint traces)",
+                 jx.child));
       }
     }
     if (worldRoot()) {
       const urdf::Link& world = *model_->links_.at(root_);
       if (world.inertial || !world.visual_array.empty() || !world.collision_array.empty()) {
-        warn(0, "link[world]", "the link named world is the scene's world: its inertial, visuals and collisions are ignored");
+        warn(0, "link[world]",
+             "the link named world is the scene's world: its inertial, visuals and collisions are "
+             "ignored");
       }
       out_.links["world"] = {dynamics::kWorld, frameIn(nullptr, link_pose_.at(root_))};
     }
@@ -826,7 +867,7 @@ class Importer {
     const std::string at = fmt::format("link[{}]", head);
     const bool is_static = isStatic(head);
     UrdfRobot::Body body;
-    body.def.name = head;
+    body.def.name = named(head);
     body.def.is_static = is_static;
     body.line = linkLine(head);
 
@@ -839,9 +880,11 @@ class Importer {
       const Iso in_head = head_pose.inverse() * link_pose_.at(name);
       dynamics::MassProperties part;
       part.mass_kg = link.inertial->mass;
-      part.center_m = in_head * Vec3(link.inertial->origin.position.x, link.inertial->origin.position.y,
-                                     link.inertial->origin.position.z);
-      part.inertia_kgm2 = in_head.linear() * linkInertia(*link.inertial) * in_head.linear().transpose();
+      part.center_m =
+          in_head * Vec3(link.inertial->origin.position.x, link.inertial->origin.position.y,
+                         link.inertial->origin.position.z);
+      part.inertia_kgm2 =
+          in_head.linear() * linkInertia(*link.inertial) * in_head.linear().transpose();
       parts.push_back(part);
       if (parts.size() == 1) {
         inertia_path = fmt::format("link[{}].inertial.inertia", name);
@@ -864,20 +907,22 @@ class Importer {
         const std::string why = pj != parent_joint_.end()
                                     ? fmt::format("joint {} moves it", pj->second->name)
                                     : "it is a free body";
-        fail(at, fmt::format("link {} has no mass (no <inertial> with a mass > 0, nor links fixed to "
-                             "it with one), but {}: give it an <inertial>",
-                             head, why));
+        fail(at,
+             fmt::format("link {} has no mass (no <inertial> with a mass > 0, nor links fixed to "
+                         "it with one), but {}: give it an <inertial>",
+                         head, why));
       }
       const Vec3 m = Eigen::SelfAdjointEigenSolver<Mat3>(body.def.inertia_kgm2).eigenvalues();
       if (!(m.minCoeff() > 0.0)) {
-        fail(inertia_path, fmt::format("the inertia of body {} (link {} and the links fixed to it) must "
-                                       "be positive definite: principal moments {:.6g}, {:.6g}, {:.6g} kg m^2",
-                                       head, head, m[0], m[1], m[2]));
+        fail(inertia_path,
+             fmt::format("the inertia of body {} (link {} and the links fixed to it) must "
+                         "be positive definite: principal moments {:.6g}, {:.6g}, {:.6g} kg m^2",
+                         head, head, m[0], m[1], m[2]));
       }
     }
-    out_.lines[fmt::format("bodies[{}]", head)] = body.line;
-    out_.lines[fmt::format("bodies[{}].mass", head)] = lineOf(mass_path);
-    out_.lines[fmt::format("bodies[{}].inertia", head)] = lineOf(inertia_path);
+    out_.lines[fmt::format("bodies[{}]", named(head))] = body.line;
+    out_.lines[fmt::format("bodies[{}].mass", named(head))] = lineOf(mass_path);
+    out_.lines[fmt::format("bodies[{}].inertia", named(head))] = lineOf(inertia_path);
 
     // The body's frame: the centre of mass, link axes.
     const Iso com_pose = head_pose * Eigen::Translation3d(com);
@@ -887,7 +932,8 @@ class Importer {
     const int body_index = static_cast<int>(scene_.model.bodies.size() + out_.bodies.size());
     for (const std::string& name : members) {
       const Iso in_com = com_pose.inverse() * link_pose_.at(name);
-      out_.links[name] = {body_index, {in_com.translation(), Quat(in_com.linear()).normalized()}};
+      out_.links[named(name)] = {body_index,
+                                 {in_com.translation(), Quat(in_com.linear()).normalized()}};
     }
 
     // Collision shapes and visuals of every member, in the centre-of-mass frame.
@@ -898,7 +944,8 @@ class Importer {
         const urdf::Collision& c = *link.collision_array[k];
         const std::string path = fmt::format("link[{}].collision[{}]", name, k);
         const Iso pose = in_com * toIso(c.origin);
-        out_.lines[fmt::format("bodies[{}].shapes[{}]", head, body.def.shapes.size())] = lineOf(path);
+        out_.lines[fmt::format("bodies[{}].shapes[{}]", named(head), body.def.shapes.size())] =
+            lineOf(path);
         body.def.shapes.push_back(collisionShape(*c.geometry, pose, is_static, path + ".geometry"));
       }
       for (std::size_t k = 0; k < link.visual_array.size(); ++k) {
@@ -959,7 +1006,8 @@ class Importer {
           shape.type = dynamics::ShapeType::ConvexHull;
           shape.hull = dynamics::makeConvexHull(vertices, &error);
         }
-        if (!shape.hull && !shape.mesh) fail(path + ".mesh", fmt::format("{}: {}", model->path, error));
+        if (!shape.hull && !shape.mesh)
+          fail(path + ".mesh", fmt::format("{}: {}", model->path, error));
         break;
       }
     }
@@ -996,7 +1044,8 @@ class Importer {
     const bool coloured =
         v.material && (xml_.lines.count(path + ".material.color") != 0 ||
                        xml_.lines.count(fmt::format("material[{}].color", v.material_name)) != 0);
-    if (coloured) rgba = {v.material->color.r, v.material->color.g, v.material->color.b, v.material->color.a};
+    if (coloured)
+      rgba = {v.material->color.r, v.material->color.g, v.material->color.b, v.material->color.a};
     const urdf::Geometry& g = *v.geometry;
     if (g.type == urdf::Geometry::MESH) {
       const auto model = mesh(static_cast<const urdf::Mesh&>(g), path + ".geometry.mesh");
@@ -1023,12 +1072,16 @@ class Importer {
 
   // --- Joints ---
   void makeJoints() {
-    const auto bodyOf = [&](const std::string& link) { return out_.links.at(headOf(link)).body; };
+    const auto bodyOf = [&](const std::string& link) {
+      return worldRoot() && headOf(link) == root_ ? dynamics::kWorld
+                                                  : out_.links.at(named(headOf(link))).body;
+    };
     const auto def = [&](int index) -> const dynamics::BodyDef* {
       if (index == dynamics::kWorld) return nullptr;
       const std::size_t n = scene_.model.bodies.size();
-      return static_cast<std::size_t>(index) < n ? &scene_.model.bodies[static_cast<std::size_t>(index)]
-                                                 : &out_.bodies[static_cast<std::size_t>(index) - n].def;
+      return static_cast<std::size_t>(index) < n
+                 ? &scene_.model.bodies[static_cast<std::size_t>(index)]
+                 : &out_.bodies[static_cast<std::size_t>(index) - n].def;
     };
     std::map<std::string, int> index_of;
     for (const JointXml& jx : xml_.joints) {
@@ -1037,15 +1090,17 @@ class Importer {
       UrdfRobot::Joint joint;
       joint.line = jx.line;
       dynamics::JointDef& d = joint.def;
-      d.name = jx.name;
-      d.type = j.type == urdf::Joint::PRISMATIC ? dynamics::JointType::Prismatic : dynamics::JointType::Hinge;
+      d.name = named(jx.name);
+      d.type = j.type == urdf::Joint::PRISMATIC ? dynamics::JointType::Prismatic
+                                                : dynamics::JointType::Hinge;
       d.body_a = bodyOf(jx.parent);
       d.body_b = bodyOf(jx.child);
       // Both frames: at the joint origin with x along the axis; frame a fixed in the parent,
       // frame b in the child, coinciding at URDF position zero.
       const Vec3 axis = Vec3(j.axis.x, j.axis.y, j.axis.z).normalized();
       const Iso align = toIso(Quat::FromTwoVectors(Vec3::UnitX(), axis), Vec3::Zero());
-      const Iso frame_a = link_pose_.at(jx.parent) * toIso(j.parent_to_joint_origin_transform) * align;
+      const Iso frame_a =
+          link_pose_.at(jx.parent) * toIso(j.parent_to_joint_origin_transform) * align;
       const Iso frame_b = link_pose_.at(jx.child) * align;
       d.frame_a = frameIn(def(d.body_a), frame_a);
       d.frame_b = frameIn(def(d.body_b), frame_b);
@@ -1063,9 +1118,9 @@ class Importer {
         d.friction.breakaway = j.dynamics->friction;
       }
       const std::string at = fmt::format("joint[{}]", jx.name);
-      out_.lines[fmt::format("joints[{}]", jx.name)] = jx.line;
-      out_.lines[fmt::format("joints[{}].limits", jx.name)] = lineOf(at + ".limit");
-      out_.lines[fmt::format("joints[{}].friction", jx.name)] = lineOf(at + ".dynamics");
+      out_.lines[fmt::format("joints[{}]", d.name)] = jx.line;
+      out_.lines[fmt::format("joints[{}].limits", d.name)] = lineOf(at + ".limit");
+      out_.lines[fmt::format("joints[{}].friction", d.name)] = lineOf(at + ".dynamics");
       index_of[jx.name] = static_cast<int>(out_.joints.size());
       out_.joints.push_back(std::move(joint));
     }
@@ -1089,10 +1144,10 @@ class Importer {
     // The root welded to the body it is attached to.
     if (in_.attach && !isStatic(root_) && in_.attach->body != dynamics::kWorld) {
       UrdfRobot::Joint weld;
-      weld.def.name = root_ + "_attach";
+      weld.def.name = named(root_) + "_attach";
       weld.def.type = dynamics::JointType::Fixed;
       weld.def.body_a = in_.attach->body;
-      weld.def.body_b = out_.links.at(root_).body;
+      weld.def.body_b = out_.links.at(named(root_)).body;
       weld.def.frame_a = frameIn(def(weld.def.body_a), link_pose_.at(root_));
       weld.def.frame_b = frameIn(def(weld.def.body_b), link_pose_.at(root_));
       out_.joints.push_back(std::move(weld));
@@ -1107,8 +1162,8 @@ class Importer {
   urdf::ModelInterfaceSharedPtr model_;
   std::string root_;
   int robot_line_ = 0;
-  std::map<std::string, double> position_;         // joint -> URDF position at the start
-  std::map<std::string, Iso> link_pose_;           // link -> world pose at the start
+  std::map<std::string, double> position_;               // joint -> URDF position at the start
+  std::map<std::string, Iso> link_pose_;                 // link -> world pose at the start
   std::map<std::string, const JointXml*> parent_joint_;  // link -> the joint that moves it
   UrdfRobot out_;
 };

@@ -60,8 +60,10 @@ struct UrdfInclude {
   /// Collision group bit of the robot's shapes (their mask excludes it, so its links never
   /// touch each other); 0: groups left at their defaults (self-collision).
   std::uint32_t group = 0;
-  /// Initial joint positions (rad or m) by joint name, with the line of each in the including
-  /// file (for errors there).
+  /// Put before every link and joint name (two copies of one robot in a scene: "left_", "right_").
+  std::string prefix;
+  /// Initial joint positions (rad or m) by the URDF's joint names, with the line of each in the
+  /// including file (for errors there).
   std::map<std::string, std::pair<double, int>> initial;
   std::string includer;  ///< The including file, for errors about `initial`.
 };
@@ -94,8 +96,8 @@ struct UrdfRobot {
   std::vector<Joint> joints;
   std::vector<UrdfMimic> mimics;
   std::map<std::string, UrdfLinkFrame> links;  ///< Every link (merged ones too) by name.
-  std::map<std::string, int> lines;  ///< Scene paths ("bodies[arm].mass") -> URDF lines.
-  std::vector<std::string> warnings;  ///< "file:line: element: what" (unsupported elements).
+  std::map<std::string, int> lines;            ///< Scene paths ("bodies[arm].mass") -> URDF lines.
+  std::vector<std::string> warnings;         ///< "file:line: element: what" (unsupported elements).
   std::vector<std::string> collision_files;  ///< Mesh files that shaped collision (hashed).
 };
 
