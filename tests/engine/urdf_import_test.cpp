@@ -343,7 +343,7 @@ PendulumRun swingPendulum(Urdf& t, double theta0, double damping, double frictio
 
 // Tolerance 2e-5 of T (measured 1e-6): the step (h = 0.5 ms, omega h = 2e-3) and the linearly
 // interpolated crossings leave ~(omega h)^2 / 8 = 5e-7. Without the inertial's rpy (I_yy = 0.01
-// instead of 0.0226) the period is 1.2 % shorter; without its origin the bob is a point on the
+// instead of 0.0141) the period is 0.4 % shorter; without its origin the bob is a point on the
 // axis.
 TEST_F(Urdf, PendulumPeriodIsTheEllipticIntegral) {
   const PendulumRun run = swingPendulum(*this, 0.6, 0.0, 0.0);
@@ -650,6 +650,8 @@ TEST_F(Urdf, BadInputNamesFileLineAndElement) {
        "joint[", "", "cycle"},
       {"missing mesh", "file://cube.stl", "file://nosuch.stl", "link[a].visual[0].geometry.mesh",
        "nosuch.stl", "nosuch.stl"},
+      {"two links of one name", "</robot>", "  <link name=\"base\" />\n</robot>", "link[base]",
+       "<link name=\"base\" />", "a second link named \"base\""},
       {"unresolvable package", "file://cube.stl", "package://no_such_pkg/cube.stl",
        "link[a].visual[0].geometry.mesh", "no_such_pkg", "no package \"no_such_pkg\""},
   };
