@@ -5,13 +5,7 @@
 namespace sim::assetgen {
 namespace {
 
-constexpr Colour kOrange{0.95, 0.45, 0.05, 1.0};
-constexpr Colour kDarkGrey{0.25, 0.26, 0.27, 1.0};
 constexpr Colour kSilver{0.70, 0.72, 0.75, 1.0};
-
-const Vec3 kX = Vec3::UnitX();
-const Vec3 kY = Vec3::UnitY();
-const Vec3 kZ = Vec3::UnitZ();
 
 RobotLink link(const std::string& name, double mass, const std::string& material) {
   RobotLink l;
