@@ -10,6 +10,7 @@ packages=(
   libsdl2-dev                   # input: joysticks, game controllers, keyboard
   libassimp-dev                 # scene: 3D model files (glTF, OBJ, 3DS, FBX, COLLADA)
   libyaml-cpp-dev               # scene: YAML scene files with line numbers in errors
+  liburdfdom-dev libtinyxml-dev libconsole-bridge-dev  # scene: URDF robots (urdfdom; its TinyXML gives element lines, console_bridge its messages)
   libcli11-dev                  # simtrainer: command line with subcommands and --help
   libspdlog-dev libfmt-dev      # logging and formatting
   libgtest-dev libgmock-dev     # tests

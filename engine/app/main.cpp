@@ -16,6 +16,7 @@
 #include <engine/scene.h>
 #include <engine/session_view.h>
 #include <engine/trace.h>
+#include <engine/urdf.h>
 #include <input/devices.h>
 #include <input/input_system.h>
 #include <render/view.h>
@@ -60,6 +61,11 @@ extern "C" void onInterrupt(int) { g_interrupt.store(true); }
 // One line on stderr (scene validation may report several problems, one per line).
 void printError(const std::string& message) {
   std::fprintf(stderr, "simtrainer: error: %s\n", message.c_str());
+}
+
+// What the scene loader let through but the user should know (unsupported URDF elements, ...).
+void logSceneWarnings(const sim::engine::Scene& scene) {
+  for (const std::string& warning : scene.warnings) spdlog::warn("{}", warning);
 }
 
 std::vector<sim::engine::Override> parseOverrides(const std::vector<std::string>& texts) {
@@ -283,6 +289,7 @@ std::unique_ptr<sim::input::InputSystem> openInput(const RunArgs& args,
 
 int runCommand(const RunArgs& args) {
   const auto scene = sim::engine::loadScene(args.scene, parseOverrides(args.sets));
+  logSceneWarnings(scene);
   Viewing viewing(scene, args.headless, args.view, args.duration_s);
   sim::engine::RunOptions options;
   options.duration_s = args.duration_s;
@@ -342,6 +349,7 @@ int runCommand(const RunArgs& args) {
 int validateCommand(const std::string& path, const std::vector<std::string>& sets,
                     const std::string& input) {
   const auto scene = sim::engine::loadScene(path, parseOverrides(sets));
+  logSceneWarnings(scene);
   const auto& model = scene.model;
   fmt::print(
       "{}: ok: {} bodies, {} joints, {} motors, {} repeaters, {} inputs; "
@@ -385,6 +393,7 @@ struct PlayArgs {
 
 int playCommand(const PlayArgs& args) {
   const auto scenario = sim::engine::loadScenario(args.scenario);
+  logSceneWarnings(scenario.scene);
   Viewing viewing(scenario.scene, args.headless, args.view, scenario.duration_s);
   sim::engine::PlayOptions options;
   options.trace_path = args.trace;
@@ -773,11 +782,18 @@ int main(int argc, char** argv) {
 
   CLI::App app{"simtrainer: real-time training simulator for robot operators"};
   app.require_subcommand(1);
+  // URDF packages (package://NAME/...): accepted before or after the subcommand.
+  std::vector<std::string> packagePaths;
+  app.add_option("--package-path", packagePaths,
+                 "Directory searched first for URDF packages (package://NAME/...), before "
+                 "ROS_PACKAGE_PATH (repeatable)")
+      ->option_text("DIR");
+  app.fallthrough();
 
   RunArgs run;
   auto* runCmd = app.add_subcommand(
       "run", "Run a scene: a 3D window when there is a display, else headless; print a summary");
-  runCmd->add_option("SCENE", run.scene, "Scene file (YAML)")->required();
+  runCmd->add_option("SCENE", run.scene, "Scene file (YAML), or a robot (URDF) for a quick look")->required();
   runCmd->add_flag("--headless", run.headless, "Run without a window");
   runCmd->add_flag("--realtime", run.realtime,
                    "Pace frames to the wall clock (default headless: as fast as possible)");
@@ -820,7 +836,7 @@ int main(int argc, char** argv) {
   std::string validateScene;
   std::vector<std::string> validateSets;
   auto* validateCmd = app.add_subcommand("validate", "Load and check a scene, then exit");
-  validateCmd->add_option("SCENE", validateScene, "Scene file (YAML)")->required();
+  validateCmd->add_option("SCENE", validateScene, "Scene file (YAML) or robot (URDF)")->required();
   validateCmd->add_option("--set", validateSets, "Override a numeric scene parameter")
       ->option_text("KEY=VALUE")
       ->allow_extra_args(false);
@@ -927,6 +943,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  sim::engine::setPackagePath(packagePaths);
   try {
     if (*runCmd) {
       run.duration_given = durationOption->count() > 0;

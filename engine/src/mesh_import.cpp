@@ -371,8 +371,8 @@ Aabb ImportedModel::bounds() const {
 }
 
 const std::vector<std::string_view>& acceptedMeshExtensions() {
-  static const std::vector<std::string_view> kAccepted{".gltf", ".glb", ".obj",
-                                                       ".3ds",  ".fbx", ".dae"};
+  static const std::vector<std::string_view> kAccepted{".gltf", ".glb", ".obj", ".3ds",
+                                                       ".fbx",  ".dae", ".stl"};
   return kAccepted;
 }
 

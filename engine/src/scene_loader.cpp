@@ -9,7 +9,9 @@
 #include <engine/mesh_import.h>
 #include <engine/scene.h>
 
+#include "motor_catalogue.h"
 #include "scheme_loader.h"
+#include "urdf_import.h"
 #include "yaml_reader.h"
 
 #include <fmt/format.h>
@@ -125,11 +127,25 @@ class ModelFiles {
       cache_;
 };
 
+// A URDF mimic joint, made a repeater of its master's motor once all motors are read.
+struct PendingMimic {
+  UrdfMimic mimic;   // scene joint indices
+  std::string file;  // the URDF and the line of its <mimic>
+};
+
 // Everything one load shares across the scene file and its includes.
 struct LoadState {
   ModelFiles models;
   std::vector<std::string> collision_files;  // model files that shaped collision (hashed)
   std::map<std::string, std::string> defined;  // "body chassis" -> "file:line" of its definition
+  // URDF includes: every link (merged ones too, for `parent:`), each joint's <limit> effort and
+  // velocity (motor defaults), the mimic joints, and the collision group bit of each robot's
+  // bodies (the next free bit counts down from 31).
+  std::map<std::string, UrdfLinkFrame> urdf_links;
+  std::map<std::string, std::pair<double, double>> urdf_limits;
+  std::vector<PendingMimic> mimics;
+  std::map<int, std::uint32_t> body_group;
+  int next_group_bit = 31;
 };
 
 // Names are unique across the scene and its includes; `kind` is "body", "joint", ...
@@ -881,11 +897,31 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
 void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
                LoadState& state) {
   MapReader m(ctx, node, path,
-              {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u", "drive", "brake"});
+              {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u", "drive", "brake",
+               "catalogue"});
   dynamics::MotorDef motor;
   motor.name = m.string("name");
   claimName(ctx, state, m, "motor", motor.name);
   motor.joint = findByName(ctx, m, "joint", scene.model.joints, "joint");
+  // Passport data not given come from a catalogue motor, else from the URDF joint's <limit>:
+  // stall torque effort / r and no-load speed velocity * r at the motor.
+  const detail::CatalogueMotor* catalogue = nullptr;
+  if (m.has("catalogue")) {
+    const std::string name = m.string("catalogue");
+    catalogue = detail::findCatalogueMotor(name);
+    if (catalogue == nullptr) {
+      std::string known;
+      for (const auto& c : detail::catalogueMotors()) known += (known.empty() ? "" : ", ") + std::string(c.name);
+      ctx.fail(m.value("catalogue"), m.join("catalogue"),
+               fmt::format("no catalogue motor \"{}\" (known: {})", name, known));
+    }
+    if (m.has("drive")) m.forbid("catalogue", "a drive unit has its own passport data");
+  }
+  const std::string& joint_name = scene.model.joints[static_cast<std::size_t>(motor.joint)].name;
+  const auto urdf = state.urdf_limits.find(joint_name);
+  const double effort = urdf != state.urdf_limits.end() ? urdf->second.first : 0.0;
+  const double velocity = urdf != state.urdf_limits.end() ? urdf->second.second : 0.0;
+  motor.gear_ratio = m.number("r", catalogue != nullptr && catalogue->gear_ratio > 0.0 ? catalogue->gear_ratio : 1.0);
   if (m.has("drive")) {
     // Seed 000 drive unit (SPEC §3): every key has the identified gripper drive's value as its
     // default. The circuit replaces the passport characteristic; Mp and w_xx default to the
@@ -931,22 +967,57 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
                                                 : m.number("w_xx_rpm") * kRpmToRadps;
     }
   } else {
-    motor.stall_torque_Nm = m.number("Mp");
-    m.exactlyOne("w_xx", "w_xx_rpm");
-    if (m.has("w_xx")) {
-      motor.no_load_speed_radps = m.number("w_xx");
+    if (m.has("Mp") || (catalogue == nullptr && !(effort > 0.0))) {
+      if (!m.has("Mp")) {
+        ctx.fail(node, m.join("Mp"),
+                 "missing (required: Mp, a catalogue motor, or the effort limit of a URDF joint)");
+      }
+      motor.stall_torque_Nm = m.number("Mp");
     } else {
-      motor.no_load_speed_radps = m.number("w_xx_rpm") * kRpmToRadps;
-      ctx.lines[m.join("w_xx")] = m.keyLine("w_xx_rpm");  // validate() says "w_xx"
+      motor.stall_torque_Nm = catalogue != nullptr ? catalogue->stall_torque_Nm : effort / motor.gear_ratio;
+      ctx.lines[m.join("Mp")] = m.line();
+    }
+    if (m.has("w_xx") || m.has("w_xx_rpm") || (catalogue == nullptr && !(velocity > 0.0))) {
+      m.exactlyOne("w_xx", "w_xx_rpm");
+      if (m.has("w_xx")) {
+        motor.no_load_speed_radps = m.number("w_xx");
+      } else {
+        motor.no_load_speed_radps = m.number("w_xx_rpm") * kRpmToRadps;
+        ctx.lines[m.join("w_xx")] = m.keyLine("w_xx_rpm");  // validate() says "w_xx"
+      }
+    } else {
+      motor.no_load_speed_radps =
+          catalogue != nullptr ? catalogue->no_load_speed_radps : velocity * motor.gear_ratio;
+      ctx.lines[m.join("w_xx")] = m.line();
     }
   }
-  m.exactlyOne("t_m", "I_m");
-  if (m.has("t_m")) {
-    motor.time_constant_s = m.number("t_m");
+  if (m.has("t_m") || m.has("I_m") || catalogue == nullptr) {
+    m.exactlyOne("t_m", "I_m");
+    if (m.has("t_m")) {
+      motor.time_constant_s = m.number("t_m");
+    } else {
+      motor.rotor_inertia_kgm2 = m.number("I_m");
+    }
+  } else if (catalogue->rotor_inertia_kgm2 > 0.0) {
+    motor.rotor_inertia_kgm2 = catalogue->rotor_inertia_kgm2;
   } else {
-    motor.rotor_inertia_kgm2 = m.number("I_m");
+    motor.time_constant_s = catalogue->time_constant_s;
   }
-  motor.gear_ratio = m.number("r", 1.0);
+  // The URDF's limits are the joint's: a motor that can exceed them is worth a warning.
+  const double joint_torque = motor.gear_ratio * motor.stall_torque_Nm;
+  const double joint_speed = motor.no_load_speed_radps / motor.gear_ratio;
+  if (effort > 0.0 && joint_torque > effort * (1.0 + 1e-9)) {
+    scene.warnings.push_back(fmt::format(
+        "{}:{}: {}: stall torque at the joint r Mp = {:.4g} exceeds the effort limit {:.4g} of URDF "
+        "joint {}",
+        ctx.file, m.line(), m.path(), joint_torque, effort, joint_name));
+  }
+  if (velocity > 0.0 && joint_speed > velocity * (1.0 + 1e-9)) {
+    scene.warnings.push_back(fmt::format(
+        "{}:{}: {}: no-load speed at the joint w_xx / r = {:.4g} exceeds the velocity limit {:.4g} "
+        "of URDF joint {}",
+        ctx.file, m.line(), m.path(), joint_speed, velocity, joint_name));
+  }
   motor.bearing_friction = m.number("b", 0.0);
   motor.initial_voltage = m.number("u", 0.0);
   if (m.has("brake")) {
@@ -1140,7 +1211,20 @@ struct SceneFile {
   Placement placement;  // where its coordinates sit in the scene
   std::string text;     // its bytes (hashed)
   bool top = false;
+  // A URDF file: how it is included (its pose relative to `attach` when that is set).
+  std::optional<UrdfInclude> urdf;
+  Placement urdf_pose;
+  std::string attach;   // `parent:` of the include item: a body or URDF link, or empty
+  int attach_line = 0;
+  bool self_collide = false;
 };
+
+bool isUrdfFile(const std::string& file) {
+  std::string ext = std::filesystem::path(file).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".urdf";
+}
 
 // Sections an included file may hold: the mechanism and its cameras. Solver, contact, gravity,
 // frame rate, pult, scheme and inputs belong to the scene that includes it.
@@ -1176,6 +1260,47 @@ std::optional<std::string> readSceneText(const std::filesystem::path& path, std:
   return text.str();
 }
 
+// A URDF file named by an include item `m`, with the item's URDF keys: `base` (fixed or
+// floating), `parent` (a body or URDF link to weld the root to; the pose is then relative to its
+// frame), `initial` (joint positions), `self_collide` and `prefix` (put before every name).
+SceneFile urdfInclude(const Context& ctx, const MapReader& m, const std::string& file,
+                      const std::string& text, const Placement& outer, const Placement& inner) {
+  SceneFile f;
+  f.ctx.file = file;
+  f.text = text;
+  f.placement = outer.then(inner);
+  f.urdf_pose = inner;
+  UrdfInclude include;
+  include.file = file;
+  include.text = text;
+  include.includer = ctx.file;
+  if (m.has("base")) {
+    const std::string base = m.string("base");
+    if (base != "fixed" && base != "floating") {
+      ctx.fail(m.value("base"), m.join("base"), fmt::format("expected fixed or floating, got \"{}\"", base));
+    }
+    include.floating_base = base == "floating";
+    if (m.has("parent")) m.forbid("base", "give either base or parent, not both");
+  }
+  if (m.has("parent")) {
+    f.attach = m.string("parent");
+    f.attach_line = m.keyLine("parent");
+  }
+  if (m.has("initial")) {
+    const YAML::Node map = m.value("initial");
+    if (!map.IsMap()) ctx.fail(map, m.join("initial"), "expected a map of joint: position (rad or m)");
+    for (const auto& entry : map) {
+      const std::string joint = entry.first.Scalar();
+      const std::string key = m.join("initial") + "." + joint;
+      include.initial[joint] = {ctx.number(entry.second, key), lineOf(entry.first)};
+    }
+  }
+  f.self_collide = m.boolean("self_collide", false);
+  if (m.has("prefix")) include.prefix = m.string("prefix");
+  f.urdf = std::move(include);
+  return f;
+}
+
 // Parses `text` (the file `file`) and, depth first, every file it includes; files are appended
 // to `files` in conversion order (includes before the file that includes them). `chain` holds
 // the files being included, to name a cycle.
@@ -1194,8 +1319,14 @@ void parseWithIncludes(const std::string& text, const std::string& file, const P
     if (!list.IsSequence()) ctx.fail(list, "include", "expected a list, got " + describe(list));
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string item_path = fmt::format("include[{}]", i);
-      const MapReader m(ctx, list[i], item_path, {"file", "position", "orientation", "rpy"});
+      const MapReader m(ctx, list[i], item_path,
+                        {"file", "position", "orientation", "rpy", "base", "parent", "initial",
+                         "self_collide", "prefix"});
       const std::string name = m.string("file");
+      if (name.size() > 6 && name.substr(name.size() - 6) == ".xacro") {
+        ctx.failAt(m.keyLine("file"), m.join("file"),
+                   fmt::format("a xacro file must be expanded first: xacro {} > robot.urdf", name));
+      }
       std::filesystem::path path(name);
       if (!path.is_absolute()) path = std::filesystem::path(file).parent_path() / path;
       const std::string resolved = path.lexically_normal().string();
@@ -1216,6 +1347,13 @@ void parseWithIncludes(const std::string& text, const std::string& file, const P
       Placement inner;
       inner.translation = m.vec3("position", Vec3::Zero());
       inner.rotation = readOrientation(ctx, m);
+      if (isUrdfFile(resolved)) {
+        files.push_back(urdfInclude(ctx, m, resolved, *content, place, inner));
+        continue;
+      }
+      for (const char* key : {"base", "parent", "initial", "self_collide", "prefix"}) {
+        m.forbid(key, "only for a URDF file (.urdf)");
+      }
       chain.push_back(identity);
       parseWithIncludes(*content, resolved, place.then(inner), false, chain, files);
       chain.pop_back();
@@ -1224,8 +1362,152 @@ void parseWithIncludes(const std::string& text, const std::string& file, const P
   files.push_back(std::move(scene_file));
 }
 
+// Appends an included URDF robot: placed (on its parent's frame when attached), its names
+// claimed, its joints' limits and mimics kept for the motors and repeaters read later.
+void convertUrdf(SceneFile& file, Scene& scene, LoadState& state) {
+  UrdfInclude include = *file.urdf;
+  const Context includer{include.includer, {}, false, {}};
+  Placement root = file.placement;
+  if (!file.attach.empty() && file.attach != "world") {
+    UrdfLinkFrame target;
+    if (auto link = state.urdf_links.find(file.attach); link != state.urdf_links.end()) {
+      target = link->second;
+    } else if (const int body = scene.model.findBody(file.attach); body >= 0) {
+      target = {body, scene.looks[static_cast<std::size_t>(body)].reference};
+    } else {
+      includer.failAt(file.attach_line, "include.parent",
+                      fmt::format("no body or URDF link named \"{}\"", file.attach));
+    }
+    Placement frame{target.frame.rotation, target.frame.position};
+    if (target.body != dynamics::kWorld) {
+      const dynamics::BodyDef& b = scene.model.bodies[static_cast<std::size_t>(target.body)];
+      frame = Placement{b.orientation, b.position_m}.then(frame);
+      if (auto group = state.body_group.find(target.body); group != state.body_group.end()) {
+        include.group = group->second;  // one robot: a gripper on an arm does not touch it
+      }
+    }
+    root = frame.then(file.urdf_pose);
+    include.attach = target;
+  }
+  if (!file.self_collide && include.group == 0) {
+    if (state.next_group_bit < 16) {
+      includer.failAt(0, "include", "more than 16 URDF robots without self_collide: true");
+    }
+    include.group = 1u << state.next_group_bit--;
+  }
+  include.rotation = root.rotation;
+  include.translation = root.translation;
+  const UrdfRobot robot = importUrdf(include, scene, [&state](const std::string& path,
+                                                              const MeshImportOptions& options) {
+    return state.models.get(path, options);
+  });
+
+  // Names are unique across the scene: every link (merged ones name frames on bodies) and joint.
+  auto claim = [&](const char* kind, const std::string& name, int line) {
+    const auto [it, fresh] = state.defined.emplace(std::string(kind) + " " + name,
+                                                   fmt::format("{}:{}", file.ctx.file, line));
+    if (!fresh) {
+      file.ctx.failAt(line, fmt::format("{}[{}]", std::string(kind) == "body" ? "link" : kind, name),
+                      fmt::format("duplicate name \"{}\": a {} of that name is defined at {}", name,
+                                  kind, it->second));
+    }
+  };
+  for (const auto& [name, frame] : robot.links) {
+    if (name == "world") continue;
+    const auto line = robot.lines.find(fmt::format("bodies[{}]", name));
+    claim("body", name, line != robot.lines.end() ? line->second : 0);
+    state.urdf_links[name] = frame;
+  }
+  for (const UrdfRobot::Joint& joint : robot.joints) {
+    claim("joint", joint.def.name, joint.line);
+    state.urdf_limits[joint.def.name] = {joint.effort, joint.velocity};
+  }
+  const int first_joint = static_cast<int>(scene.model.joints.size());
+  for (const UrdfRobot::Body& body : robot.bodies) {
+    if (include.group != 0) state.body_group[static_cast<int>(scene.model.bodies.size())] = include.group;
+    scene.model.bodies.push_back(body.def);
+    scene.looks.push_back(body.look);
+  }
+  for (const UrdfRobot::Joint& joint : robot.joints) scene.model.joints.push_back(joint.def);
+  for (UrdfMimic mimic : robot.mimics) {
+    mimic.joint += first_joint;
+    mimic.master += first_joint;
+    state.mimics.push_back({mimic, file.ctx.file});
+  }
+  for (const auto& [path, line] : robot.lines) file.ctx.lines[path] = line;
+  state.collision_files.insert(state.collision_files.end(), robot.collision_files.begin(),
+                               robot.collision_files.end());
+  scene.warnings.insert(scene.warnings.end(), robot.warnings.begin(), robot.warnings.end());
+}
+
+// Makes each URDF mimic joint a repeater of its master's motor (SPEC section 2.3): the joint
+// follows the motor exactly at position level, with the offset its initial pose gives it. The
+// master's limits bound it; its own are dropped (two limit rows on one coupled mechanism fight).
+void finishMimics(Scene& scene, LoadState& state) {
+  auto& model = scene.model;
+  for (const PendingMimic& pending : state.mimics) {
+    const UrdfMimic& mimic = pending.mimic;
+    dynamics::JointDef& joint = model.joints[static_cast<std::size_t>(mimic.joint)];
+    const dynamics::JointDef& master = model.joints[static_cast<std::size_t>(mimic.master)];
+    const std::string at = fmt::format("joint[{}].mimic", joint.name);
+    int motor = -1;
+    for (std::size_t i = 0; i < model.motors.size(); ++i) {
+      if (model.motors[i].joint == mimic.joint) {
+        throw SceneError(pending.file, mimic.line, at,
+                         fmt::format("joint {} mimics {}, so it cannot have a motor of its own (motor "
+                                     "{}): give the motor to {}",
+                                     joint.name, master.name, model.motors[i].name, master.name));
+      }
+      if (model.motors[i].joint == mimic.master) motor = static_cast<int>(i);
+    }
+    if (motor < 0) {
+      scene.warnings.push_back(fmt::format(
+          "{}:{}: {}: not enforced: its master joint {} has no motor (give {} a motor in the scene's "
+          "motors: and {} follows it as a repeater)",
+          pending.file, mimic.line, at, master.name, master.name, joint.name));
+      continue;
+    }
+    for (const dynamics::RepeaterDef& r : model.repeaters) {
+      if (r.joint == mimic.joint) {
+        throw SceneError(pending.file, mimic.line, at,
+                         fmt::format("joint {} is already driven by repeater {}", joint.name, r.name));
+      }
+    }
+    if (joint.limit_enabled && master.limit_enabled) {
+      // The master's range as the mimic joint sees it.
+      const double a = mimic.multiplier * master.lower_limit + mimic.offset;
+      const double b = mimic.multiplier * master.upper_limit + mimic.offset;
+      const double lo = std::min(a, b), hi = std::max(a, b);
+      if (lo < joint.lower_limit - 1e-9 || hi > joint.upper_limit + 1e-9) {
+        scene.warnings.push_back(fmt::format(
+            "{}:{}: {}: the master's limits give [{:.4g}, {:.4g}] beyond this joint's own [{:.4g}, "
+            "{:.4g}]; only the master's are enforced",
+            pending.file, mimic.line, at, lo, hi, joint.lower_limit, joint.upper_limit));
+      }
+    }
+    joint.limit_enabled = false;
+    dynamics::RepeaterDef repeater;
+    repeater.name = joint.name;
+    repeater.motor = motor;
+    repeater.joint = mimic.joint;
+    repeater.ratio = mimic.multiplier;
+    const auto [it, fresh] = state.defined.emplace("repeater " + repeater.name,
+                                                   fmt::format("{}:{}", pending.file, mimic.line));
+    if (!fresh) {
+      throw SceneError(pending.file, mimic.line, at,
+                       fmt::format("its repeater would be named {}, which is taken at {}",
+                                   repeater.name, it->second));
+    }
+    model.repeaters.push_back(std::move(repeater));
+  }
+}
+
 // Converts one file's sections into the scene (its includes have been converted already).
 void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
+  if (file.urdf) {
+    convertUrdf(file, scene, state);
+    return;
+  }
   Context& ctx = file.ctx;
   const YAML::Node& root = file.root;
   if (root.IsNull() || !root.IsDefined()) {
@@ -1350,10 +1632,26 @@ Scene loadSceneFromString(const std::string& yaml, const std::string& file,
                           const std::vector<Override>& overrides) {
   // Parse the scene and its includes.
   std::deque<SceneFile> files;
-  std::vector<std::string> chain;
-  std::error_code ignored;
-  chain.push_back(std::filesystem::weakly_canonical(file, ignored).string());
-  parseWithIncludes(yaml, file, Placement{}, /*top=*/true, chain, files);
+  if (isUrdfFile(file)) {
+    // A robot on its own, for a quick look: its root fixed at the origin, default settings.
+    if (!overrides.empty()) {
+      throw SceneError("--set", 0, overrides.front().path,
+                       "a URDF file has no scene parameters: include it in a scene file to set them");
+    }
+    SceneFile robot;
+    robot.ctx.file = file;
+    robot.text = yaml;
+    robot.top = true;
+    robot.urdf = UrdfInclude{};
+    robot.urdf->file = robot.urdf->includer = file;
+    robot.urdf->text = yaml;
+    files.push_back(std::move(robot));
+  } else {
+    std::vector<std::string> chain;
+    std::error_code ignored;
+    chain.push_back(std::filesystem::weakly_canonical(file, ignored).string());
+    parseWithIncludes(yaml, file, Placement{}, /*top=*/true, chain, files);
+  }
   for (SceneFile& f : files) f.ctx.has_overrides = !overrides.empty();
 
   // Overrides edit the trees, so they reach every parameter the converter reads. A path goes to
@@ -1380,6 +1678,7 @@ Scene loadSceneFromString(const std::string& yaml, const std::string& file,
   scene.name = std::filesystem::path(file).stem().string();
   LoadState state;
   for (SceneFile& f : files) convertFile(f, scene, state);
+  finishMimics(scene, state);
   scene.overrides = overrides;
   std::uint64_t h = 14695981039346656037ull;
   scene.files.push_back(file);

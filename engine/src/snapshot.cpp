@@ -1,6 +1,8 @@
 #include <dynamics/shapes.h>
 #include <engine/snapshot.h>
 
+#include "shape_mesh.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -104,7 +106,8 @@ void capRings(std::vector<Ring>& rings, double radius, double z0, int sign, bool
   rings.insert(rings.end(), cap.begin(), cap.end());
 }
 
-// The drawn surface of one collision shape, in the shape's frame; empty for planes.
+}  // namespace
+
 MeshPart shapeMesh(const dynamics::ShapeDef& shape) {
   using dynamics::ShapeType;
   FlatMesh mesh;
@@ -172,6 +175,8 @@ MeshPart shapeMesh(const dynamics::ShapeDef& shape) {
                 shape.pose.rotation.z()}};
   return part;
 }
+
+namespace {
 
 // The meshes of one imported model file, placed in the body frame.
 void addVisual(const VisualDef& visual, std::vector<MeshPart>& parts) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <numbers>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -189,8 +190,29 @@ std::string readBytes(const fs::path& path) {
   return bytes.str();
 }
 
+// Every file under `root` but README.md, as paths relative to it.
+std::set<std::string> generatedFiles(const fs::path& root) {
+  std::set<std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_regular_file() && entry.path().filename() != "README.md") {
+      files.insert(fs::relative(entry.path(), root).generic_string());
+    }
+  }
+  return files;
+}
+
 TEST(CommittedAssets, AreWhatTheGeneratorWrites) {
-  for (const char* file : {"mf4/mf4.glb", "site/container.glb", "site/site.glb"}) {
+  // The generator writes exactly the committed files, byte for byte.
+  const std::set<std::string> committed_files = generatedFiles(kAssets);
+  EXPECT_EQ(committed_files, generatedFiles(kFresh))
+      << "assets/ and tools/assetgen's output hold different files: run `cmake --build build "
+      << "--target assets` and commit the result";
+  for (const char* file : {"mf4/mf4.glb", "site/container.glb", "site/site.glb",
+                           "robots/sim_arm6_description/urdf/sim_arm6.urdf",
+                           "robots/sim_gripper_description/urdf/sim_gripper.urdf"}) {
+    EXPECT_EQ(committed_files.count(file), 1u) << file;
+  }
+  for (const std::string& file : committed_files) {
     const std::string committed = readBytes(kAssets / file);
     ASSERT_FALSE(committed.empty()) << file;
     EXPECT_LT(committed.size(), 1u << 20) << file << ": keep committed assets under 1 MB";

@@ -406,3 +406,26 @@ TEST(CliIdentify, BadTablesAreLocated) {
     EXPECT_EQ(o.exit_code, 2);
   }
 }
+
+// A URDF robot on its own: `validate ROBOT.urdf` loads it (its package:// meshes found beside it),
+// and `--package-path` is accepted; a bad URDF is one located line and exit 2.
+TEST(CliUrdf, ValidateRobotAndBadRobot) {
+  const std::string gripper =
+      "'" + kSourceDir + "/assets/robots/sim_gripper_description/urdf/sim_gripper.urdf'";
+  Outcome o = run("validate " + gripper + " --package-path '" + kSourceDir + "/assets/robots'");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("ok: 3 bodies, 2 joints"), std::string::npos) << o.out;
+
+  const auto bad = std::filesystem::temp_directory_path() /
+                   ("simtrainer_cli_bad_" + std::to_string(::getpid()) + ".urdf");
+  std::ofstream(bad) << "<robot name=\"r\">\n  <link name=\"a\"/>\n"
+                        "  <joint name=\"j\" type=\"fixed\">\n    <parent link=\"nobody\"/>\n"
+                        "    <child link=\"a\"/>\n  </joint>\n</robot>\n";
+  o = run("validate '" + bad.string() + "'");
+  std::filesystem::remove(bad);
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(countLines(o.err), 1) << o.err;
+  EXPECT_NE(o.err.find(bad.string() + ":4: joint[j].parent: no link named \"nobody\""),
+            std::string::npos)
+      << o.err;
+}

@@ -265,12 +265,12 @@ TEST(MeshImport, ListsNodeNames) {
 
 TEST(MeshImportRejects, UnknownExtension) {
   const fs::path dir = scratch("extension");
-  const fs::path path = dir / "mf4.stl";
+  const fs::path path = dir / "mf4.ply";
   fs::copy_file(kModels / "mf4.glb", path);
   const std::string message = importError(path);
   EXPECT_EQ(message, path.string() +
-                         ": unsupported model format \".stl\" (accepted: .gltf .glb .obj .3ds "
-                         ".fbx .dae)");
+                         ": unsupported model format \".ply\" (accepted: .gltf .glb .obj .3ds "
+                         ".fbx .dae .stl)");
   EXPECT_NE(importError(dir / "noextension").find("unsupported model format \"\""),
             std::string::npos);
 }

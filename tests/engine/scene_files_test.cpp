@@ -115,7 +115,7 @@ TEST_F(SceneFiles, VisualErrorsNameTheKey) {
   - name: b
     mass: 1
     box: [1, 1, 1]
-    visual: {file: model.stl}
+    visual: {file: model.ply}
 )");
   const std::string format_text = errorOf(format);
   EXPECT_NE(format_text.find("format.yaml:5: bodies[b].visual.file: "), std::string::npos)

@@ -17,6 +17,13 @@ struct Colour {
   double r = 0.8, g = 0.8, b = 0.8, a = 1.0;
 };
 
+// Colours and axes the MF-4 assets and the example robots share.
+inline constexpr Colour kDarkGrey{0.25, 0.26, 0.27, 1.0};
+inline constexpr Colour kOrange{0.95, 0.45, 0.05, 1.0};
+inline const Vec3 kX = Vec3::UnitX();
+inline const Vec3 kY = Vec3::UnitY();
+inline const Vec3 kZ = Vec3::UnitZ();
+
 /// A solid primitive for mass properties: volume (m³), centroid (m, link frame) and inertia about
 /// the centroid per unit mass (m², link axes).
 struct Solid {

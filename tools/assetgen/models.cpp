@@ -9,12 +9,6 @@ constexpr Colour kOlive{0.25, 0.30, 0.14, 1.0};
 constexpr Colour kDarkGreen{0.13, 0.20, 0.10, 1.0};
 constexpr Colour kBlack{0.04, 0.04, 0.04, 1.0};
 constexpr Colour kGrey{0.50, 0.52, 0.54, 1.0};
-constexpr Colour kDarkGrey{0.25, 0.26, 0.27, 1.0};
-constexpr Colour kOrange{0.95, 0.45, 0.05, 1.0};
-
-const Vec3 kX = Vec3::UnitX();
-const Vec3 kY = Vec3::UnitY();
-const Vec3 kZ = Vec3::UnitZ();
 
 Mesh mesh(const std::string& name, Colour colour) {
   Mesh m;

@@ -26,7 +26,7 @@
 //
 // Every failure throws MeshImportError whose what() starts with the file's path and says what
 // was wrong, e.g.
-//   assets/x.stl: unsupported model format ".stl" (accepted: .gltf .glb .obj .3ds .fbx .dae)
+//   assets/x.ply: unsupported model format ".ply" (accepted: .gltf .glb .obj .3ds .fbx .dae .stl)
 //   assets/big.glb: file is 70000000 bytes, more than the limit of 67108864
 //   assets/broken.glb: Assimp could not read it: GLTF: ... (Assimp's own message)
 //   assets/bomb.dae: Assimp could not read it: std::bad_alloc      (hit the memory limit)
@@ -150,7 +150,8 @@ struct ImportedModel {
   Aabb bounds() const;
 };
 
-/// The accepted extensions, lower case with the dot: .gltf .glb .obj .3ds .fbx .dae.
+/// The accepted extensions, lower case with the dot: .gltf .glb .obj .3ds .fbx .dae .stl (STL,
+/// binary or ASCII, the usual format of URDF meshes).
 const std::vector<std::string_view>& acceptedMeshExtensions();
 
 /// Loads `path` as described at the top of this file; throws MeshImportError.

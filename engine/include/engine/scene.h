@@ -121,6 +121,10 @@ struct Scene {
   /// Every file the scene was read from: the scene file first, then its includes (depth first),
   /// then model files used for collision shapes. source_hash covers all of their bytes.
   std::vector<std::string> files;
+  /// Problems that did not stop the load, one line each naming the file, line and element
+  /// (URDF elements that are not simulated, motors beyond a URDF joint's limits, a mimic joint
+  /// whose master has no motor).
+  std::vector<std::string> warnings;
   std::vector<ConstantInput> inputs;
   PultDef pult;
   SchemeDef scheme;
@@ -132,10 +136,12 @@ struct Scene {
 
 /// Loads, applies the overrides, converts and validates a scene file. Throws SceneError for a
 /// file that cannot be read or parsed, a bad key or value, or a bad override, and SceneInvalid
-/// when dynamics::validate() rejects the model.
+/// when dynamics::validate() rejects the model. A .urdf file is a scene of one robot
+/// (engine/urdf.h; docs/scenes.md, "Robots from URDF").
 Scene loadScene(const std::string& path, const std::vector<Override>& overrides = {});
 
-/// As loadScene, from YAML text; `file` is used in messages only.
+/// As loadScene, from the file's text (YAML, or URDF when `file` ends in .urdf); `file` names it
+/// in messages and is where relative paths start.
 Scene loadSceneFromString(const std::string& yaml, const std::string& file,
                           const std::vector<Override>& overrides = {});
 
