@@ -120,7 +120,6 @@ const ContactState* previousContact(const ContactState* first, const ContactStat
 }  // namespace
 
 void ContactSolver::init(const Model& model) {
-  batching_ = model.solver.batched_contacts;
   shapes_.clear();
   shape_owner_.clear();
   for (std::size_t b = 0; b < model.bodies.size(); ++b) {
@@ -364,16 +363,6 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
       largest = std::max(largest, changed);
       if (changed <= tolerance) break;
     }
-  }
-  if (!batching_) {
-    // One by one in manifold order: the reference the batched sweep reproduces.
-    const int nm = static_cast<int>(manifolds_.size());
-    for (int k = 0; k < nm; ++k) {
-      ContactManifold& m = manifolds_[reverse ? nm - 1 - k : k];
-      if (m.articulated_side < 0)
-        largest = std::max(largest, solveRigid(m, bodies, rotor_speed, rotor_inv_inertia, reverse));
-    }
-    return largest;
   }
   if (!batched_) batch(bodies, static_cast<int>(rotor_speed.size()));
   // The others level by level (see ContactBatches): the sequential sweep's order, with each

@@ -150,7 +150,6 @@ class ContactSolver {
   std::vector<std::pair<int, int>> articulated_keys_;  // scratch of articulate()
   BlockArticulation* articulation_ = nullptr;
   ContactBatches batches_;
-  bool batching_ = true;                // SolverSettings::batched_contacts
   bool batched_ = false;                // batches_ holds this substep's rows
   std::vector<Scheduling> scheduling_;  // scratch of batch()
   std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()

@@ -12,6 +12,7 @@
 #include "contacts.h"
 #include "joint_geometry.h"
 #include "reduced_mechanism.h"
+#include "simulator_testing.h"
 #include "soft_row.h"
 
 namespace sim::dynamics {
@@ -248,17 +249,16 @@ struct Simulator::Impl {
     std::vector<int> joints;       // driven joints, main joints first
     std::vector<int> drivers;      // per joint: motor index, or -(repeater index) - 2
     // Hinges and sliders on rigid couplings, each moving body the follower of exactly one of
-    // them, leading back to a static body: the structure low-rank responses need (BlockMoves).
+    // them, leading back to a static body: the structure a reduced block needs (ReducedBlock).
     bool rotor_tree = false;
   };
   std::vector<BlockPlan> block_plans;
   std::vector<RowBlock> blocks;
-  // A rotor-tree block solved in its rotors' coordinates (detail::ReducedMechanism) when
-  // SolverSettings::reduced_mechanisms. Its RowBlock keeps only the characteristic and limit rows
+  // A rotor-tree block solved in its rotors' coordinates (detail::ReducedMechanism). Its RowBlock keeps only the characteristic and limit rows
   // (targets, the limits' active set, where their impulses go) and is neither assembled nor
   // factored; the joints' rows go straight into the mechanism (buildReduced).
   struct ReducedBlock {
-    bool planned = false;  // the block has the structure and the setting is on
+    bool planned = false;  // the block has the structure
     bool ready = false;    // this substep's build succeeded (else the RowBlock is factored)
     detail::ReducedMechanism mechanism;
     std::vector<int> link_body;   // solver body per link slot
@@ -293,38 +293,19 @@ struct Simulator::Impl {
     detail::Mat6 self;                                  // the link's own (v; w) per (f; tau)
     std::vector<std::pair<int, detail::Mat6>> others;   // the other links of the block
     std::vector<std::pair<int, detail::Vec6>> rotors;   // rotor speed per unit wrench
-    // Block rows' impulses per unit wrench, kept when the response was computed in full (the
-    // low-rank form finds them when needed instead: Articulation::pendingImpulses).
+    // Block rows' impulses per unit wrench (a block in full coordinates; a reduced block finds
+    // them from its snapshot when needed).
     Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor> impulses;
     detail::Vec6 pending = detail::Vec6::Zero();  // wrench whose block impulses are not yet added
   };
   // Per block, built on first use each substep: what one unit impulse of each row does, M^-1 J^T
-  // on each moving body (6 x rows) and rotor (1 x rows), and, when the block's mechanism has only
-  // its rotors' freedoms, the mechanism's response to a unit impulse on each free rotor.
-  //
-  // The response of the whole mechanism, P = M^-1 - M^-1 J^T K^-1 J M^-1 over the bodies' and
-  // rotors' coordinates, is symmetric positive semidefinite. A tree of hinges and sliders on a
-  // static base, every joint coupled rigidly to a rotor, keeps one freedom per rotor (rows with
-  // compliance, the motors' characteristics, change the metric, not the count); a rotor held by
-  // an active limit loses its own. P then has rank k = the free rotors S, and P = P_:S P_SS^-1 P_S:
-  // exactly (a positive semidefinite matrix is recovered from k columns that span its range).
-  // Every link's 6 x 6 response follows from k solves with K instead of six per link.
+  // on each moving body (6 x rows) and rotor (1 x rows).
   struct BlockMoves {
     bool built = false;
     std::vector<int> bodies;
     std::vector<Eigen::Matrix<double, 6, Eigen::Dynamic>> body_moves;
     std::vector<int> rotors;
     std::vector<Eigen::RowVectorXd> rotor_moves;
-    bool low_rank = false;
-    std::vector<Eigen::Matrix<double, 6, Eigen::Dynamic>> body_columns;  // P_BS per body
-    Eigen::MatrixXd rotor_columns;  // P_rS, one row per rotor
-    Eigen::MatrixXd free_inverse;   // P_SS^-1
-    // The factor and active set the links' responses were computed with, kept when the block's
-    // active set changes later in the substep, so the impulses added for their pending wrenches
-    // match the motion those responses gave (frozen).
-    bool frozen = false;
-    detail::SmallLdlt factor;
-    std::vector<char> active;
     Eigen::VectorXd pending;  // block rows' impulses for the pending wrenches (pending_valid)
     bool pending_valid = false;
     Eigen::VectorXd limit_pending;  // a reduced block's limits' part of them (limits_valid)
@@ -337,10 +318,6 @@ struct Simulator::Impl {
     std::vector<BlockMoves> moves;    // per block
     std::vector<LinkResponse> links;  // per solver body
     bool any_pending = false;
-    Eigen::VectorXd scratch, rhs, solution;
-    Eigen::MatrixXd body_cols, rotor_cols, free_block;  // buildMoves' work
-    std::vector<Eigen::Index> free;
-    Eigen::Matrix<double, Eigen::Dynamic, 6> free_to_link;  // compute()'s work
 
     int blockOf(int body) const override { return block_of_body[body]; }
     const detail::Mat6* response(int body) override;
@@ -348,7 +325,6 @@ struct Simulator::Impl {
                    std::vector<double>& rotor_speed) override;
     void compute(int body);
     void buildMoves(int block);
-    void freeze(int block);
     const Eigen::VectorXd& pendingImpulses(int block);
     void flush();
     double pendingImpulse(int bi, Eigen::Index i);
@@ -1003,7 +979,7 @@ void Simulator::Impl::planBlocks() {
   for (std::size_t bi = 0; bi < block_plans.size(); ++bi) {
     const BlockPlan& plan = block_plans[bi];
     ReducedBlock& rb = reduced[bi];
-    if (!plan.rotor_tree || !model.solver.reduced_mechanisms) continue;
+    if (!plan.rotor_tree) continue;
     const auto nj = static_cast<int>(plan.joints.size());
     for (const int j : plan.joints) rb.link_body.push_back(joints[j].b);
     auto linkOf = [&rb](int body) {
@@ -1320,7 +1296,7 @@ void Simulator::Impl::prepareArticulation() {
   articulation.links.resize(bodies.size());
   articulation.moves.resize(blocks.size());
   for (BlockMoves& m : articulation.moves)
-    m.built = m.frozen = m.pending_valid = m.limits_valid = false;
+    m.built = m.pending_valid = m.limits_valid = false;
   for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
     if (reduced[bi].ready) {  // its rows do not name every link
       for (const int body : reduced[bi].link_body) {
@@ -1435,10 +1411,8 @@ void Simulator::Impl::Articulation::buildMoves(int bi) {
     mats[ids.size() - 1].setZero(mats[ids.size() - 1].rows(), n);
     return mats[ids.size() - 1];
   };
-  Eigen::Index hard_rows = 0;
   for (Eigen::Index i = 0; i < n; ++i) {
     const detail::BlockRow& r = block.rows[i];
-    if (!r.unilateral && r.compliance == 0.0) ++hard_rows;
     for (int side = 0; side < 2; ++side) {
       const int b = side == 0 ? r.a : r.b;
       if (bodies[b].inv_mass == 0.0) continue;
@@ -1454,61 +1428,6 @@ void Simulator::Impl::Articulation::buildMoves(int bi) {
     if (r.rotor >= 0) slot(bm.rotors, bm.rotor_moves, r.rotor)[i] += r.rotor_dw;
   }
   bm.built = true;
-  // The low-rank form needs the structure described at BlockMoves (BlockPlan::rotor_tree); then
-  // the hard rows leave exactly one freedom per rotor, which the row count confirms.
-  bm.low_rank = false;
-  if (!impl->model.solver.low_rank_responses) return;
-  if (!impl->block_plans[bi].rotor_tree) return;
-  const auto dof = static_cast<Eigen::Index>(6 * bm.bodies.size() + bm.rotors.size());
-  if (dof - hard_rows != static_cast<Eigen::Index>(bm.rotors.size())) return;
-  // P's columns for a unit impulse on each rotor; the free rotors are those that still move.
-  const auto nr = static_cast<Eigen::Index>(bm.rotors.size());
-  body_cols.resize(6 * static_cast<Eigen::Index>(bm.bodies.size()), nr);
-  rotor_cols.resize(nr, nr);
-  rhs.resize(n);
-  Eigen::VectorXd& x = solution;
-  for (Eigen::Index q = 0; q < nr; ++q) {
-    for (Eigen::Index i = 0; i < n; ++i) rhs[i] = block.rows[i].active ? bm.rotor_moves[q][i] : 0.0;
-    block.ldlt.solve(rhs, x);  // K^-1 J M^-1 e_s
-    for (std::size_t k = 0; k < bm.bodies.size(); ++k) {
-      detail::Vec6 sum = detail::Vec6::Zero();
-      for (Eigen::Index i = 0; i < n; ++i) sum -= x[i] * bm.body_moves[k].col(i);
-      body_cols.block<6, 1>(6 * static_cast<Eigen::Index>(k), q) = sum;
-    }
-    for (Eigen::Index r = 0; r < nr; ++r) {
-      const double own = r == q ? impl->rotor_inv_inertia[bm.rotors[q]] : 0.0;
-      rotor_cols(r, q) = own - bm.rotor_moves[r].dot(x);
-    }
-  }
-  free.clear();
-  for (Eigen::Index q = 0; q < nr; ++q)
-    if (rotor_cols(q, q) > 1e-9 * impl->rotor_inv_inertia[bm.rotors[q]]) free.push_back(q);
-  const auto k = static_cast<Eigen::Index>(free.size());
-  Eigen::MatrixXd& pss = free_block;
-  pss.resize(k, k);
-  for (Eigen::Index r = 0; r < k; ++r)
-    for (Eigen::Index c = 0; c < k; ++c)
-      pss(r, c) = 0.5 * (rotor_cols(free[r], free[c]) + rotor_cols(free[c], free[r]));
-  // P_SS is positive definite when the rotors in S are free (a rotor held by an active limit
-  // has left it); its inverse by Cholesky, refused when the pivots say otherwise.
-  bm.free_inverse.setIdentity(k, k);
-  if (k > 0) {
-    const double largest = pss.diagonal().maxCoeff();
-    const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(pss);  // factors pss in place
-    if (llt.info() != Eigen::Success) return;
-    const double smallest = llt.matrixLLT().diagonal().minCoeff();
-    if (!(smallest * smallest > 1e-9 * largest)) return;
-    llt.solveInPlace(bm.free_inverse);
-  }
-  bm.body_columns.resize(bm.bodies.size());
-  for (std::size_t b = 0; b < bm.bodies.size(); ++b) {
-    bm.body_columns[b].resize(6, k);
-    for (Eigen::Index q = 0; q < k; ++q)
-      bm.body_columns[b].col(q) = body_cols.block<6, 1>(6 * static_cast<Eigen::Index>(b), free[q]);
-  }
-  bm.rotor_columns.resize(nr, k);
-  for (Eigen::Index q = 0; q < k; ++q) bm.rotor_columns.col(q) = rotor_cols.col(free[q]);
-  bm.low_rank = true;
 }
 
 // The mechanism's motion after a wrench w on the link: the link by `self` w, every other link
@@ -1532,27 +1451,6 @@ void Simulator::Impl::Articulation::compute(int body) {
       if (k != own) out.others[o++] = {bm.bodies[k], mech.linkResponse(static_cast<int>(k))};
     for (std::size_t k = 0; k < bm.rotors.size(); ++k)
       out.rotors[k] = {bm.rotors[k], mech.rotorResponse(static_cast<int>(k))};
-  } else if (bm.low_rank && bm.free_inverse.rows() == 0) {
-    // Every rotor held (limits): the mechanism does not move.
-    out.self.setZero();
-    for (std::size_t k = 0, o = 0; k < bm.bodies.size(); ++k)
-      if (k != own) out.others[o++] = {bm.bodies[k], detail::Mat6::Zero()};
-    for (std::size_t k = 0; k < bm.rotors.size(); ++k)
-      out.rotors[k] = {bm.rotors[k], detail::Vec6::Zero()};
-  } else if (bm.low_rank) {
-    Eigen::Matrix<double, Eigen::Dynamic, 6>& right = free_to_link;
-    right.noalias() = bm.free_inverse * bm.body_columns[own].transpose();  // P_SS^-1 P_S,link
-    out.self.noalias() = bm.body_columns[own] * right;
-    for (std::size_t k = 0, o = 0; k < bm.bodies.size(); ++k) {
-      if (k == own) continue;
-      out.others[o].first = bm.bodies[k];
-      out.others[o++].second.noalias() = bm.body_columns[k] * right;
-    }
-    for (std::size_t k = 0; k < bm.rotors.size(); ++k) {
-      const auto row = bm.rotor_columns.row(static_cast<Eigen::Index>(k));
-      out.rotors[k].first = bm.rotors[k];
-      out.rotors[k].second.noalias() = (row * right).transpose();
-    }
   } else {
     // Λ = -K^-1 J_link M_link^-1 over the active rows: the block's impulses per unit wrench.
     const SolverBody& link = impl->bodies[body];
@@ -1599,48 +1497,19 @@ void Simulator::Impl::Articulation::propagate(int body, const detail::Vec6& wren
   any_pending = true;
 }
 
-// Keeps the factor and active set of block `bi` as its links' responses saw them, before the
-// block's active set changes (see BlockMoves::frozen).
-void Simulator::Impl::Articulation::freeze(int bi) {
-  if (static_cast<std::size_t>(bi) >= moves.size()) return;
-  BlockMoves& bm = moves[bi];
-  if (bm.frozen || !bm.built || impl->reduced[bi].ready) return;  // reduced: a snapshot already
-  const RowBlock& block = impl->blocks[bi];
-  bm.factor = block.ldlt;
-  bm.active.resize(block.rows.size());
-  for (std::size_t i = 0; i < block.rows.size(); ++i) bm.active[i] = block.rows[i].active;
-  bm.frozen = true;
-}
-
-// The block rows' impulses that the links' pending wrenches imply: -K^-1 sum_link J M^-1 w_link
-// over the active rows, with the factor the links' responses were computed with.
+// The block rows' impulses that the links' pending wrenches imply: the sum over the links of
+// their responses' impulses per unit wrench (LinkResponse::impulses) times the wrench.
 const Eigen::VectorXd& Simulator::Impl::Articulation::pendingImpulses(int bi) {
   BlockMoves& bm = moves[bi];
   if (bm.pending_valid) return bm.pending;
-  const RowBlock& block = impl->blocks[bi];
-  const auto n = static_cast<Eigen::Index>(block.rows.size());
-  scratch.setZero(n);
-  bool any = false;
-  for (std::size_t k = 0; k < bm.bodies.size(); ++k) {
-    const LinkResponse& link = links[bm.bodies[k]];
-    if (!link.computed || link.pending.isZero(0.0)) continue;
-    if (bm.low_rank)
-      for (Eigen::Index i = 0; i < n; ++i) scratch[i] += bm.body_moves[k].col(i).dot(link.pending);
-    any = true;
-  }
-  if (!any) {
-    bm.pending.setZero(n);
-  } else if (!bm.low_rank) {
-    bm.pending.setZero(n);
-    for (const int body : bm.bodies) {
-      const LinkResponse& link = links[body];
-      if (link.computed) bm.pending.noalias() += link.impulses * link.pending;
-    }
-  } else {
-    for (Eigen::Index i = 0; i < n; ++i)
-      if (!(bm.frozen ? bm.active[i] != 0 : block.rows[i].active)) scratch[i] = 0.0;
-    (bm.frozen ? bm.factor : block.ldlt).solve(scratch, bm.pending);
-    bm.pending = -bm.pending;
+  const auto n = static_cast<Eigen::Index>(impl->blocks[bi].rows.size());
+  bm.pending.setZero(n);
+  const bool any = std::any_of(bm.bodies.begin(), bm.bodies.end(), [this](int body) {
+    return links[body].computed && !links[body].pending.isZero(0.0);
+  });
+  for (const int body : bm.bodies) {
+    const LinkResponse& link = links[body];
+    if (any && link.computed) bm.pending.noalias() += link.impulses * link.pending;
   }
   bm.pending_valid = true;
   return bm.pending;
@@ -1906,7 +1775,6 @@ void Simulator::Impl::solveBlock(RowBlock& block, State& s, double& largest) {
       }
       break;
     }
-    articulation.freeze(static_cast<int>(&block - blocks.data()));
     block.factorUnilateral();
   }
   for (Eigen::Index i = 0; i < n; ++i) {
@@ -2494,10 +2362,6 @@ StepReport Simulator::step(State& state) {
     double residual = 0.0;
     bool capped = false;
     im.solveVelocity(state, h, iterations, residual, capped);
-    int low_rank = 0;
-    for (const Impl::BlockMoves& m : im.articulation.moves)
-      low_rank += m.built && m.low_rank ? 1 : 0;
-    report.low_rank_blocks = std::max(report.low_rank_blocks, low_rank);
     const auto reduced_now = std::count_if(im.reduced.begin(), im.reduced.end(),
                                            [](const Impl::ReducedBlock& r) { return r.ready; });
     report.reduced_blocks = std::max(report.reduced_blocks, static_cast<int>(reduced_now));
@@ -2577,6 +2441,12 @@ double Simulator::measureJointPosition(const State& state, int joint) const {
     return detail::hingeAngle(f);
   if (def.type == JointType::Prismatic) return detail::prismaticPosition(f);
   return 0.0;
+}
+
+void detail::SimulatorTesting::solveBlocksInFullCoordinates(Simulator& sim) {
+  Simulator::Impl& im = *sim.impl_;
+  for (Simulator::Impl::ReducedBlock& rb : im.reduced) rb.planned = false;
+  std::fill(im.reduced_joint.begin(), im.reduced_joint.end(), 0);
 }
 
 void Simulator::setBodyLoad(int body, const Vec3& force_N, const Vec3& torque_Nm) {

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "simulator_testing.h"
+
 namespace sim::dynamics {
 namespace {
 
@@ -193,8 +195,8 @@ TEST(Repeater, BlockedJawBlocksEverything) {
   EXPECT_NEAR(s.motors[0].torque_Nm, -sim.model().motors[0].stall_torque_Nm, 1e-3);
 }
 
-// Hinge mechanisms solved in their rotors' coordinates (SolverSettings::reduced_mechanisms)
-// against the block in full coordinates, in lockstep: the two-link arm under gravity (its hinges'
+// Hinge mechanisms solved in their rotors' coordinates (the solver's way for such a tree)
+// against the block in full coordinates (detail::SimulatorTesting), in lockstep: the two-link arm under gravity (its hinges'
 // point and rotation rows carry the links' weight and their curvature targets) with the elbow
 // driven onto a stop, and the gripper's jaws on a repeater, the follower driven onto a stop.
 // Poses, joint speeds and every impulse the state keeps.
@@ -202,17 +204,16 @@ TEST(Repeater, BlockedJawBlocksEverything) {
 // to 800 N m); 1e-9 and 1e-6 leave room for rounding through 50 sweeps. Dropping a child joint's
 // wrench from its parent's in the leaf-to-root recovery errs by 29 N m.
 TEST(ReducedMechanism, HingeTreesMatchTheFullCoordinateBlock) {
-  auto arm = [](bool reduced) {
+  auto arm = [] {
     Model m = samples::twoLinkArm(0.005);
     m.gravity_mps2 = Vec3(0.0, 0.0, -9.81);
     m.joints[1].limit_enabled = true;  // the elbow (u = -0.7) runs onto a stop
     m.joints[1].lower_limit = -0.05;
     m.joints[1].upper_limit = 0.05;
     m.motors[0].initial_voltage = 1.0;
-    m.solver.reduced_mechanisms = reduced;
     return m;
   };
-  auto jaws = [](bool reduced) {
+  auto jaws = [] {
     // One jaw's stop only: with both jaws on stops together the split of their impulses is not
     // determined (any split holds the same motion; each method picks its own).
     Model m = samples::gripper(0.005);
@@ -220,11 +221,11 @@ TEST(ReducedMechanism, HingeTreesMatchTheFullCoordinateBlock) {
     m.joints[1].lower_limit = -0.3;
     m.joints[1].upper_limit = 0.3;
     m.motors[0].initial_voltage = 1.0;
-    m.solver.reduced_mechanisms = reduced;
     return m;
   };
   for (auto make : {+arm, +jaws}) {
-    Simulator full(make(false)), reduced(make(true));
+    Simulator full(make()), reduced(make());
+    detail::SimulatorTesting::solveBlocksInFullCoordinates(full);
     State a = full.initialState(), b = reduced.initialState();
     const double h = full.model().solver.time_step_s;
     double worst_q = 0.0, worst_load = 0.0, stop_load = 0.0;

@@ -224,19 +224,6 @@ struct SolverSettings {
   /// repeaters) see the link through the whole mechanism's response instead of the link's own
   /// mass, so a light jaw on a geared drive converges in a few sweeps (docs/dynamics.md).
   bool articulated_contacts = false;
-  /// Rigid contact manifolds go through the sweep four at a time (SIMD) where its order allows;
-  /// the results are the same bits as one by one (false), which remains for comparison.
-  bool batched_contacts = true;
-  /// Articulated contacts take a mechanism's response from one solve per free rotor where its
-  /// structure allows (docs/dynamics.md: a tree of hinges and sliders on a static base, rigid
-  /// couplings) instead of six per touched link; false computes every response in full, which
-  /// remains for comparison.
-  bool low_rank_responses = true;
-  /// A motor block that is a tree of hinges and sliders on a static base, each coupled rigidly
-  /// to a rotor, is solved in its rotors' coordinates (one unknown per rotor and active limit
-  /// instead of one per row; the joints' impulses follow leaf to root): the same solution to
-  /// rounding, several times cheaper. False keeps every block in full coordinates.
-  bool reduced_mechanisms = true;
 };
 
 /// Contact parameters (SPEC §2: contacts are inequality rows with Coulomb friction).

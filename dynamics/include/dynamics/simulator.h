@@ -39,11 +39,8 @@ struct StepReport {
   SolveEnd velocity_end = SolveEnd::Tolerance;  ///< IterationCap if any substep hit the cap.
   int position_iterations = 0;
   double position_error = 0;  ///< Largest joint error left after position passes (m or rad).
-  /// Motor blocks whose articulated contact responses took the low-rank form (one solve per free
-  /// rotor; SolverSettings::low_rank_responses), largest over the substeps.
-  int low_rank_blocks = 0;
-  /// Motor blocks solved in their rotors' coordinates (SolverSettings::reduced_mechanisms),
-  /// largest over the substeps.
+  /// Motor blocks solved in their rotors' coordinates (docs/dynamics.md: a tree of hinges and
+  /// sliders on a static base, each coupled rigidly to a rotor), largest over the substeps.
   int reduced_blocks = 0;
   Fault fault;                ///< kind != None when the state is unhealthy after this step.
   bool fault_is_new = false;  ///< True only the first time a fault is reported.
@@ -67,6 +64,10 @@ struct ContactReport {
   double normal_force_N = 0.0;
   Vec3 friction_force_N = Vec3::Zero();
 };
+
+namespace detail {
+struct SimulatorTesting;  // dynamics/src/simulator_testing.h: reference paths for tests
+}  // namespace detail
 
 class ModelInvalid : public std::invalid_argument {
  public:
@@ -103,6 +104,7 @@ class Simulator {
   std::vector<ContactReport> contacts(const State& state) const;
 
  private:
+  friend struct detail::SimulatorTesting;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
