@@ -547,19 +547,12 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
 
 double Simulator::Impl::measureJoint(int j) const {
   const JointDef& def = model.joints[j];
-  const JointFrames f = frames(def, joints[j]);
-  if (def.type == JointType::Hinge || def.type == JointType::Flexure)
-    return detail::hingeAngle(f);
-  if (def.type == JointType::Prismatic) return detail::prismaticPosition(f);
-  return 0.0;
+  return detail::jointCoordinate(def.type, frames(def, joints[j]));
 }
 
 /// The joint coordinate nearest to `reference`: hinge angles continue across +-pi.
 double Simulator::Impl::unwrappedJoint(int j, double reference) const {
-  const double measured = measureJoint(j);
-  const JointType t = model.joints[j].type;
-  if (t != JointType::Hinge && t != JointType::Flexure) return measured;
-  return reference + detail::wrapAngle(measured - reference);
+  return detail::unwrapCoordinate(model.joints[j].type, measureJoint(j), reference);
 }
 
 void Simulator::Impl::load(const State& s) {
@@ -2431,16 +2424,8 @@ std::vector<ContactReport> Simulator::contacts(const State& state) const {
 }
 
 double Simulator::measureJointPosition(const State& state, int joint) const {
-  const JointDef& def = impl_->model.joints.at(joint);
-  const BodyState world;
-  const BodyState& a = def.body_a == kWorld ? world : state.bodies.at(def.body_a);
-  const BodyState& b = state.bodies.at(def.body_b);
-  const JointFrames f = detail::computeFrames(a.position_m, a.orientation, def.frame_a,
-                                              b.position_m, b.orientation, def.frame_b);
-  if (def.type == JointType::Hinge || def.type == JointType::Flexure)
-    return detail::hingeAngle(f);
-  if (def.type == JointType::Prismatic) return detail::prismaticPosition(f);
-  return 0.0;
+  const JointDef& def = impl_->model.joints.at(static_cast<std::size_t>(joint));
+  return detail::jointCoordinate(def.type, detail::computeFrames(def, state.bodies));
 }
 
 void detail::SimulatorTesting::solveBlocksInFullCoordinates(Simulator& sim) {
