@@ -14,6 +14,7 @@
 #include "reduced_mechanism.h"
 #include "simulator_testing.h"
 #include "soft_row.h"
+#include "union_find.h"
 
 namespace sim::dynamics {
 
@@ -41,10 +42,29 @@ friction::StribeckCurve curveOf(JointFrictionCurve c) {
   return friction::StribeckCurve::Generalised;
 }
 
+/// The joint's Stribeck curve: from `breakaway` at rest to `coulomb`, over `stribeck_speed`.
+friction::StribeckParams stribeckOf(const JointFriction& f) {
+  friction::StribeckParams sp;
+  sp.coulomb = f.coulomb;
+  sp.breakaway = f.breakaway;
+  sp.stribeck_speed = f.stribeck_speed;
+  sp.exponent = f.exponent;
+  return sp;
+}
+
+/// The output friction curve of a seed 000 drive unit (the generalised curve).
+friction::StribeckParams stribeckOf(const DriveDef& d) {
+  friction::StribeckParams sp;
+  sp.coulomb = d.coulomb;
+  sp.breakaway = d.breakaway;
+  sp.stribeck_speed = d.stribeck_speed;
+  sp.exponent = d.exponent;
+  return sp;
+}
+
 /// Seed 003 Gaussian curve g(v) of a LuGre joint.
 double lugreCurve(const JointFriction& f, double v) {
-  const double r = v / f.stribeck_speed;
-  return f.coulomb + (f.breakaway - f.coulomb) * std::exp(-r * r);
+  return friction::stribeckMagnitude(friction::StribeckCurve::Gaussian, stribeckOf(f), std::abs(v));
 }
 
 /// x += d y, written out: GCC leaves Eigen's 3-vector expression uninlined in long loops.
@@ -357,7 +377,8 @@ struct Simulator::Impl {
   void updateSleep(State& s);
   void prepareFlexure(JointWork& w, const FlexureDef& def, const JointFrames& f, double h);
   double solveFlexurePosition(int j, double beta);
-  std::vector<int> sleep_parent, sleep_flags;  // scratch of updateSleep, sized once
+  detail::UnionFind sleep_groups;  // scratch of updateSleep, sized once
+  std::vector<int> sleep_flags;
   JointFrames frames(const JointDef& def, const JointWork& w) const {
     return detail::computeFrames(positions[w.a], orientations[w.a], def.frame_a, positions[w.b],
                                  orientations[w.b], def.frame_b);
@@ -520,7 +541,7 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
   }
   planBlocks();
   contacts.init(model);
-  sleep_parent.assign(nb, 0);
+  sleep_groups.reset(nb);
   sleep_flags.assign(nb, 0);
   hinge_sweep_of_joint.assign(model.joints.size(), -1);
   for (std::size_t j = 0; j < model.joints.size(); ++j) {
@@ -720,12 +741,8 @@ void Simulator::Impl::prepare(const State& s, double h) {
     // so the row stays a plain bounded row; the lag is one substep).
     w.friction_level = def.friction.breakaway;
     if (w.has_axis_rows && def.friction.curve != JointFrictionCurve::Constant) {
-      friction::StribeckParams sp;
-      sp.coulomb = def.friction.coulomb;
-      sp.breakaway = def.friction.breakaway;
-      sp.stribeck_speed = def.friction.stribeck_speed;
-      sp.exponent = def.friction.exponent;
-      w.friction_level = friction::stribeckMagnitude(curveOf(def.friction.curve), sp,
+      w.friction_level = friction::stribeckMagnitude(curveOf(def.friction.curve),
+                                                     stribeckOf(def.friction),
                                                      std::abs(w.axis.velocity(a, b)));
     }
     w.start_speed = w.has_axis_rows ? w.axis.velocity(a, b) : 0.0;
@@ -907,15 +924,11 @@ void Simulator::Impl::addJointRows(RowBlock& block, int j) {
 void Simulator::Impl::planBlocks() {
   const int nb = world;
   const int nm = static_cast<int>(model.motors.size());
-  std::vector<int> parent(nb + nm);
-  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int>(i);
-  auto find = [&parent](int x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
+  detail::UnionFind groups;
+  groups.reset(nb + nm);
   auto join = [&](int rotor_node, int joint) {
     for (int body : {joints[joint].a, joints[joint].b}) {
-      if (body != world && body_inv_mass[body] > 0.0) parent[find(body)] = find(rotor_node);
+      if (body != world && body_inv_mass[body] > 0.0) groups.join(body, rotor_node);
     }
   };
   for (int m = 0; m < nm; ++m) join(nb + m, model.motors[m].joint);
@@ -924,7 +937,7 @@ void Simulator::Impl::planBlocks() {
   joint_in_block.assign(model.joints.size(), 0);
   std::vector<int> block_of_root(nb + nm, -1);
   for (int m = 0; m < nm; ++m) {
-    const int root = find(nb + m);
+    const int root = groups.find(nb + m);
     if (block_of_root[root] < 0) {
       block_of_root[root] = static_cast<int>(block_plans.size());
       block_plans.emplace_back();
@@ -1181,13 +1194,9 @@ void Simulator::Impl::addDriveFriction(JointWork& w, const State& s, int j, doub
   const double impulse = w.drive_repeater >= 0 ? s.repeaters[w.drive_repeater].coupling_impulse
                                                : s.motors[w.drive_motor].coupling_impulse;
   const double load = std::abs(impulse) / h * d.K_ML + 1.0;
-  friction::StribeckParams sp;
-  sp.coulomb = d.coulomb;
-  sp.breakaway = d.breakaway;
-  sp.stribeck_speed = d.stribeck_speed;
-  sp.exponent = d.exponent;
   const double speed = std::abs(w.start_speed);
-  const double g = friction::stribeckMagnitude(friction::StribeckCurve::Generalised, sp, speed);
+  const double g = friction::stribeckMagnitude(friction::StribeckCurve::Generalised, stribeckOf(d),
+                                               speed);
   double damping = model.joints[j].friction.viscous + d.viscous;  // N m s/rad
   double force_at_rest = 0.0;  // the damper's force at Ω' = 0 (N m)
   if (d.friction == DriveFriction::Static) {
@@ -2216,15 +2225,12 @@ void Simulator::Impl::updateSleep(State& s) {
   bool any_awake = false;
   for (int i = 0; i < nb && !any_awake; ++i) any_awake = body_inv_mass[i] > 0.0 && !s.bodies[i].asleep;
   if (!any_awake) return;
-  std::vector<int>& parent = sleep_parent;
-  for (int i = 0; i < nb; ++i) parent[i] = i;
-  auto find = [&parent](int x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
+  detail::UnionFind& groups = sleep_groups;
+  groups.reset(nb);
+  auto find = [&groups](int x) { return groups.find(x); };
   auto dynamic = [&](int b) { return b >= 0 && b < nb && body_inv_mass[b] > 0.0; };
   auto link = [&](int a, int b) {
-    if (dynamic(a) && dynamic(b)) parent[find(a)] = find(b);
+    if (dynamic(a) && dynamic(b)) groups.join(a, b);
   };
   // Per group: 1 = has an awake body, 2 = has a sleeping body, 4 = someone not slow long
   // enough, 8 = motorised, 16 = rests on something (a contact). A group hanging on joints alone
