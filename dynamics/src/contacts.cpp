@@ -679,9 +679,10 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
   return largest;
 }
 
-double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
-                                    std::vector<Vec3>& positions, std::vector<Quat>& orientations,
+double ContactSolver::solvePosition(const ContactSettings& cfg, std::vector<Vec3>& positions,
+                                    std::vector<Quat>& orientations,
                                     const std::vector<SolverBody>& bodies) {
+  const double beta = cfg.position_correction;
   double largest = 0.0;
   // Per manifold, linearised at the poses as they are now: local alternating sweeps over the
   // points, each push removing the fraction beta of that point's remaining penetration beyond

@@ -96,8 +96,9 @@ class ContactSolver {
   double solveVelocity(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
                        const std::vector<double>& rotor_inv_inertia, bool reverse,
                        double tolerance);
-  /// One split-impulse pass; returns the largest penetration beyond the slop.
-  double solvePosition(const ContactSettings& cfg, double beta, std::vector<Vec3>& positions,
+  /// One split-impulse pass, removing cfg.position_correction of each point's penetration beyond
+  /// the slop; returns the largest penetration beyond the slop.
+  double solvePosition(const ContactSettings& cfg, std::vector<Vec3>& positions,
                        std::vector<Quat>& orientations, const std::vector<SolverBody>& bodies);
   /// Writes the points and their impulses to the state (sorted; the next warm start).
   void store(State& s);

@@ -2061,7 +2061,7 @@ double Simulator::Impl::solvePosition(int& iterations) {
     w.response_deferred = false;
   };
   for (iterations = 0; iterations < model.solver.position_iterations; ++iterations) {
-    largest = contacts.solvePosition(model.contact, 0.2, positions, orientations, bodies);
+    largest = contacts.solvePosition(model.contact, positions, orientations, bodies);
     for (std::size_t j = 0; j < joints.size(); ++j) {
       const JointDef& def = model.joints[j];
       JointWork& w = joints[j];

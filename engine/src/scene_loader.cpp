@@ -223,12 +223,14 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
 
 void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings& c) {
   MapReader m(ctx, node, "contact",
-              {"margin", "slop", "restitution_threshold", "max_position_correction", "sleep",
-               "sleep_linear_speed", "sleep_angular_speed", "sleep_time"});
+              {"margin", "slop", "restitution_threshold", "max_position_correction",
+               "position_correction", "sleep", "sleep_linear_speed", "sleep_angular_speed",
+               "sleep_time"});
   c.margin_m = m.number("margin", c.margin_m);
   c.slop_m = m.number("slop", c.slop_m);
   c.restitution_threshold_mps = m.number("restitution_threshold", c.restitution_threshold_mps);
   c.max_position_correction_m = m.number("max_position_correction", c.max_position_correction_m);
+  c.position_correction = m.number("position_correction", c.position_correction);
   c.sleep_enabled = m.boolean("sleep", c.sleep_enabled);
   c.sleep_linear_speed_mps = m.number("sleep_linear_speed", c.sleep_linear_speed_mps);
   c.sleep_angular_speed_radps = m.number("sleep_angular_speed", c.sleep_angular_speed_radps);

@@ -1,11 +1,15 @@
 // Stepping a model: the full-coordinate sequential-impulse solver (SPEC §2).
 //
-// One step runs fixed stages per substep:
-//   applyForces -> prepare -> warmStart -> solveVelocity -> integrate -> solvePosition
-//   -> storeImpulses, and then checkFinite once per step.
+// One step (time_step_s) runs these stages per substep (SolverSettings::substeps), each over every
+// constraint kind (Simulator::step in src/simulator.cpp):
+//   integrate forces -> prepare -> warm start -> solve velocity -> integrate positions
+//   -> solve position -> store impulses,
+// then once per step: store the bodies, sleep, and the fault check (numerical trouble is reported
+// in StepReport, never thrown). Restitution is no stage of its own: a contact's bounce is its
+// velocity target, set in prepare. docs/dynamics.md describes the stages and the constraint kinds.
 // Motors are one-degree-of-freedom rotors coupled to their joints by constraint rows; their
 // characteristic Mp (u - w_m / w_xx) is a soft velocity row whose damping part is integrated
-// exactly for the rotor plus the load it sees (see motor.h in src/ for the derivation).
+// exactly for the rotor plus the load it sees (docs/dynamics.md, "Exact characteristic").
 #pragma once
 
 #include <dynamics/model.h>
