@@ -14,9 +14,10 @@
 
 #include <vector>
 
+#include "articulation.h"
 #include "collision.h"
-#include "constraint_parts.h"
 #include "contact_batches.h"
+#include "rows.h"
 
 namespace sim::dynamics::detail {
 

@@ -16,7 +16,7 @@
 // N_other H N_link^T, H the inverse of A with the characteristics and active limits.
 #pragma once
 
-#include "constraint_parts.h"
+#include "rows.h"
 
 #include <Eigen/Dense>
 

@@ -8,7 +8,11 @@
 #include <sstream>
 #include <string_view>
 
-#include "constraint_parts.h"
+#include "articulation.h"
+#include "dense_factor.h"
+#include "joint_parts.h"
+#include "motor_block.h"
+#include "rows.h"
 #include "contacts.h"
 #include "joint_geometry.h"
 #include "reduced_mechanism.h"
@@ -120,9 +124,7 @@ struct JointWork {
   // column 5 of K^-1 (axis_response) and of K^-1 with the driving rotor added (coupling_response).
   // Axis rows (limits, friction, damping, position couplings) act through these, so a pivot far
   // from the centre of mass does not make them fight the point rows.
-  struct Row {
-    Vec3 lin_a = Vec3::Zero(), ang_a = Vec3::Zero(), lin_b = Vec3::Zero(), ang_b = Vec3::Zero();
-  };
+  using Row = detail::Row;
   Row rows[6];
   Eigen::Matrix<double, 6, 1> axis_response = Eigen::Matrix<double, 6, 1>::Zero();
   Eigen::Matrix<double, 6, 1> coupling_response = Eigen::Matrix<double, 6, 1>::Zero();
@@ -161,35 +163,6 @@ struct JointWork {
 namespace {
 
 using Row6 = Eigen::Matrix<double, 6, 1>;
-
-double rowVelocity(const JointWork::Row& r, const SolverBody& a, const SolverBody& b) {
-  return r.lin_a.dot(a.v) + r.ang_a.dot(a.w) + r.lin_b.dot(b.v) + r.ang_b.dot(b.w);
-}
-
-void applyRow(const JointWork::Row& r, SolverBody& a, SolverBody& b, double l) {
-  a.v += (a.inv_mass * l) * r.lin_a;
-  a.w += a.inv_inertia * (l * r.ang_a);
-  b.v += (b.inv_mass * l) * r.lin_b;
-  b.w += b.inv_inertia * (l * r.ang_b);
-}
-
-/// K = J M^-1 J^T of n generic rows.
-template <int N>
-Eigen::Matrix<double, N, N> rowGram(const JointWork::Row* rows, const int* index,
-                                    const SolverBody& a, const SolverBody& b) {
-  Eigen::Matrix<double, N, N> k;
-  for (int i = 0; i < N; ++i) {
-    const JointWork::Row& ri = rows[index[i]];
-    for (int j = 0; j <= i; ++j) {
-      const JointWork::Row& rj = rows[index[j]];
-      k(i, j) = k(j, i) = a.inv_mass * ri.lin_a.dot(rj.lin_a) +
-                          ri.ang_a.dot(a.inv_inertia * rj.ang_a) +
-                          b.inv_mass * ri.lin_b.dot(rj.lin_b) +
-                          ri.ang_b.dot(b.inv_inertia * rj.ang_b);
-    }
-  }
-  return k;
-}
 
 /// The flexure's six rows at frames f (see JointWork), its deformation q = (x, y, θ) and the
 /// errors of its three out-of-plane rows (along the axis, two tilts).
@@ -442,32 +415,11 @@ void setupJointResponse(JointWork& w, const SolverBody& a, const SolverBody& b,
       k(i, j) = k(j, i) = v;
     }
   }
-  const Eigen::Matrix<double, 6, 1> e5 = Eigen::Matrix<double, 6, 1>::Unit(5);
   // K is a Gram matrix J M^-1 J^T: symmetric positive semi-definite, singular when its rows are
-  // dependent (e.g. both sides static). Its LDL^T in plain loops (Eigen's pivoted LDLT costs
-  // several times more at this size); a pivot below 1e-12 of K's largest diagonal entry marks it
-  // singular. Only column 5 of K^-1 is needed: L^-T D^-1 L^-1 e5, where L^-1 e5 = e5.
-  double d[6];
-  const double scale = k.diagonal().maxCoeff();
-  bool invertible = scale > 0.0;
-  for (int j = 0; j < 6 && invertible; ++j) {
-    double dj = k(j, j);
-    for (int p = 0; p < j; ++p) dj -= k(j, p) * k(j, p) * d[p];
-    invertible = dj > 1e-12 * scale;
-    d[j] = dj;
-    for (int i = j + 1; i < 6 && invertible; ++i) {
-      double v = k(i, j);
-      for (int p = 0; p < j; ++p) v -= k(i, p) * k(j, p) * d[p];
-      k(i, j) = v / dj;  // L, below the diagonal
-    }
-  }
-  if (invertible) {
-    Eigen::Matrix<double, 6, 1> x = e5 / d[5];
-    for (int i = 4; i >= 0; --i)
-      for (int p = i + 1; p < 6; ++p) x[i] -= k(p, i) * x[p];
-    w.axis_response = x;
-  } else {  // act on the axis row alone
-    w.axis_response = w.axis.k > 0.0 ? Eigen::Matrix<double, 6, 1>(e5 / w.axis.k)
+  // dependent (e.g. both sides static). Only column 5 of K^-1 is needed.
+  const bool invertible = detail::lastInverseColumn<6>(k, w.axis_response);
+  if (!invertible) {  // act on the axis row alone
+    w.axis_response = w.axis.k > 0.0 ? Eigen::Matrix<double, 6, 1>(Eigen::Matrix<double, 6, 1>::Unit(5) / w.axis.k)
                                      : Eigen::Matrix<double, 6, 1>::Zero();
   }
   w.axis_mass = std::max(0.0, w.axis_response[5]);
@@ -616,7 +568,7 @@ void Simulator::Impl::store(State& s, double h) const {
     if (w.type == JointType::Hinge || w.type == JointType::Prismatic)
       s.joints[j].speed = w.axis.velocity(bodies[w.a], bodies[w.b]);
     if (w.type == JointType::Flexure)
-      s.joints[j].speed = rowVelocity(w.flex_rows[5], bodies[w.a], bodies[w.b]);
+      s.joints[j].speed = w.flex_rows[5].velocity(bodies[w.a], bodies[w.b]);
   }
   (void)h;
 }
@@ -832,7 +784,7 @@ void Simulator::Impl::prepareFlexure(JointWork& w, const FlexureDef& def, const 
   const SolverBody& a = bodies[w.a];
   const SolverBody& b = bodies[w.b];
   static constexpr int kAll[6] = {0, 1, 2, 3, 4, 5};
-  Eigen::Matrix<double, 6, 6> k = rowGram<6>(w.flex_rows, kAll, a, b);
+  Eigen::Matrix<double, 6, 6> k = detail::gram<6>(w.flex_rows, kAll, a, b);
   w.flex_gamma.setZero();
   w.flex_bias.setZero();
   w.flex_lambda.setZero();  // warmStart() sets it from the stored impulses
@@ -885,13 +837,13 @@ double Simulator::Impl::solveFlexurePosition(int j, double beta) {
   double largest = out_of_plane.cwiseAbs().maxCoeff();
   if (def.flexure.model == FlexureModel::PlanarSpring) {
     static constexpr int kHard[3] = {0, 1, 2};
-    const Mat3 k = rowGram<3>(rows, kHard, a, b);
+    const Mat3 k = detail::gram<3>(rows, kHard, a, b);
     if (!(k.determinant() > 0.0)) return largest;
     const Vec3 p = -beta * k.ldlt().solve(out_of_plane);
     for (int i = 0; i < 3; ++i) accumulate(rows[kHard[i]], p[i]);
   } else {
     static constexpr int kHard[5] = {0, 1, 2, 3, 4};
-    const Eigen::Matrix<double, 5, 5> k = rowGram<5>(rows, kHard, a, b);
+    const Eigen::Matrix<double, 5, 5> k = detail::gram<5>(rows, kHard, a, b);
     Eigen::Matrix<double, 5, 1> c;
     c << out_of_plane, q.x(), q.y();
     largest = std::max(largest, c.cwiseAbs().maxCoeff());
@@ -914,8 +866,7 @@ void Simulator::Impl::addJointRows(RowBlock& block, int j) {
   double targets[5];
   jointRows(w, rows, targets);
   for (int k = 0; k < 5; ++k) {
-    block.add(bodies, w.a, w.b, rows[k].lin_a, rows[k].ang_a, rows[k].lin_b, rows[k].ang_b,
-              hardRowSink(w.type, k), j).target = targets[k];
+    block.add(bodies, w.a, w.b, rows[k], hardRowSink(w.type, k), j).target = targets[k];
   }
 }
 
@@ -1042,7 +993,6 @@ double characteristicAlpha(double x) {
 // Rows of every block: motor characteristics (soft rows on the rotors), the driven joints' hard
 // rows, motor/repeater constraint rows, and limit rows (unilateral, active set).
 void Simulator::Impl::buildBlocks(const State& s, double h) {
-  const Vec3 zero = Vec3::Zero();
   for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
     const BlockPlan& plan = block_plans[bi];
     RowBlock& block = blocks[bi];
@@ -1053,7 +1003,7 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
       block.skip_moves = reduced_rows;
       for (int m : plan.motors) {
         const MotorWork& mw = motors[m];
-        detail::BlockRow& ch = block.add(bodies, world, world, zero, zero, zero, zero,
+        detail::BlockRow& ch = block.add(bodies, world, world, detail::Row{},
                                          ImpulseSink::MotorCharacteristic, m);
         ch.rotor = m;
         ch.rotor_coef = 1.0;
@@ -1072,7 +1022,8 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
         if (!reduced_rows) {  // (in rotor coordinates these hold by construction)
           addJointRows(block, j);
           if (motors[rotor].drive == nullptr) {
-            detail::BlockRow& c = block.add(bodies, w.a, w.b, -ax.lin, ax.ang_a, ax.lin, ax.ang_b,
+            detail::BlockRow& c = block.add(bodies, w.a, w.b,
+                                            detail::Row{-ax.lin, ax.ang_a, ax.lin, ax.ang_b},
                                             is_motor ? ImpulseSink::MotorCoupling
                                                      : ImpulseSink::Repeater,
                                             owner);
@@ -1085,8 +1036,9 @@ void Simulator::Impl::buildBlocks(const State& s, double h) {
         }
         if (w.limit_side != 0) {
           const double sd = w.limit_side;
-          detail::BlockRow& l = block.add(bodies, w.a, w.b, -sd * ax.lin, sd * ax.ang_a,
-                                          sd * ax.lin, sd * ax.ang_b, ImpulseSink::JointLimit, j);
+          detail::BlockRow& l = block.add(
+              bodies, w.a, w.b, detail::Row{-sd * ax.lin, sd * ax.ang_a, sd * ax.lin, sd * ax.ang_b},
+              ImpulseSink::JointLimit, j);
           l.unilateral = true;
           l.sign = sd;
           l.target = -w.limit_bias;
@@ -1155,8 +1107,9 @@ void Simulator::Impl::addDriveRows(RowBlock& block, const State& s, int motor, i
                        (follower ? repeaters[repeater].offset : 0.0);
   const detail::SoftRowCoefficients soft = detail::softRowCoefficients(d.stiffness, d.damping, h);
   auto add = [&](double sign, ImpulseSink sink) -> detail::BlockRow& {
-    detail::BlockRow& r = block.add(bodies, w.a, w.b, -sign * ax.lin, sign * ax.ang_a,
-                                    sign * ax.lin, sign * ax.ang_b, sink, owner);
+    detail::BlockRow& r = block.add(
+        bodies, w.a, w.b, detail::Row{-sign * ax.lin, sign * ax.ang_a, sign * ax.lin, sign * ax.ang_b},
+        sink, owner);
     r.rotor = motor;
     r.rotor_coef = -sign * ratio;
     r.rotor_dw = -sign * ratio * mw.inv_inertia;
@@ -1825,7 +1778,7 @@ void Simulator::Impl::warmStart(State& s) {
           const Vec3& dir = lin ? fw.flex_rows[r].lin_b : fw.flex_rows[r].ang_b;
           const double n2 = dir.squaredNorm();
           fw.flex_lambda[r] = n2 > 0.0 ? (lin ? imp.linear : imp.angular).dot(dir) / n2 : 0.0;
-          applyRow(fw.flex_rows[r], a, b, fw.flex_lambda[r]);
+          fw.flex_rows[r].apply(a, b, fw.flex_lambda[r]);
         }
         break;
       }
@@ -1959,10 +1912,10 @@ void Simulator::Impl::solveVelocity(State& s, double h, int& iterations, double&
           break;  // solved above
         case JointType::Flexure: {
           Row6 r;
-          for (int k = 0; k < 6; ++k) r[k] = rowVelocity(w.flex_rows[k], a, b);
+          for (int k = 0; k < 6; ++k) r[k] = w.flex_rows[k].velocity(a, b);
           r += w.flex_bias + w.flex_gamma * w.flex_lambda;
           const Row6 dl = -(w.flex_inv * r);
-          for (int k = 0; k < 6; ++k) applyRow(w.flex_rows[k], a, b, dl[k]);
+          for (int k = 0; k < 6; ++k) w.flex_rows[k].apply(a, b, dl[k]);
           w.flex_lambda += dl;
           note(dl.cwiseAbs().maxCoeff());
           break;
