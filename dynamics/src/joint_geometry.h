@@ -74,6 +74,13 @@ inline double prismaticPosition(const JointFrames& f) {
   return (f.anchor_b - f.anchor_a).dot(f.axes_a.col(0));
 }
 
+/// Rotation vector taking orientation qa to qb (world axes), the shorter way.
+inline Vec3 rotationError(const Quat& qa, const Quat& qb) {
+  Quat e = qb * qa.conjugate();
+  if (e.w() < 0.0) e.coeffs() = -e.coeffs();
+  return 2.0 * e.vec();
+}
+
 /// Whether the coordinate is an angle (continued across +-pi when unwrapped).
 inline bool angularCoordinate(JointType type) {
   return type == JointType::Hinge || type == JointType::Flexure;

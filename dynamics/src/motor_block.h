@@ -1,12 +1,36 @@
 // Internal header, not API: motor blocks, the rows of a driven mechanism solved together.
+//
+// A motor's rotor joins the dynamic bodies of every joint it drives (directly or through
+// repeaters); the connected groups are the blocks (union-find over bodies and rotors: static
+// bodies and the world do not connect). A block's rows are gathered from the constraint kinds:
+// each motor's characteristic (motor.cpp), each driven joint's five hard rows (hinge_joint.cpp,
+// prismatic_joint.cpp), its coupling to its rotor (motor.cpp, repeater.cpp: rigid, or a drive's
+// transmission) and its limit (joint_limit.cpp). They are solved together exactly each sweep
+// (block Gauss-Seidel), which removes the slow convergence that large reflected rotor inertias
+// (r^2 I_m) cause between separate scalar rows, e.g. along a motorised arm; limits and backlash
+// flanks enter through a small active-set loop. Two ways to solve a block, one per structure:
+//  - a tree of hinges and sliders on a static base, each coupled rigidly to a rotor, has one
+//    freedom per rotor and is solved in its rotors' coordinates (ReducedBlock,
+//    reduced_block.cpp, reduced_mechanism.h): its RowBlock keeps only the characteristics and
+//    the limits;
+//  - anything else (drive units, loops, balls) in full coordinates: every row an unknown, K
+//    factored once per substep in the order equality rows, characteristics, unilateral rows, so
+//    the factor also yields each rotor's constrained inertia and an active-set change refactors
+//    only the trailing rows (RowBlock, motor_block.cpp).
 #pragma once
+
+#include <dynamics/model.h>
+#include <dynamics/state.h>
 
 #include <Eigen/Dense>
 
 #include <vector>
 
+#include "articulation.h"
 #include "dense_factor.h"
+#include "reduced_mechanism.h"
 #include "rows.h"
+#include "step_context.h"
 
 namespace sim::dynamics::detail {
 
@@ -180,5 +204,67 @@ struct RowBlock {
   }
 };
 
+
+/// How a block groups the mechanism: its rotors and the joints they drive.
+struct BlockPlan {
+  std::vector<int> motors;
+  std::vector<int> joints;   ///< Driven joints, each motor's own first, then its repeaters'.
+  std::vector<int> drivers;  ///< Per joint: motor index, or -(repeater index) - 2.
+  /// Hinges and sliders on rigid couplings, each moving body the follower of exactly one of
+  /// them, leading back to a static body: the structure a reduced block needs.
+  bool rotor_tree = false;
+};
+
+/// A rotor-tree block solved in its rotors' coordinates (ReducedMechanism). Its RowBlock keeps
+/// only the characteristic and limit rows (targets, the limits' active set, where their impulses
+/// go) and is neither assembled nor factored; the joints' rows go straight into the mechanism.
+struct ReducedBlock {
+  bool planned = false;  ///< The block has the structure.
+  bool ready = false;    ///< This substep's build succeeded (else the RowBlock is factored).
+  ReducedMechanism mechanism;
+  std::vector<int> link_body;      ///< Solver body per link slot.
+  std::vector<int> plan_joint;     ///< Per joint slot: index into BlockPlan::joints.
+  std::vector<int> slot_of_joint;  ///< Per model joint: its joint slot (-1: not in the block).
+  std::vector<int> limit_row;      ///< Per limit (this substep): its row in RowBlock::rows.
+  std::vector<int> limit_of_slot;  ///< Per joint slot (this substep): its limit, or -1.
+  std::vector<ReducedMechanism::Limit> limits;
+  std::vector<Vec6> velocity, wrench;                        ///< Per link, scratch.
+  Eigen::VectorXd rotor_speed, targets, accumulated, gamma;  ///< Per rotor slot, scratch.
+  ReducedMechanism::Impulses impulses;
+};
+
+struct Joints;
+struct Motors;
+
+struct MotorBlocks {
+  std::vector<BlockPlan> plans;
+  std::vector<RowBlock> blocks;
+  std::vector<ReducedBlock> reduced;  ///< Per block.
+  Articulation articulation;
+  std::vector<char> closed;  ///< Per block: only its rows and articulated contacts act on it.
+  bool all_closed = false;
+
+  /// Groups the rotors and driven joints, marks Joints::in_block and ::reduced, and plans the
+  /// rotor trees in their rotors' coordinates (it does not change while the model stands).
+  void plan(const Model& model, const Bodies& bodies, Joints& joints, const Motors& motors);
+  /// This substep's rows of every block, assembled and factored (or built reduced).
+  void build(StepContext& ctx);
+  /// One exact update of block bi's rows; `largest` takes the largest impulse change.
+  void solve(StepContext& ctx, int bi, double& largest);
+
+  // reduced_block.cpp
+  void planReduced(const Model& model, const Bodies& bodies, Joints& joints, int bi);
+  bool buildReduced(StepContext& ctx, int bi);
+  void solveReduced(StepContext& ctx, int bi, double& largest);
+  /// Adds a reduced solve's (or pending wrenches') impulses to where the state keeps them;
+  /// `largest` (if given) takes the largest change.
+  void addReducedImpulses(StepContext& ctx, int bi, const ReducedMechanism::Impulses& in,
+                          double* largest);
+};
+
+/// Adds a block row's impulse change to where the state keeps it.
+void addBlockImpulse(const BlockRow& r, double d, State& s);
+/// The impulse a block row holds (of the rows whose accumulated value the block solve reads).
+double blockAccumulated(const BlockRow& r, const State& s);
 
 }  // namespace sim::dynamics::detail

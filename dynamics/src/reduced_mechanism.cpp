@@ -44,6 +44,19 @@ void ReducedMechanism::plan(int links, int rotors, std::vector<Joint> joints) {
   snapshot_active_.reserve(nj);
 }
 
+void ReducedMechanism::setJoint(int joint, const Row rows[6], const double targets[5],
+                                const Vec6& leader_velocity) {
+  JointRows& f = frames_[static_cast<std::size_t>(joint)];
+  for (int r = 0; r < 6; ++r) {
+    f.rows_a.block<1, 3>(r, 0) = rows[r].lin_a.transpose();
+    f.rows_a.block<1, 3>(r, 3) = rows[r].ang_a.transpose();
+    f.rows_b.block<1, 3>(r, 0) = rows[r].lin_b.transpose();
+    f.rows_b.block<1, 3>(r, 3) = rows[r].ang_b.transpose();
+    if (r < 5) f.targets[r] = targets[r];
+  }
+  f.leader_velocity = leader_velocity;
+}
+
 void ReducedMechanism::setLink(int link, double mass, const Mat3& inertia_world) {
   mass_[static_cast<std::size_t>(link)] = mass;
   inertia_[static_cast<std::size_t>(link)] = inertia_world;
