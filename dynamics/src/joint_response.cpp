@@ -61,8 +61,6 @@ void rows(const JointWork& w, Row rows[6], double targets[5]) {
   else prismatic::rows(w, rows, targets);
 }
 
-bool linearRow(JointType type, int k) { return (k < 3) == (type == JointType::Hinge); }
-
 void prepareResponse(StepContext& ctx, int j) {
   JointWork& w = ctx.joints[j];
   const JointDef& def = ctx.model.joints[static_cast<std::size_t>(j)];

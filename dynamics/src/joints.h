@@ -125,7 +125,13 @@ struct Joints {
   JointWork& operator[](int j) { return work[static_cast<std::size_t>(j)]; }
   const JointWork& operator[](int j) const { return work[static_cast<std::size_t>(j)]; }
   /// Joint j's frames at the solver's current poses.
-  JointFrames frames(const StepContext& ctx, int j) const;
+  JointFrames frames(const StepContext& ctx, int j) const {
+    const JointWork& w = work[static_cast<std::size_t>(j)];
+    const JointDef& def = ctx.model.joints[static_cast<std::size_t>(j)];
+    const auto a = static_cast<std::size_t>(w.a), b = static_cast<std::size_t>(w.b);
+    return computeFrames(ctx.bodies.positions[a], ctx.bodies.orientations[a], def.frame_a,
+                         ctx.bodies.positions[b], ctx.bodies.orientations[b], def.frame_b);
+  }
   /// Joint j's coordinate measured now, continued from `reference`.
   double unwrapped(const StepContext& ctx, int j, double reference) const;
 };
@@ -187,8 +193,10 @@ double speed(const StepContext& ctx, int j);
 namespace joint_axis {
 /// The joint's six rows (hinge::rows or prismatic::rows).
 void rows(const JointWork& w, Row rows[6], double targets[5]);
-/// Where a hinge's or slider's hard row k keeps its impulse in JointImpulses: linear or angular.
-bool linearRow(JointType type, int k);
+/// Where a hinge's or slider's hard row k keeps its impulse in JointImpulses: linear or angular
+/// (a hinge's rows 0-2 hold its point, 3-4 its axis direction; a slider's 0-2 its rotation,
+/// 3-4 its line).
+inline bool linearRow(JointType type, int k) { return (k < 3) == (type == JointType::Hinge); }
 /// Sets up the joint's AxisResponse if it has rows along its axis this substep (their kinds have
 /// prepared their flags: the limit, friction; blocks).
 void prepareResponse(StepContext& ctx, int j);

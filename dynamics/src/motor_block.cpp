@@ -233,32 +233,4 @@ void MotorBlocks::solve(StepContext& ctx, int bi, double& largest) {
   }
 }
 
-void addBlockImpulse(const BlockRow& r, double d, State& s) {
-  const auto o = static_cast<std::size_t>(r.owner);
-  switch (r.sink) {
-    case ImpulseSink::JointLinear: s.joints[o].impulses.linear += d * r.lin_b; break;
-    case ImpulseSink::JointAngular: s.joints[o].impulses.angular += d * r.ang_b; break;
-    case ImpulseSink::JointLimit: s.joints[o].impulses.limit += r.sign * d; break;
-    case ImpulseSink::MotorCoupling: s.motors[o].coupling_impulse += d; break;
-    case ImpulseSink::MotorBacklash: s.motors[o].coupling_impulse += r.sign * d; break;
-    case ImpulseSink::MotorCharacteristic: s.motors[o].characteristic_impulse += d; break;
-    case ImpulseSink::Repeater: s.repeaters[o].coupling_impulse += d; break;
-    case ImpulseSink::RepeaterBacklash: s.repeaters[o].coupling_impulse += r.sign * d; break;
-  }
-}
-
-double blockAccumulated(const BlockRow& r, const State& s) {
-  const auto o = static_cast<std::size_t>(r.owner);
-  switch (r.sink) {
-    case ImpulseSink::MotorCharacteristic: return s.motors[o].characteristic_impulse;
-    case ImpulseSink::JointLimit: return r.sign * s.joints[o].impulses.limit;
-    case ImpulseSink::MotorCoupling: return s.motors[o].coupling_impulse;
-    case ImpulseSink::MotorBacklash: return std::max(0.0, r.sign * s.motors[o].coupling_impulse);
-    case ImpulseSink::Repeater: return s.repeaters[o].coupling_impulse;
-    case ImpulseSink::RepeaterBacklash:
-      return std::max(0.0, r.sign * s.repeaters[o].coupling_impulse);
-    default: return 0.0;
-  }
-}
-
 }  // namespace sim::dynamics::detail

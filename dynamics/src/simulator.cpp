@@ -60,14 +60,6 @@ std::string Fault::describe() const {
 
 namespace detail {
 
-JointFrames Joints::frames(const StepContext& ctx, int j) const {
-  const JointWork& w = (*this)[j];
-  const JointDef& def = ctx.model.joints[static_cast<std::size_t>(j)];
-  const auto a = static_cast<std::size_t>(w.a), b = static_cast<std::size_t>(w.b);
-  return computeFrames(ctx.bodies.positions[a], ctx.bodies.orientations[a], def.frame_a,
-                       ctx.bodies.positions[b], ctx.bodies.orientations[b], def.frame_b);
-}
-
 double Joints::unwrapped(const StepContext& ctx, int j, double reference) const {
   const JointType type = (*this)[j].type;
   return unwrapCoordinate(type, jointCoordinate(type, frames(ctx, j)), reference);
