@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "articulation.h"
+#include "belt.h"
 #include "collision.h"
 #include "contact_batches.h"
 #include "rows.h"
@@ -44,7 +45,7 @@ struct ContactPoint {
   double target = 0.0;  ///< Smallest allowed normal speed (m/s).
   double friction = 0.0;
   ContactRow normal, tangent[2];
-  // Belt (conveyor) drive of the tangent rows: surface speed = coef * rotor speed.
+  // Belt (conveyor) drive of the tangent rows (belt.h): surface speed = coef * rotor speed.
   int rotor[2] = {-1, -1};      ///< Motor rotors of side a and side b belts.
   double rotor_coef[2][2] = {}; ///< [tangent][side] Cdot contribution per rotor rad/s.
 };
