@@ -8,13 +8,15 @@
 // Options: --window (a window instead of a pixel buffer), --no-hud, --shadows on|off|auto (on),
 // --shadow-map TEXELS (per side), --no-insets,
 // --camera NAME, --compare (also draws every frame in a second view with shadows and insets off,
-// alternating, and prints the ratio of the two: the cost of shadows and insets in one run).
+// alternating, and prints the ratio of the two: the cost of shadows and insets in one run),
+// --compare-hud (the second view is the same without its HUD: the HUD's cost in one run).
 #include <engine/frame_clock.h>
 #include <engine/scenario.h>
 #include <engine/session.h>
 #include <engine/session_view.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -23,7 +25,7 @@
 int main(int argc, char** argv) {
   int frames = 300;
   int width = 1280, height = 720;
-  bool window = false, hud = true, insets = true, compare = false;
+  bool window = false, hud = true, insets = true, compare = false, compare_hud = false;
   std::string shadows = "on";
   int shadow_map = sim::engine::ViewSetup{}.shadow_map_size;
   std::string camera = "follow";
@@ -47,12 +49,15 @@ int main(int argc, char** argv) {
       insets = false;
     } else if (arg == "--compare") {
       compare = true;
+    } else if (arg == "--compare-hud") {
+      compare_hud = true;
     } else if (arg == "--camera" && i + 1 < argc) {
       camera = argv[++i];
     } else {
       std::fprintf(stderr,
                    "usage: bench_render [--frames N] [--size WxH] [--window] [--no-hud] "
-                   "[--shadows on|off|auto] [--shadow-map TEXELS] [--no-insets] [--camera NAME] [--compare]\n");
+                   "[--shadows on|off|auto] [--shadow-map TEXELS] [--no-insets] [--camera NAME] [--compare] "
+                   "[--compare-hud]\n");
       return 2;
     }
   }
@@ -71,29 +76,39 @@ int main(int argc, char** argv) {
   SessionView view(scenario.scene, setup);
   if (!hud) view.view().setHud({});
   std::unique_ptr<SessionView> plain;
-  if (compare) {
+  if (compare || compare_hud) {
     ViewSetup plain_setup = setup;
     plain_setup.offscreen = true;
-    plain_setup.shadows = sim::render::Shadows::Off;
-    plain_setup.insets = false;
+    if (compare) {
+      plain_setup.shadows = sim::render::Shadows::Off;
+      plain_setup.insets = false;
+    }
     plain = std::make_unique<SessionView>(scenario.scene, plain_setup);
-    if (!hud) plain->view().setHud({});
+    if (!hud || compare_hud) plain->view().setHud({});
   }
 
   PlayOptions options;
-  TimingStats draw, draw_plain;
+  TimingStats draw, draw_plain, cpu, cpu_plain;
   int drawn = 0;
+  // The drawing thread's CPU time as well as the wall time: with LP_NUM_THREADS=0 llvmpipe
+  // rasterises on this thread, so the CPU time is the frame's work whatever else the machine does.
+  const auto threadCpu = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  };
+  const auto timed = [&](SessionView& v, TimingStats& wall, TimingStats& cpu_time, const Session& session,
+                         const RunResult& so_far, const std::vector<std::string>& notes) {
+    const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = threadCpu();
+    v.show(session, so_far, notes);
+    cpu_time.add(threadCpu() - cpu_start);
+    wall.add(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
   options.after_frame = [&](const Session& session, const RunResult& so_far,
                             const std::vector<std::string>& notes) {
-    const auto start = std::chrono::steady_clock::now();
-    view.show(session, so_far, notes);
-    draw.add(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (plain) {
-      const auto plain_start = std::chrono::steady_clock::now();
-      plain->show(session, so_far, notes);
-      draw_plain.add(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - plain_start).count());
-    }
+    timed(view, draw, cpu, session, so_far, notes);
+    if (plain) timed(*plain, draw_plain, cpu_plain, session, so_far, notes);
     return ++drawn < frames;
   };
   playScenario(scenario, options);
@@ -105,11 +120,15 @@ int main(int argc, char** argv) {
   std::printf("OpenGL renderer: %s\n", view.view().glRenderer().c_str());
   std::printf("draw time per frame: mean %.2f ms  p99 %.2f ms  max %.2f ms  -> %.1f frames/s\n",
               1e3 * draw.mean(), 1e3 * draw.p99(), 1e3 * draw.max(), 1.0 / draw.mean());
+  std::printf("drawing thread's CPU time per frame: mean %.2f ms (all of the frame's work only "
+              "with LP_NUM_THREADS=0)\n", 1e3 * cpu.mean());
   if (plain) {
-    std::printf("same frames without shadows and insets: mean %.2f ms  p99 %.2f ms  max %.2f ms\n",
+    std::printf("same frames without %s: mean %.2f ms  p99 %.2f ms  max %.2f ms\n",
+                compare_hud ? "the HUD" : "shadows and insets",
                 1e3 * draw_plain.mean(), 1e3 * draw_plain.p99(), 1e3 * draw_plain.max());
-    std::printf("ratio (as configured / plain): mean %.2f  p99 %.2f\n",
-                draw.mean() / draw_plain.mean(), draw.p99() / draw_plain.p99());
+    std::printf("ratio (as configured / plain): mean %.2f  p99 %.2f  CPU time %.2f (%.2f / %.2f ms)\n",
+                draw.mean() / draw_plain.mean(), draw.p99() / draw_plain.p99(),
+                cpu.mean() / cpu_plain.mean(), 1e3 * cpu.mean(), 1e3 * cpu_plain.mean());
   }
   return 0;
 }

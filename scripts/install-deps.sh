@@ -19,6 +19,12 @@ packages=(
   libfastrtps-dev libfastcdr-dev fastddsgen default-jre-headless  # network: DDS (docs/network.md)
   gnuplot-nox                   # docs/validation figures (scripts/validation-figures.sh)
   xvfb xauth libgl1-mesa-dri libglx-mesa0 libgl-dev  # headless rendering tests (Mesa llvmpipe)
+  libx11-dev                    # render: a window's keys read on a thread of their own (Xlib)
+  libxtst-dev                   # tests, bench_realtime: real key events typed into a window (XTest)
+  nlohmann-json3-dev            # engine: session result files (JSON)
+  python3-jsonschema            # tests: result files validated against docs/schemas/
+  chromium                      # tests: the after-action report opened in headless Chromium
+  python3-pil                   # tests: pixels of the report's screenshot in Chromium
 )
 
 missing=()

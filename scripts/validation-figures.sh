@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates docs/validation/*.png from the friction models: installs the dependencies (gnuplot
-# among them), configures and builds friction_report when needed, runs it and plots.
+# Regenerates docs/validation/*.png from the friction models and the table of seed experiments in
+# docs/validation/README.md: installs the dependencies (gnuplot among them), configures and builds
+# friction_report and the validation tests when needed, runs friction_report and plots, then runs
+# the validation tests and writes the rows they record (tests/dynamics/validation_record.h)
+# between the table markers of the README.
 # Usage: bash scripts/validation-figures.sh [BUILD_DIR]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -8,10 +11,13 @@ build="${1:-$root/build}"
 out="$root/docs/validation"
 data="$(mktemp -d)"
 trap 'rm -rf "$data"' EXIT
+# The tests that record rows of the validation table, in the table's order.
+tests=(dynamics_motor_test dynamics_identify_test dynamics_friction_test dynamics_drive_unit_test
+       dynamics_drive_coupled_test dynamics_elastica_test)
 if [ "${NO_BUILD:-0}" != 1 ]; then
   bash "$root/scripts/install-deps.sh"
   [ -f "$build/build.ninja" ] || cmake -S "$root" -B "$build" -G Ninja
-  cmake --build "$build" --target friction_report
+  cmake --build "$build" --target friction_report "${tests[@]}"
 fi
 "$build/bin/friction_report" "$data"
 mkdir -p "$out"
@@ -80,3 +86,39 @@ plot '$data/drive_eq22_speed.csv' skip 1 using 1:2 with lines lw 3 lc rgb 'black
 unset multiplot
 GP
 echo "wrote $out/fig7_presliding.png fig8_stribeck.png seed003_servo.png drive_backlash.png drive_eq22.png"
+
+for t in "${tests[@]}"; do
+  "$build/tests/$t" --gtest_brief=1 --gtest_output="json:$data/$t.json" > "$data/$t.log" 2>&1 || {
+    echo "validation tests failed: $build/tests/$t (log below); the table is left as it was" >&2
+    cat "$data/$t.log" >&2
+    exit 1
+  }
+done
+python3 - "$out/README.md" "$data" "${tests[@]}" <<'PY'
+import json, re, sys
+readme, data, tests = sys.argv[1], sys.argv[2], sys.argv[3:]
+rows = []
+for t in tests:
+    for suite in json.load(open(f"{data}/{t}.json"))["testsuites"]:
+        for case in suite["testsuite"]:
+            keys = sorted((k for k in case if re.fullmatch(r"validation_\d+", k)), key=lambda k: int(k[11:]))
+            for k in keys:
+                value = case[k]
+                try:  # gtest escapes each byte of UTF-8 text as its own \u00XX
+                    value = value.encode("latin-1").decode("utf-8")
+                except (UnicodeEncodeError, UnicodeDecodeError):
+                    pass
+                cells = [c.strip() for c in value.split(" | ")]
+                command = f"`build/tests/{t} --gtest_filter={suite['name']}.{case['name']}`"
+                rows.append(cells + [command])
+table = ["| experiment | paper | ours | tolerance | reproduce |", "|---|---|---|---|---|"]
+table += ["| " + " | ".join(r) + " |" for r in rows]
+text = open(readme).read()
+begin, end = "<!-- validation-table:begin -->", "<!-- validation-table:end -->"
+if begin not in text or end not in text:
+    sys.exit(f"{readme}: missing the markers {begin} ... {end}")
+head, rest = text.split(begin, 1)
+_, tail = rest.split(end, 1)
+open(readme, "w").write(head + begin + "\n" + "\n".join(table) + "\n" + end + tail)
+print(f"wrote {len(rows)} rows of the validation table into {readme}")
+PY

@@ -1,4 +1,4 @@
-// simtrainer: the command-line program. Subcommands: run, play, test, replay, validate, devices.
+// simtrainer: the command-line program. Subcommands: run, play, test, replay, report, validate, devices.
 // Exit codes: 0 success; 1 the run failed (numerical fault, or a scenario expectation failed);
 // 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 replay divergence;
 // 4 internal error.
@@ -7,7 +7,10 @@
 #include <dynamics/simulator.h>
 #include <engine/identify_csv.h>
 #include <engine/input_mapping.h>
+#include <engine/live_view.h>
 #include <engine/recording.h>
+#include <engine/replayer.h>
+#include <engine/report.h>
 #include <engine/run.h>
 #include <engine/scenario.h>
 #include <engine/scene.h>
@@ -19,6 +22,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "report_command.h"
 #ifdef SIMTRAINER_NET
 #include "net_commands.h"
 #endif
@@ -35,6 +39,7 @@
 #include <limits>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <exception>
 #include <string>
@@ -63,11 +68,13 @@ std::vector<sim::engine::Override> parseOverrides(const std::vector<std::string>
   return overrides;
 }
 
-// How `run` and `play` show the scene: a window, screenshots, or nothing.
+// How `run`, `play` and `replay` show the scene: windows, a screenshot, or nothing.
 struct ViewArgs {
   std::string screenshot;  // PNG file
   double at_s = -1.0;      // simulated time of the screenshot; < 0: the end of the run
   std::string camera;      // a scene camera by name
+  std::vector<std::string> windows;  // one window per camera (--window, repeatable)
+  int screen = 0;          // X screen of the windows
   std::string size = "1280x720";
   std::string shadows = "auto";
   bool no_insets = false;
@@ -78,23 +85,40 @@ bool haveDisplay() {
   return display != nullptr && *display != '\0';
 }
 
-// The window (when not headless and there is a display) and/or the screenshot taker of a run.
+sim::engine::ViewSetup viewSetup(const ViewArgs& args) {
+  sim::engine::ViewSetup setup;
+  setup.camera = args.camera;
+  setup.shadows = args.shadows == "on"    ? sim::render::Shadows::On
+                  : args.shadows == "off" ? sim::render::Shadows::Off
+                                          : sim::render::Shadows::Auto;
+  setup.insets = !args.no_insets;
+  setup.screen = args.screen;
+  if (std::sscanf(args.size.c_str(), "%dx%d", &setup.width, &setup.height) != 2 ||
+      setup.width < 16 || setup.height < 16 || setup.width > 8192 || setup.height > 8192) {
+    throw std::invalid_argument("--size: expected WIDTHxHEIGHT, e.g. 1280x720, got " + args.size);
+  }
+  return setup;
+}
+
+void logScreenshots(sim::engine::SessionView& view) {
+  for (const auto& warning : view.view().bodies().warnings()) spdlog::warn("3D view: {}", warning);
+  view.setScreenshotListener([](const std::string& saved) {
+    if (saved.rfind("error: ", 0) == 0) {
+      spdlog::error("screenshot: {}", saved.substr(7));
+    } else {
+      spdlog::info("screenshot saved: {}", saved);
+    }
+  });
+}
+
+// The windows (when not headless and there is a display) and the screenshot of a run, drawn on
+// this thread while the run's loop goes on on another (engine/live_view.h).
 class Viewing {
  public:
-  // Throws a usage error (std::invalid_argument) for a bad --size, --camera or a screenshot
-  // without a display.
-  Viewing(const sim::engine::Scene& scene, bool headless, const ViewArgs& args, double end_s)
-      : args_(args), shot_at_s_(args.at_s >= 0.0 ? args.at_s : end_s) {
-    sim::engine::ViewSetup setup;
-    setup.camera = args.camera;
-    setup.shadows = args.shadows == "on"    ? sim::render::Shadows::On
-                    : args.shadows == "off" ? sim::render::Shadows::Off
-                                            : sim::render::Shadows::Auto;
-    setup.insets = !args.no_insets;
-    if (std::sscanf(args.size.c_str(), "%dx%d", &setup.width, &setup.height) != 2 ||
-        setup.width < 16 || setup.height < 16 || setup.width > 8192 || setup.height > 8192) {
-      throw std::invalid_argument("--size: expected WIDTHxHEIGHT, e.g. 1280x720, got " + args.size);
-    }
+  // Throws a usage error (std::invalid_argument) for a bad --size, --camera, --screen or a
+  // screenshot without a display.
+  Viewing(const sim::engine::Scene& scene, bool headless, const ViewArgs& args, double end_s) {
+    sim::engine::ViewSetup setup = viewSetup(args);
     const bool want_window = !headless && haveDisplay();
     if (!headless && !haveDisplay()) {
       spdlog::info("no display (DISPLAY is not set): running headless");
@@ -105,60 +129,81 @@ class Viewing {
           "--screenshot needs an X display for its offscreen buffer (DISPLAY is not set); run "
           "under xvfb-run");
     }
-    setup.offscreen = !want_window;
+    std::vector<std::unique_ptr<sim::engine::SessionView>> windows;
+    std::unique_ptr<sim::engine::SessionView> shot_view;
     try {
-      view_ = std::make_unique<sim::engine::SessionView>(scene, setup);
-      windowed_ = want_window;
-      for (const auto& warning : view_->view().bodies().warnings()) spdlog::warn("3D view: {}", warning);
-      view_->setScreenshotListener([](const std::string& saved) {
-        if (saved.rfind("error: ", 0) == 0) {
-          spdlog::error("screenshot: {}", saved.substr(7));
-        } else {
-          spdlog::info("screenshot saved: {}", saved);
+      if (want_window) {
+        std::vector<std::string> cameras = args.windows;
+        if (cameras.empty()) cameras.push_back(args.camera);
+        for (std::size_t i = 0; i < cameras.size(); ++i) {
+          sim::engine::ViewSetup window = setup;
+          window.camera = cameras[i];
+          window.window_x = 40 + static_cast<int>(i) * (setup.width / 2 + 20);
+          window.window_y = 40 + static_cast<int>(i) * 30;
+          windows.push_back(std::make_unique<sim::engine::SessionView>(scene, window));
+          logScreenshots(*windows.back());
         }
-      });
+      }
+      if (!args.screenshot.empty() && (windows.empty() || !args.windows.empty())) {
+        // Without a window, or with several: the screenshot from --camera in its own buffer.
+        sim::engine::ViewSetup offscreen = setup;
+        offscreen.offscreen = true;
+        shot_view = std::make_unique<sim::engine::SessionView>(scene, offscreen);
+      }
     } catch (const sim::render::RenderError& e) {
-      if (!args.screenshot.empty()) throw std::invalid_argument(std::string("3D view: ") + e.what());
+      if (!args.screenshot.empty() || args.screen != 0 || !args.windows.empty()) {
+        throw std::invalid_argument(std::string("3D view: ") + e.what());
+      }
       spdlog::warn("no window ({}): running headless", e.what());
+      return;
     }
+    windowed_ = !windows.empty();
+    sim::engine::LiveViewOptions options;
+    options.screenshot = args.screenshot;
+    options.screenshot_at_s = args.at_s >= 0.0 ? args.at_s : end_s;
+    if (const char* delay = std::getenv("SIMTRAINER_DRAW_DELAY_MS")) {
+      // A deliberately slow view (tests and demonstrations of dropped frames).
+      options.draw_delay = std::chrono::milliseconds(std::atoi(delay));
+    }
+    live_ = std::make_unique<sim::engine::LiveView>(std::move(windows), std::move(shot_view), options);
+    screenshot_ = !args.screenshot.empty();
+    screenshot_path_ = args.screenshot;
   }
 
   bool windowed() const { return windowed_; }
-  bool active() const { return view_ != nullptr; }
+  bool active() const { return live_ != nullptr; }
+  // Calls `f` with every view (windows and the screenshot's).
+  template <class F>
+  void forEachView(F f) {
+    if (!live_) return;
+    for (std::size_t i = 0; i < live_->windowCount(); ++i) {
+      if (auto* window = live_->window(i)) f(*window);
+    }
+    if (auto* shot = live_->screenshotView()) f(*shot);
+  }
+  sim::engine::LiveView& live() { return *live_; }
 
-  sim::engine::FrameObserver observer() {
-    if (!view_) return {};
-    return [this](const sim::engine::Session& session, const sim::engine::RunResult& so_far,
-                  const std::vector<std::string>& notes) {
-      const bool last = so_far.fault.has_value() || g_interrupt.load();
-      if (!args_.screenshot.empty() && !shot_taken_ &&
-          (session.time() >= shot_at_s_ - 1e-9 || last)) {
-        sim::render::writePng(view_->capture(session, so_far, notes), args_.screenshot);
-        shot_taken_ = true;
-        spdlog::info("screenshot at t = {:.3f} s: {}", session.time(), args_.screenshot);
-        return windowed_ ? !view_->closed() : true;
-      }
-      if (windowed_) {
-        view_->show(session, so_far, notes);
-        return !view_->closed();
-      }
-      return true;
-    };
+  // Runs `simulate` with the view on this thread when there is one, else directly.
+  template <class Simulate>
+  auto run(Simulate simulate) -> decltype(simulate()) {
+    if (!live_) return simulate();
+    return live_->run(simulate);
   }
-  void setKeySink(std::function<void(int, bool)> sink) {
-    if (view_) view_->setKeySink(std::move(sink));
+
+  // After the run: "" or why the screenshot is missing.
+  std::string screenshotProblem() const {
+    if (!screenshot_) return {};
+    if (!live_->screenshotError().empty()) return "screenshot: " + live_->screenshotError();
+    if (!live_->screenshotTaken()) return "the run ended before the screenshot time (--at)";
+    spdlog::info("screenshot at t = {:.3f} s: {}", live_->screenshotTime(), screenshot_path_);
+    return {};
   }
-  void setRunControl(sim::engine::RunControl* control) {
-    if (view_) view_->setRunControl(control);
-  }
-  bool screenshotMissing() const { return !args_.screenshot.empty() && !shot_taken_; }
 
  private:
-  ViewArgs args_;
-  double shot_at_s_;
-  std::unique_ptr<sim::engine::SessionView> view_;
+  std::unique_ptr<sim::engine::LiveView> live_;
   bool windowed_ = false;
-  bool shot_taken_ = false;
+  bool screenshot_ = false;
+  std::string screenshot_path_;
 };
 
 void addViewOptions(CLI::App* command, ViewArgs& args) {
@@ -171,6 +216,14 @@ void addViewOptions(CLI::App* command, ViewArgs& args) {
       ->check(CLI::NonNegativeNumber);
   command->add_option("--camera", args.camera, "View from this camera of the scene")
       ->option_text("NAME");
+  command->add_option("--window", args.windows,
+                      "Open a window for this camera of the scene (repeatable: one window each, "
+                      "all drawing the same simulation; closing the last ends the run)")
+      ->option_text("CAMERA")
+      ->allow_extra_args(false);
+  command->add_option("--screen", args.screen, "X screen for the windows (default 0)")
+      ->option_text("N")
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--size", args.size, "Window or screenshot size (default 1280x720)")
       ->option_text("WxH");
   command->add_option("--shadows", args.shadows,
@@ -195,6 +248,7 @@ struct RunArgs {
   std::string gamecontrollerdb;  // SDL controller database (gamecontrollerdb.txt format)
   ViewArgs view;
   bool duration_given = false;
+  simtrainer_app::ResultArgs result;
 };
 
 // The operator's devices for `run --input`: a mapping file, or the default keyboard layout. With
@@ -236,22 +290,38 @@ int runCommand(const RunArgs& args) {
   options.trace_every = args.trace_every;
   options.record_path = args.record;
   options.realtime = args.realtime || viewing.windowed();  // a window shows real time
-  options.after_frame = viewing.observer();
   options.interrupt = &g_interrupt;
   // A window is an interactive session: pause, step and reset keys, and without --duration it
   // runs until the window is closed.
-  sim::engine::RunControl control;
-  if (viewing.windowed()) {
-    options.control = &control;
-    viewing.setRunControl(&control);
-    if (!args.duration_given) options.duration_s = std::numeric_limits<double>::infinity();
+  if (viewing.active()) {
+    options.after_frame = viewing.live().observer();
+    options.operator_events = &viewing.live().operatorQueue();
+  }
+  if (viewing.windowed() && !args.duration_given) {
+    options.duration_s = std::numeric_limits<double>::infinity();
   }
   const auto input = openInput(args, scene, viewing.windowed());
   options.input = input.get();
-  if (input && viewing.windowed()) {
-    viewing.setKeySink([system = input.get()](int key, bool down) { system->keyEvent(key, down); });
+  // The result file: statistics of the session (a plain scene is not graded).
+  sim::engine::Scorer scorer(scene);
+  std::optional<simtrainer_app::ResultOutput> result_file;
+  if (!args.result.path.empty()) {
+    options.record_header.trainee = args.result.trainee;
+    options.record_header.started = sim::engine::utcNow();
+    result_file.emplace(args.result,
+                        sim::engine::resultHeader(scene, nullptr, args.result.trainee, options.record_header.started, args.record),
+                        &scorer);
+    options.after_step = [&scorer](const sim::engine::Session& session, const sim::dynamics::StepReport& report) {
+      scorer.sample(session, &report);
+    };
   }
-  const auto result = sim::engine::runHeadless(scene, options);
+  auto result = viewing.run([&] { return sim::engine::runHeadless(scene, options); });
+  if (viewing.active()) viewing.live().addFigures(result);
+  if (result_file) {
+    scorer.finish(!result.fault && !result.interrupted);
+    result_file->finish(!result.fault && !result.interrupted, simtrainer_app::outcomeOf(result),
+                        result.fault ? result.fault->describe() : "");
+  }
   std::fputs(sim::engine::formatSummary(scene, result).c_str(), stdout);
   std::fflush(stdout);
   if (result.interrupted) {
@@ -262,8 +332,8 @@ int runCommand(const RunArgs& args) {
     printError(fmt::format("run stopped by a numerical fault: {}", result.fault->describe()));
     return kExitRunFailed;
   }
-  if (viewing.screenshotMissing()) {
-    printError("the run ended before the screenshot time (--at)");
+  if (const std::string problem = viewing.screenshotProblem(); !problem.empty()) {
+    printError(problem);
     return kExitRunFailed;
   }
   return kExitOk;
@@ -310,6 +380,7 @@ struct PlayArgs {
   std::string input;             // as RunArgs::input; empty: no devices (the script alone)
   std::string gamecontrollerdb;
   ViewArgs view;
+  simtrainer_app::ResultArgs result;
 };
 
 int playCommand(const PlayArgs& args) {
@@ -320,7 +391,13 @@ int playCommand(const PlayArgs& args) {
   options.record_path = args.record;
   options.interrupt = &g_interrupt;
   options.realtime = viewing.windowed();
-  options.after_frame = viewing.observer();
+  if (viewing.active()) {
+    options.after_frame = viewing.live().observer();
+    options.operator_events = &viewing.live().operatorQueue();
+  }
+  if (scenario.scoring.enabled) {
+    viewing.forEachView([](sim::engine::SessionView& v) { v.setScored(true); });
+  }
   // Devices only when asked: a scenario plays its script alone unless an operator joins it.
   std::unique_ptr<sim::input::InputSystem> input;
   if (!args.input.empty()) {
@@ -339,26 +416,47 @@ int playCommand(const PlayArgs& args) {
       }
     }
     options.input = input.get();
-    if (viewing.windowed()) {
-      viewing.setKeySink([system = input.get()](int key, bool down) { system->keyEvent(key, down); });
-    }
   }
-  const auto result = sim::engine::playScenario(scenario, options);
+  // The grader, also for the result file (written at once, and when the session ends or throws).
+  sim::engine::Scorer scorer(scenario);
+  options.scorer = &scorer;
+  options.trainee = args.result.trainee;
+  options.started = sim::engine::utcNow();
+  std::optional<simtrainer_app::ResultOutput> result_file;
+  if (!args.result.path.empty()) {
+    result_file.emplace(args.result, sim::engine::resultHeader(scenario.scene, &scenario, options.trainee, options.started, args.record), &scorer);
+  }
+  auto result = viewing.run([&] { return sim::engine::playScenario(scenario, options); });
+  if (viewing.active()) viewing.live().addFigures(result.run);
+  if (result_file) {
+    result_file->finish(result.complete, simtrainer_app::outcomeOf(result.run),
+                        result.run.fault ? result.run.fault->describe() : "");
+  }
   if (result.run.interrupted) printError("interrupted; trace and recording are complete up to the last step");
   fmt::print("scenario {} ({}): {}\n", result.name, result.file, result.passed() ? "PASSED" : "FAILED");
   fmt::print("  {} steps, {:.6g} s simulated in {:.3g} s (real-time factor {:.4g})\n",
              result.run.steps, result.run.sim_time_s, result.run.wall_time_s,
              result.run.realTimeFactor());
   printScenarioResult(result);
-  if (result.run.render_time.count() > 0) {
-    fmt::print("  render {:.3f} ms per frame (mean), {:.3f} ms (max)\n",
-               1e3 * result.run.render_time.mean(), 1e3 * result.run.render_time.max());
+  simtrainer_app::printGrade(result);
+  if (result.run.frames > 0 && options.realtime) {
+    fmt::print("  simulation: {} frames, {} overran, {} resyncs; work per frame mean {:.3f} ms, p99 {:.3f} ms\n",
+               result.run.frames, result.run.overruns, result.run.resyncs,
+               1e3 * result.run.frame_time.mean(), 1e3 * result.run.frame_time.p99());
+  }
+  if (result.run.drawn_frames > 0) {
+    fmt::print("  view: {} frames drawn ({:.3g} per second), draw time mean {:.3f} ms, p99 {:.3f} ms\n",
+               result.run.drawn_frames,
+               result.run.draw_wall_s > 0.0 ? static_cast<double>(result.run.drawn_frames) / result.run.draw_wall_s : 0.0,
+               1e3 * result.run.draw_time.mean(), 1e3 * result.run.draw_time.p99());
   }
   std::fflush(stdout);
-  if (viewing.screenshotMissing()) {
-    printError("the scenario ended before the screenshot time (--at)");
+  if (const std::string problem = viewing.screenshotProblem(); !problem.empty()) {
+    printError(problem);
     return kExitRunFailed;
   }
+  // A graded exercise passes by its score; a regression scenario by its expectations.
+  if (result.score.scored) return result.score.passed ? kExitOk : kExitRunFailed;
   return result.passed() ? kExitOk : kExitRunFailed;
 }
 
@@ -420,10 +518,103 @@ int testCommand(const TestArgs& args) {
 struct ReplayArgs {
   std::string recording;
   bool verify = false;
+  bool headless = false;
+  double speed = 1.0;
   std::string to_scenario;
+  ViewArgs view;
+  simtrainer_app::ResultArgs result;
 };
 
+int replayHeadless(const ReplayArgs& args);
+
+// `replay` with a window (or a screenshot): the session drawn in 3D as it was, with pause, step,
+// seek and speed keys and a timeline of its events.
+int replayInView(const ReplayArgs& args) {
+  auto recording = sim::engine::readRecording(args.recording, sim::engine::RecordingRead::UpToDamage);
+  if (!recording.damage.empty()) {
+    spdlog::warn("{}; replaying the {} steps before it (its last complete frame)", recording.damage,
+                 recording.hashes.size());
+  } else if (!recording.complete) {
+    spdlog::warn("{}: the recording has no end line (the run was killed); replaying its {} steps",
+                 args.recording, recording.hashes.size());
+  }
+  sim::engine::Replayer replayer(std::move(recording));
+  // The view keeps its own copy: a parameter change in the recording replaces the session's.
+  const sim::engine::Scene scene = replayer.session().scene();
+  const double duration = static_cast<double>(replayer.steps()) * replayer.timeStep();
+  Viewing viewing(scene, args.headless, args.view, duration);
+  if (!viewing.active()) return replayHeadless(args);  // no window could be made
+  viewing.forEachView([](sim::engine::SessionView& v) { v.setReplayMode(true); });
+  // The timeline: the recorded faults and changes, and for a scenario's recording its
+  // expectations (when each was decided, passed or failed) and penalties, from a graded replay.
+  std::vector<sim::engine::TimelineMark> marks =
+      sim::engine::recordingMarks(replayer.recording(), replayer.timeStep());
+  std::string grade_note;
+  if (!replayer.recording().header.scenario_path.empty()) {
+    try {
+      sim::engine::ReportOptions grading;
+      grading.collect = false;
+      grading.screenshots = false;
+      const sim::engine::GradedReplay graded = sim::engine::gradeRecording(args.recording, grading);
+      using Kind = sim::engine::TimelineMark::Kind;
+      for (const auto& task : graded.result.score.tasks) {
+        if (task.time_s > 0.0 || task.done) {
+          marks.push_back({task.time_s, task.done ? Kind::Passed : Kind::Failed, task.name});
+        }
+      }
+      for (const auto& penalty : graded.result.score.penalties) {
+        marks.push_back({penalty.time_s, Kind::Penalty, penalty.text});
+      }
+      if (graded.result.score.scored) {
+        grade_note = fmt::format("graded: score {:.0f}/100 (pass {:g}), {} penalties", graded.result.score.score,
+                                 graded.result.score.pass_mark, graded.result.score.penalties.size());
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("the recording's scenario cannot be graded ({}); its timeline shows faults and changes only",
+                   e.what());
+    }
+  }
+  sim::engine::ReplayStatus status;
+  status.marks = std::make_shared<const std::vector<sim::engine::TimelineMark>>(std::move(marks));
+  sim::engine::ReplayPlayOptions options;
+  options.realtime = viewing.windowed();
+  options.speed = args.speed;
+  options.hold_at_end = viewing.windowed();
+  options.stop_at_s = args.view.screenshot.empty() ? -1.0 : (args.view.at_s >= 0.0 ? args.view.at_s : duration);
+  options.interrupt = &g_interrupt;
+  options.status = &status;
+  options.operator_events = &viewing.live().operatorQueue();
+  options.after_frame = viewing.live().observer([&status, &grade_note](sim::engine::FrameSnapshot& snapshot) {
+    snapshot.replay = true;
+    snapshot.replay_status = status;
+    if (!grade_note.empty()) snapshot.notes.push_back(grade_note);
+  });
+  auto result = viewing.run([&] { return sim::engine::playRecording(replayer, options); });
+  viewing.live().addFigures(result);
+  fmt::print("replayed {} of {} ({} steps played, seeks included); at step {}, t = {:.3f} s\n",
+             args.recording, replayer.recording().scene_path, result.steps, replayer.step(),
+             replayer.session().time());
+  std::fflush(stdout);
+  if (const std::string problem = viewing.screenshotProblem(); !problem.empty()) {
+    printError(problem);
+    return kExitRunFailed;
+  }
+  return result.interrupted ? kExitRunFailed : kExitOk;
+}
+
 int replayCommand(const ReplayArgs& args) {
+  if (!args.result.path.empty()) return simtrainer_app::replayToResult(args.recording, args.result);
+  if (!args.verify && args.to_scenario.empty() &&
+      ((!args.headless && haveDisplay()) || !args.view.screenshot.empty())) {
+    return replayInView(args);
+  }
+  if (!args.headless && !haveDisplay() && !args.verify && args.to_scenario.empty()) {
+    spdlog::info("no display (DISPLAY is not set): replaying headless");
+  }
+  return replayHeadless(args);
+}
+
+int replayHeadless(const ReplayArgs& args) {
   const auto recording = sim::engine::readRecording(args.recording);
   if (!recording.complete) {
     spdlog::warn("{}: the recording has no end line (the run was killed); replaying its {} steps",
@@ -506,6 +697,9 @@ void writeFlexureTables(const std::string& path, const std::string& header,
   const std::pair<const char*, const sim::dynamics::StiffnessCurve*> curves[] = {
       {"x", &def.k_x}, {"y", &def.k_y}, {"z", &def.k_z}};
   for (const auto& [dof, c] : curves) {
+    if (!c->isTable() && c->stiffness != 0.0) {  // linear: two points, extended beyond them
+      for (const double q : {-1e-3, 1e-3}) out << fmt::format("{},{:.17g},{:.17g}\n", dof, q, c->stiffness * q);
+    }
     for (std::size_t i = 0; i < c->deformation.size(); ++i)
       out << fmt::format("{},{:.17g},{:.17g}\n", dof, c->deformation[i], c->load[i]);
   }
@@ -513,8 +707,18 @@ void writeFlexureTables(const std::string& path, const std::string& header,
 
 int identifyFlexureCommand(const FlexureArgs& args) {
   const double deg = 3.14159265358979323846 / 180.0;
-  const sim::dynamics::FlexureFit fit =
-      sim::dynamics::fitFlexure(args.leaf, args.max_angle_deg * deg, args.samples);
+  sim::dynamics::FlexureFit fit;
+  try {
+    fit = sim::dynamics::fitFlexure(args.leaf, args.max_angle_deg * deg, args.samples);
+  } catch (const std::invalid_argument& e) {  // the least-squares fit found no optimum
+    throw sim::engine::IdentifyError(std::string("flexure fit failed: ") + e.what());
+  }
+  if (!fit.planar_ok) {
+    throw sim::engine::IdentifyError(fmt::format(
+        "flexure fit failed: no planar spring follows the elastica up to {:g} deg (RMS residual "
+        "{:.2g}, or no static equilibrium at some load); try a smaller --max-angle",
+        args.max_angle_deg, fit.rms_error));
+  }
   const auto& l = args.leaf;
   const std::string specimen = fmt::format(
       "# leaf E = {:g} Pa, L = {:g} m, W = {:g} m, t = {:g} m, lever {:g} m; elastica, {} loads "
@@ -523,31 +727,38 @@ int identifyFlexureCommand(const FlexureArgs& args) {
       args.max_angle_deg);
   fmt::print("elastica: {} loads up to {:g} deg (force {:.5g} N at the lever's end)\n",
              args.samples, args.max_angle_deg, fit.samples.back().force_N);
-  fmt::print("planar spring: a = {:.3f}, b = {:.3f} (drift optimum F2: a = {:.3f}; positive "
-             "secants: {})\n",
-             fit.a, fit.b, fit.a_drift_optimum, fit.positive_secants ? "yes" : "no");
-  fmt::print("PRB torsion spring: lambda = {:.4f}, k_z(0) = {:.5g} N m/rad\n", fit.lambda,
-             fit.prb.k_z.tangent(0.0));
+  fmt::print("planar spring (least squares on the lever end and the output angle): a = {:.4f}, b = "
+             "{:.4f}, k_x = {:.5g} N/m, k_y = {:.5g} N/m, T'(0) = {:.5g} N m/rad, rms residual "
+             "{:.2g}\n",
+             fit.a, fit.b, fit.planar.k_x.stiffness, fit.planar.k_y.stiffness,
+             fit.planar.k_z.tangent(0.0), fit.rms_error);
+  fmt::print("PRB torsion spring (F1 at the lever end): lambda = {:.4f}, k_z(0) = {:.5g} N m/rad\n",
+             fit.lambda, fit.prb.k_z.tangent(0.0));
+  fmt::print("seed 001 Table 1 figures: lambda (F1 at the leaf's tip) = {:.4f}; F2 centre a = {:.3f}, "
+             "drift dx = {:.3f} mm, dy = {:.3f} mm\n",
+             fit.lambda_tip, fit.a_f2, 1e3 * fit.drift_x_m, 1e3 * fit.drift_y_m);
   if (!args.out.empty()) {
     writeFlexureTables(args.out,
                        specimen + fmt::format("# planar spring (seed 001 eq. 2): a = {:.6f}, b = "
                                               "{:.6f}{}\n",
                                               fit.a, fit.b,
-                                              fit.positive_secants
+                                              fit.planar.k_x.stiffness > 0.0 && fit.planar.k_y.stiffness > 0.0
                                                   ? ""
-                                                  : "; negative x/y secants: static model only"),
+                                                  : "; negative k_x or k_y: static model only"),
                        fit.planar);
     fmt::print("wrote {}\n", args.out);
   }
   if (!args.prb_out.empty()) {
     writeFlexureTables(args.prb_out,
-                       specimen + fmt::format("# PRB torsion spring: lambda = {:.6f}\n", fit.lambda),
+                       specimen + fmt::format("# PRB torsion spring: lambda = {:.6f} (seed 001's F1 at the "
+                                              "lever's end)\n", fit.lambda),
                        fit.prb);
     fmt::print("wrote {}\n", args.prb_out);
   }
   if (!fit.positive_secants) {
-    fmt::print("note: no compliance centre gives positive k_x, k_y secants for this leaf; the "
-               "planar tables reproduce the elastica statically but a scene rejects them\n");
+    fmt::print("note: no compliance centre lets eq. 2 carry these loads with positive k_x, k_y "
+               "(a bending leaf's centre drifts without axial force); the planar spring's negative "
+               "k_x makes it a static model only, which a scene rejects (docs/dynamics.md)\n");
   }
   return kExitOk;
 }
@@ -604,6 +815,7 @@ int main(int argc, char** argv) {
       ->option_text("FILE");
   dbOption->needs("--input");
   addViewOptions(runCmd, run.view);
+  simtrainer_app::addResultOptions(runCmd, run.result);
 
   std::string validateScene;
   std::vector<std::string> validateSets;
@@ -635,15 +847,26 @@ int main(int argc, char** argv) {
       ->option_text("FILE")
       ->needs("--input");
   addViewOptions(playCmd, play.view);
+  simtrainer_app::addResultOptions(playCmd, play.result);
 
   ReplayArgs replayArgs;
-  auto* replayCmd = app.add_subcommand("replay", "Replay a recorded session");
+  auto* replayCmd = app.add_subcommand(
+      "replay", "Replay a recorded session: in 3D when there is a display (pause, step, seek, "
+                "speed), else headless");
   replayCmd->add_option("RECORDING", replayArgs.recording, "Recording file")->required();
   replayCmd->add_flag("--verify", replayArgs.verify,
-                      "Compare every step with the recording; exit 3 at the first difference");
+                      "Compare every step with the recording; exit 3 at the first difference "
+                      "(headless)");
+  replayCmd->add_flag("--headless", replayArgs.headless, "Replay without a window");
+  replayCmd->add_option("--speed", replayArgs.speed, "Replay speed, 0.25 to 8 (default 1; -/+ in the window)")
+      ->check(CLI::Range(0.25, 8.0));
+  addViewOptions(replayCmd, replayArgs.view);
   replayCmd->add_option("--to-scenario", replayArgs.to_scenario,
                         "Write a scenario reproducing the recording instead")
       ->option_text("FILE.scenario.yaml");
+  simtrainer_app::addResultOptions(replayCmd, replayArgs.result, false);
+
+  simtrainer_app::ReportCommand reportCmd(app);
 
   TestArgs test;
   auto* testCmd = app.add_subcommand("test", "Run every scenario under the paths (regression)");
@@ -707,10 +930,11 @@ int main(int argc, char** argv) {
   try {
     if (*runCmd) {
       run.duration_given = durationOption->count() > 0;
-      return runCommand(run);
+      return simtrainer_app::guardResult(run.result, [&] { return runCommand(run); });
     }
-    if (*playCmd) return playCommand(play);
-    if (*replayCmd) return replayCommand(replayArgs);
+    if (*playCmd) return simtrainer_app::guardResult(play.result, [&] { return playCommand(play); });
+    if (*replayCmd) return simtrainer_app::guardResult(replayArgs.result, [&] { return replayCommand(replayArgs); });
+    if (reportCmd.chosen()) return reportCmd.run();
     if (*testCmd) return testCommand(test);
     if (*validateCmd) return validateCommand(validateScene, validateSets, validateInput);
     if (*devicesCmd) return devicesCommand(devicesDb);
@@ -731,16 +955,27 @@ int main(int argc, char** argv) {
     hooks.interrupt = &g_interrupt;
     hooks.make_view = [](const sim::engine::Scene& scene, bool headless, const std::string& camera,
                          const std::string& size) -> sim::engine::FrameObserver {
+      // A station draws in its own receive loop: the session it shows is the server's, so a
+      // slow picture only shows older states, it never slows the class.
+      if (headless || !haveDisplay()) {
+        if (!headless) spdlog::info("no display (DISPLAY is not set): running headless");
+        return {};
+      }
       ViewArgs view;
       view.camera = camera;
       view.size = size;
-      auto viewing = std::make_shared<Viewing>(scene, headless, view, 0.0);
-      if (!viewing->active()) return {};
-      auto observer = viewing->observer();
-      return [viewing, observer](const sim::engine::Session& session,
-                                 const sim::engine::RunResult& so_far,
-                                 const std::vector<std::string>& notes) {
-        return observer(session, so_far, notes);
+      std::shared_ptr<sim::engine::SessionView> window;
+      try {
+        window = std::make_shared<sim::engine::SessionView>(scene, viewSetup(view));
+      } catch (const sim::render::RenderError& e) {
+        spdlog::warn("no window ({}): running headless", e.what());
+        return {};
+      }
+      logScreenshots(*window);
+      return [window](const sim::engine::Session& session, const sim::engine::RunResult& so_far,
+                      const std::vector<std::string>& notes) {
+        window->show(session, so_far, notes);
+        return !window->closed();
       };
     };
     hooks.open_input = [](const sim::engine::Scene& scene, const std::string& source) {
@@ -760,6 +995,9 @@ int main(int argc, char** argv) {
     for (const auto& error : e.errors()) printError(error.field + ": " + error.message);
     return kExitUsage;
   } catch (const sim::engine::RecordingError& e) {
+    printError(e.what());
+    return kExitUsage;
+  } catch (const sim::engine::ResultError& e) {
     printError(e.what());
     return kExitUsage;
   } catch (const sim::engine::IdentifyError& e) {

@@ -1,4 +1,5 @@
 #include "net_commands.h"
+#include "report_command.h"
 
 #include <engine/recording.h>
 #include <engine/remote.h>
@@ -9,6 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
+#include <optional>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -30,6 +33,7 @@ struct NetCommands::Args {
   std::string record, trace, events;
   std::vector<std::string> sets;
   bool as_fast = false;
+  ResultArgs result;
   // view
   CLI::App* view = nullptr;
   bool remote_flag = false;
@@ -145,7 +149,7 @@ remote::Command parseCommand(const std::string& text) {
   return c;
 }
 
-int serveCommand(const NetCommands::Args& a, const NetHooks& hooks) {
+int serveSession(const NetCommands::Args& a, const NetHooks& hooks) {
   remote::ServeOptions options;
   options.address = address(a);
   options.record_path = a.record;
@@ -154,24 +158,42 @@ int serveCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   options.realtime = !a.as_fast;
   options.interrupt = hooks.interrupt;
   options.duration_s = a.serve_duration;
-  sim::engine::Scene scene;
-  const bool scenario = a.serve_file.size() > 14 &&
-                        a.serve_file.compare(a.serve_file.size() - 14, 14, ".scenario.yaml") == 0;
-  if (scenario) {
-    // The scenario's scene, duration, faults and parameter changes; its timeline and expectations
-    // are not served.
-    sim::engine::Scenario s = sim::engine::loadScenario(a.serve_file);
-    options.faults = s.faults;
-    options.changes = s.changes;
+  std::optional<sim::engine::Scenario> scenario;
+  std::optional<sim::engine::Scene> plain;
+  const bool is_scenario = a.serve_file.size() > 14 &&
+                           a.serve_file.compare(a.serve_file.size() - 14, 14, ".scenario.yaml") == 0;
+  if (is_scenario) {
+    // The scenario's scene, duration, faults, parameter changes and grading (expectations and
+    // `scoring:`); its timeline is not played (the stations drive the pult).
+    scenario = sim::engine::loadScenario(a.serve_file);
+    options.faults = scenario->faults;
+    options.changes = scenario->changes;
     if (!a.sets.empty()) throw std::invalid_argument("--set: not with a scenario (put it in the scenario)");
-    if (!s.timeline.empty()) spdlog::warn("serve: the scenario's timeline is not played; stations drive the pult");
-    scene = std::move(s.scene);
-    if (options.duration_s <= 0.0) options.duration_s = s.duration_s;
+    if (!scenario->timeline.empty()) spdlog::warn("serve: the scenario's timeline is not played; stations drive the pult");
+    if (options.duration_s <= 0.0) options.duration_s = scenario->duration_s;
+    options.record_header.scenario_path = scenario->file;
+    options.record_header.scenario_hash = scenario->source_hash;
   } else {
-    scene = sim::engine::loadScene(a.serve_file, overrides(a.sets));
+    plain = sim::engine::loadScene(a.serve_file, overrides(a.sets));
+  }
+  const sim::engine::Scene& scene = scenario ? scenario->scene : *plain;
+  // Graded when a scenario is served (statistics only for a plain scene, with --result).
+  std::unique_ptr<sim::engine::Scorer> scorer;
+  if (scenario) scorer = std::make_unique<sim::engine::Scorer>(*scenario);
+  else if (!a.result.path.empty()) scorer = std::make_unique<sim::engine::Scorer>(scene);
+  options.scorer = scorer.get();
+  options.record_header.trainee = a.result.trainee;
+  options.record_header.started = sim::engine::utcNow();
+  std::optional<ResultOutput> result_file;
+  if (!a.result.path.empty()) {
+    result_file.emplace(a.result,
+                        sim::engine::resultHeader(scene, scenario ? &*scenario : nullptr, a.result.trainee,
+                                                  options.record_header.started, a.record),
+                        scorer.get());
   }
   spdlog::info("serve: {} on domain {} partition \"{}\"", scene.name, a.domain, a.partition);
   const remote::ServeResult r = remote::serve(scene, options);
+  if (result_file) result_file->finish(r.complete, outcomeOf(r.run), r.run.fault ? r.run.fault->describe() : "");
   std::fputs(sim::engine::formatSummary(scene, r.run).c_str(), stdout);
   std::printf("serve: pult samples %llu, commands %llu, dropped %llu malformed, %llu out of order\n",
               static_cast<unsigned long long>(r.pult_samples), static_cast<unsigned long long>(r.commands),
@@ -180,6 +202,10 @@ int serveCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   std::fflush(stdout);
   if (r.run.fault) return 1;
   return 0;
+}
+
+int serveCommand(const NetCommands::Args& a, const NetHooks& hooks) {
+  return guardResult(a.result, [&] { return serveSession(a, hooks); });
 }
 
 int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
@@ -290,8 +316,9 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
     std::printf("server: %s (%s), run %016llx\n", identity.scene_name.c_str(), identity.scene_file.c_str(),
                 static_cast<unsigned long long>(identity.run_id));
     if (have_frame) {
-      std::printf("state: step %llu t %.3f s%s\n", static_cast<unsigned long long>(frame.step),
-                  frame.sim_time_s, frame.paused ? " PAUSED" : "");
+      std::printf("state: step %llu t %.3f s%s%s\n", static_cast<unsigned long long>(frame.step),
+                  frame.sim_time_s, frame.paused ? " PAUSED" : "",
+                  frame.scored ? fmt::format(", score {:g}/100", std::round(frame.score * 10.0) / 10.0).c_str() : "");
       std::string pult = "pult:";
       for (std::size_t c = 0; c < frame.pult.size() && c < identity.controls.size(); ++c) {
         pult += fmt::format(" {}={:.3g}", identity.controls[c], frame.pult[c]);
@@ -305,10 +332,11 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
     }
     std::printf("stations: %zu\n", stations.size());
     for (const auto& [name, st] : stations) {
-      std::printf("station %s: %s, link %s, step %llu, frames %llu, dropped %llu%s\n", name.c_str(),
+      std::printf("station %s: %s, link %s, step %llu, frames %llu, dropped %llu%s%s\n", name.c_str(),
                   st.role.c_str(), st.link_ok ? "ok" : "LOST", static_cast<unsigned long long>(st.last_step),
                   static_cast<unsigned long long>(st.frames_received),
-                  static_cast<unsigned long long>(st.dropped), st.has_pult ? ", has a pult" : "");
+                  static_cast<unsigned long long>(st.dropped), st.has_pult ? ", has a pult" : "",
+                  st.scored ? fmt::format(", score {:g}/100", std::round(st.score * 10.0) / 10.0).c_str() : "");
     }
   }
   std::fflush(stdout);
@@ -331,6 +359,7 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   a.serve->add_option("--events", a.events, "Log of commands, faults and refusals")->option_text("FILE");
   a.serve->add_option("--set", a.sets, "Override a numeric scene parameter")->option_text("KEY=VALUE");
   a.serve->add_flag("--as-fast-as-possible", a.as_fast, "Do not pace to the wall clock (benchmarks)");
+  addResultOptions(a.serve, a.result);
 
   a.view = app.add_subcommand("view", "Show a served scene (--remote): same view as run, state from the server");
   a.view->add_flag("--remote", a.remote_flag, "Receive the state from `simtrainer serve`");
@@ -373,7 +402,8 @@ int NetCommands::run(const NetHooks& hooks) {
     // No server, another scene file, DDS refusing the domain: the run failed (exit code 1);
     // scene and usage errors (other exception types) reach main's handlers.
     if (dynamic_cast<const sim::engine::SceneError*>(&e) || dynamic_cast<const sim::engine::SceneInvalid*>(&e) ||
-        dynamic_cast<const sim::engine::RecordingError*>(&e) || dynamic_cast<const sim::input::InputError*>(&e)) {
+        dynamic_cast<const sim::engine::RecordingError*>(&e) || dynamic_cast<const sim::input::InputError*>(&e) ||
+        dynamic_cast<const sim::engine::ResultError*>(&e)) {
       throw;
     }
     std::fprintf(stderr, "simtrainer: error: %s\n", e.what());

@@ -1,4 +1,5 @@
 #include <engine/recording.h>
+#include <engine/replayer.h>
 
 #include <fmt/format.h>
 
@@ -57,7 +58,7 @@ std::vector<std::uint64_t> bodyHashes(const dynamics::State& state) {
   return out;
 }
 
-RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene)
+RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene, const RecordingHeader& header)
     : path_(path), steps_per_frame_(scene.stepsPerFrame()) {
   file_ = std::fopen(path.c_str(), "wb");
   if (!file_) throw RecordingError(fmt::format("{}: cannot write recording: {}", path, std::strerror(errno)));
@@ -66,6 +67,13 @@ RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene)
   line(kMagic);
   line("build " + buildIdentity());
   line(fmt::format("scene {} {:016x}", scene_path, scene.source_hash));
+  if (!header.scenario_path.empty()) {
+    line(fmt::format("scenario {} {:016x}",
+                     std::filesystem::absolute(header.scenario_path, ec).lexically_normal().string(),
+                     header.scenario_hash));
+  }
+  if (!header.trainee.empty()) line("trainee " + header.trainee);
+  if (!header.started.empty()) line("started " + header.started);
   for (const Override& o : scene.overrides) line(fmt::format("set {}={}", o.path, o.value));
   overrides_written_ = scene.overrides.size();
   std::string controls = "controls";
@@ -86,22 +94,18 @@ void RecordingWriter::line(const std::string& text) {
 }
 
 void RecordingWriter::writeFaults(const Session& session) {
-  const std::vector<MotorFault>& faults = session.motorFaults();
-  if (last_faults_.size() != faults.size()) last_faults_.assign(faults.size(), MotorFault{});
-  for (std::size_t m = 0; m < faults.size(); ++m) {
-    if (faults[m] == last_faults_[m]) continue;
-    line(fmt::format("f {} {} {} {:.17g}", session.stepIndex(), m, motorFaultName(faults[m].kind),
-                     faults[m].value));
-    last_faults_[m] = faults[m];
-  }
-  const std::vector<SensorFault>& sensors = session.sensorFaults();
-  if (last_sensor_faults_.size() != sensors.size()) last_sensor_faults_.assign(sensors.size(), SensorFault{});
-  for (std::size_t k = 0; k < sensors.size(); ++k) {
-    if (sensors[k] == last_sensor_faults_[k]) continue;
-    line(fmt::format("s {} {} {} {:.17g}", session.stepIndex(), k, sensorFaultName(sensors[k].kind),
-                     sensors[k].value));
-    last_sensor_faults_[k] = sensors[k];
-  }
+  // One `<tag> <step> <index> <kind> <value>` line per fault that changed since the last call.
+  auto changed = [&](const char* tag, const auto& faults, auto& last, auto name) {
+    if (last.size() != faults.size()) last.assign(faults.size(), {});
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+      if (faults[i] == last[i]) continue;
+      line(fmt::format("{} {} {} {} {:.17g}", tag, session.stepIndex(), i, name(faults[i].kind), faults[i].value));
+      last[i] = faults[i];
+    }
+  };
+  changed("f", session.motorFaults(), last_faults_, motorFaultName);
+  changed("s", session.sensorFaults(), last_sensor_faults_, sensorFaultName);
+  changed("a", session.controlFaults(), last_control_faults_, controlFaultName);
 }
 
 void RecordingWriter::beforeStep(const Session& session) {
@@ -112,8 +116,11 @@ void RecordingWriter::beforeStep(const Session& session) {
   }
   writeFaults(session);
   const std::vector<double>& values = session.state().pult.values;
+  // Bit patterns, not values (a -0 after a +0 is a change the replay must see); an empty pult
+  // (a scene without one) has no data to compare.
   if (wrote_pult_ && values.size() == last_pult_.size() &&
-      std::memcmp(values.data(), last_pult_.data(), values.size() * sizeof(double)) == 0) {
+      (values.empty() ||
+       std::memcmp(values.data(), last_pult_.data(), values.size() * sizeof(double)) == 0)) {
     return;
   }
   writeFaults(session);
@@ -165,6 +172,20 @@ bool parseSensorFaultKind(const std::string& name, SensorFault::Kind& kind) {
   return false;
 }
 
+const char* controlFaultName(ControlFault::Kind kind) {
+  return kind == ControlFault::Kind::AxisStuck ? "axis_stuck" : "none";
+}
+
+bool parseControlFaultKind(const std::string& name, ControlFault::Kind& kind) {
+  for (auto k : {ControlFault::Kind::None, ControlFault::Kind::AxisStuck}) {
+    if (name == controlFaultName(k)) {
+      kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
 void RecordingWriter::afterStep(const Session& session) {
   const std::uint64_t step = session.stepIndex();
   line(fmt::format("h {} {:016x}", step, session.hash()));
@@ -183,7 +204,7 @@ void RecordingWriter::finish(const Session& session, const std::string& outcome)
   if (std::fflush(file_) != 0) throw RecordingError(path_ + ": flush failed");
 }
 
-Recording readRecording(const std::string& path) {
+Recording readRecording(const std::string& path, RecordingRead mode) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RecordingError(path + ": cannot open recording");
   std::stringstream buffer;
@@ -219,6 +240,7 @@ Recording readRecording(const std::string& path) {
     fault.value = value;
     faults[integer(w[1])].emplace_back(static_cast<int>(integer(w[2])), fault);
   };
+  try {
   while (start < text.size()) {
     const auto end = text.find('\n', start);
     if (end == std::string::npos) break;  // a line cut off by a kill: ignored
@@ -238,6 +260,15 @@ Recording readRecording(const std::string& path) {
       if (w.size() != 3) fail("expected: scene <path> <hash>");
       r.scene_path = w[1];
       r.scene_hash = hex(w[2]);
+    } else if (tag == "scenario") {
+      if (w.size() != 3) fail("expected: scenario <path> <hash>");
+      r.header.scenario_path = w[1];
+      r.header.scenario_hash = hex(w[2]);
+    } else if (tag == "trainee") {
+      r.header.trainee = line.size() > 8 ? line.substr(8) : "";
+    } else if (tag == "started") {
+      if (w.size() != 2) fail("expected: started <time>");
+      r.header.started = w[1];
     } else if (tag == "set") {
       try {
         r.overrides.push_back(parseOverride(line.substr(4)));
@@ -262,6 +293,8 @@ Recording readRecording(const std::string& path) {
                 "f <step> <motor> <none|stuck|weak|reversed|brake_released> <value>");
     } else if (tag == "s") {
       faultLine(w, r.sensor_faults, parseSensorFaultKind, "s <step> <sensor> <none|noise|dropout> <value>");
+    } else if (tag == "a") {
+      faultLine(w, r.control_faults, parseControlFaultKind, "a <step> <control> <none|axis_stuck> <value>");
     } else if (tag == "c") {
       if (w.size() != 3) fail("expected: c <step> <key>=<value>");
       try {
@@ -285,81 +318,58 @@ Recording readRecording(const std::string& path) {
       fail("unknown line \"" + tag + "\"");
     }
   }
+  } catch (const RecordingError& e) {
+    if (mode == RecordingRead::Strict || r.scene_path.empty()) throw;
+    // Keep the steps up to the last frame whose body hashes were written (a frame's end).
+    r.damage = e.what();
+    const std::uint64_t last_frame = r.body_hashes.empty() ? 0 : r.body_hashes.rbegin()->first;
+    if (r.hashes.size() > last_frame) r.hashes.resize(last_frame);
+    r.complete = false;
+  }
   if (number == 0) throw RecordingError(path + ": empty recording");
   if (r.scene_path.empty()) throw RecordingError(path + ": no scene line");
   return r;
 }
 
 ReplayResult replay(const Recording& recording, bool verify) {
-  Scene scene = loadScene(recording.scene_path, recording.overrides);
-  if (scene.source_hash != recording.scene_hash) {
-    throw RecordingError(fmt::format(
-        "{}: the scene {} has changed since it was recorded (hash {:016x}, recorded {:016x})",
-        recording.file, recording.scene_path, scene.source_hash, recording.scene_hash));
-  }
-  std::vector<std::string> names;
-  for (const ControlDef& c : scene.pult.controls) names.push_back(c.name);
-  if (names != recording.controls) {
-    throw RecordingError(recording.file + ": the scene's pult controls differ from the recording's");
-  }
-  Session session(std::move(scene));
-  // The faults recorded before step s, checked against the scene (a recording may be edited).
-  auto applyFaults = [&](const auto& faults, std::uint64_t s, std::size_t count, const char* what,
-                         const char* limit, auto set) {
-    const auto it = faults.find(s);
-    if (it == faults.end()) return;
-    for (const auto& [index, fault] : it->second) {
-      if (index < 0 || static_cast<std::size_t>(index) >= count) {
-        throw RecordingError(fmt::format("{}: fault of {} {}, {}", recording.file, what, index,
-                                         fmt::format(fmt::runtime(limit), count)));
-      }
-      set(index, fault);
-    }
-  };
+  ReplayOptions options;
+  options.verify = verify;
+  return replay(recording, options);
+}
+
+ReplayResult replay(const Recording& recording, const ReplayOptions& options) {
+  Replayer replayer(recording, 2.0, options.allow_changed_scene);
   ReplayResult result;
-  const std::uint64_t steps = recording.hashes.size();
-  std::vector<Override> overrides = recording.overrides;
-  for (std::uint64_t s = 0; s < steps; ++s) {
-    if (auto it = recording.changes.find(s); it != recording.changes.end()) {
-      overrides.insert(overrides.end(), it->second.begin(), it->second.end());
-      const std::string why = session.changeScene(loadScene(recording.scene_path, overrides));
-      if (!why.empty()) {
-        throw RecordingError(fmt::format("{}: the parameter change before step {} is refused: {}", recording.file, s, why));
-      }
-    }
-    applyFaults(recording.faults, s, session.motorFaults().size(), "motor", "the scene has {} motors",
-                [&](int m, const MotorFault& f) { session.setMotorFault(m, f); });
-    // Dropout takes the held value from the session, which has reached the recorded state.
-    applyFaults(recording.sensor_faults, s, session.sensorFaults().size(), "sensor", "the scheme reads {} sensors",
-                [&](int k, const SensorFault& f) { session.setSensorFault(k, f); });
-    if (auto it = recording.pult.find(s); it != recording.pult.end()) {
-      for (std::size_t c = 0; c < it->second.size(); ++c) session.setControl(static_cast<int>(c), it->second[c]);
-    }
-    session.step();
+  if (options.on_step) {
+    replayer.applyInputs();
+    options.on_step(replayer.session(), nullptr);
+  }
+  while (!replayer.atEnd()) {
+    const dynamics::StepReport report = replayer.stepOnce();
+    if (options.on_step) options.on_step(replayer.session(), &report);
     ++result.steps;
-    if (verify && session.hash() != recording.hashes[s]) {
+    if (options.verify && !replayer.matches()) {
       result.diverged = true;
-      result.diverged_step = s + 1;
+      result.diverged_step = replayer.step();
       // Name the first body that differs at this or the next frame end with body hashes.
-      auto frame = recording.body_hashes.lower_bound(s + 1);
-      while (session.stepIndex() < steps && frame != recording.body_hashes.end() &&
-             session.stepIndex() < frame->first) {
-        session.step();
-      }
-      if (frame != recording.body_hashes.end() && session.stepIndex() == frame->first) {
-        const auto now = bodyHashes(session.dynamics());
-        for (std::size_t b = 0; b < now.size() && b < frame->second.size(); ++b) {
-          if (now[b] != frame->second[b]) {
-            result.diverged_body = session.scene().model.bodies[b].name;
-            break;
+      const auto frame = recording.body_hashes.lower_bound(replayer.step());
+      if (frame != recording.body_hashes.end()) {
+        while (replayer.step() < frame->first && !replayer.atEnd()) replayer.stepOnce();
+        if (replayer.step() == frame->first) {
+          const auto now = bodyHashes(replayer.session().dynamics());
+          for (std::size_t b = 0; b < now.size() && b < frame->second.size(); ++b) {
+            if (now[b] != frame->second[b]) {
+              result.diverged_body = replayer.session().scene().model.bodies[b].name;
+              break;
+            }
           }
         }
       }
       break;
     }
   }
-  result.final_hash = session.hash();
-  result.final_state = session.dynamics();
+  result.final_hash = replayer.session().hash();
+  result.final_state = replayer.session().dynamics();
   return result;
 }
 

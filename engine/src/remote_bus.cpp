@@ -269,6 +269,8 @@ void Bus::publishState(const StateFrame& in) {
   s.pult() = in.pult;
   s.state_hash(in.state_hash);
   s.sent_ns(in.sent_ns);
+  s.scored(in.scored);
+  s.score(in.score);
   impl_->state.writer->write(&s);
 }
 
@@ -287,6 +289,8 @@ bool Bus::takeState(StateFrame& out) {
   out.pult = s.pult();
   out.state_hash = s.state_hash();
   out.sent_ns = s.sent_ns();
+  out.scored = s.scored();
+  out.score = s.score();
   return true;
 }
 
@@ -316,6 +320,8 @@ void Bus::publishStatus(const StationStatus& in) {
   s.dropped(in.dropped);
   s.link_ok(in.link_ok);
   s.has_pult(in.has_pult);
+  s.scored(in.scored);
+  s.score(in.score);
   impl_->status.writer->write(&s);
 }
 
@@ -329,6 +335,8 @@ bool Bus::takeStatus(StationStatus& out) {
   out.dropped = s.dropped();
   out.link_ok = s.link_ok();
   out.has_pult = s.has_pult();
+  out.scored = s.scored();
+  out.score = s.score();
   return true;
 }
 

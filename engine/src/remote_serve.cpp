@@ -3,6 +3,7 @@
 // state published at its end.
 #include <engine/recording.h>
 #include <engine/remote.h>
+#include <engine/scoring.h>
 #include <engine/snapshot.h>
 
 #include "latest_writer.h"
@@ -85,7 +86,7 @@ bool FrameFilter::accept(const StateFrame& f, const SceneIdentity& id) {
                      f.motor_voltage.size() == id.motor_count && f.pult.size() == id.controls.size();
   bool ok = sizes && std::isfinite(f.sim_time_s) && allFinite(f.poses) &&
             allFinite(f.motor_angle_rad) && allFinite(f.motor_speed_radps) &&
-            allFinite(f.motor_voltage) && allFinite(f.pult);
+            allFinite(f.motor_voltage) && allFinite(f.pult) && std::isfinite(f.score);
   for (std::size_t b = 0; ok && b + 7 <= f.poses.size(); b += 7) {
     const double n = f.poses[b + 3] * f.poses[b + 3] + f.poses[b + 4] * f.poses[b + 4] +
                      f.poses[b + 5] * f.poses[b + 5] + f.poses[b + 6] * f.poses[b + 6];
@@ -142,8 +143,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 class ServerLink {
  public:
   ServerLink(Bus& bus, const Scene& scene, const ServeOptions& options, std::uint64_t run_id)
-      : bus_(bus), scene_(scene), options_(options), run_id_(run_id),
-        held_(scene.pult.controls.size()) {
+      : bus_(bus), scene_(scene), options_(options), run_id_(run_id) {
     if (!options.trace_path.empty()) {
       trace_ = std::fopen(options.trace_path.c_str(), "w");
       if (!trace_) throw std::runtime_error(options.trace_path + ": cannot write the pose trace");
@@ -185,6 +185,12 @@ class ServerLink {
         if (f.sensor >= 0) {
           event(session, "fault", fmt::format("scenario: sensor {} {} (value {:g})", f.signal,
                                               sensorFaultName(f.sensor_fault.kind), f.sensor_fault.value));
+        } else if (f.control >= 0) {
+          const double value = f.hold_current ? session.state().pult.values[static_cast<std::size_t>(f.control)]
+                                              : f.control_fault.value;
+          event(session, "fault", fmt::format("scenario: control {} {} (value {:g})",
+                                              scene_.pult.controls[static_cast<std::size_t>(f.control)].name,
+                                              controlFaultName(f.control_fault.kind), value));
         } else {
           event(session, "fault", fmt::format("scenario: motor {} {} (value {:g})",
                                               scene_.model.motors[static_cast<std::size_t>(f.motor)].name,
@@ -202,15 +208,40 @@ class ServerLink {
     while (bus_.takePult(pult)) applyPult(pult, session);
     Command command;
     while (bus_.takeCommand(command)) applyCommand(command, session);
-    // Stuck axes hold their value whatever the stations send.
-    for (std::size_t c = 0; c < held_.size(); ++c) {
-      if (held_[c]) session.setControl(static_cast<int>(c), *held_[c]);
-    }
     if (options_.drops) *options_.drops = result.drops;
+    // The grader's sample of the initial state (after the first step's inputs, as a replay).
+    if (options_.scorer && !graded_start_) {
+      options_.scorer->sample(session);
+      graded_start_ = true;
+    }
+  }
+
+  /// Publishes the grader's events not yet published, each with the running score.
+  void publishScoreEvents() {
+    if (!options_.scorer) return;
+    const Scorer& scorer = *options_.scorer;
+    for (; score_events_ < scorer.events().size(); ++score_events_) {
+      event(scorer.step(), scorer.time(), "score",
+            fmt::format("{}; score {:g}/100", scorer.events()[score_events_].text, std::round(scorer.live().score * 10.0) / 10.0));
+    }
+  }
+  /// After the grader's finish(): what the end decided, and the final score.
+  void publishFinalScore() {
+    if (!options_.scorer || !options_.scorer->live().scored) return;
+    publishScoreEvents();
+    const ScoreSheet sheet = options_.scorer->sheet();
+    event(options_.scorer->step(), options_.scorer->time(), "score",
+          fmt::format("final score {:g}/100, pass mark {:g}: {}", std::round(sheet.score * 10.0) / 10.0, sheet.pass_mark,
+                      sheet.passed ? "PASSED" : "NOT PASSED"));
   }
 
   bool afterFrame(const Session& session) {
     frameOf(session, run_id_, frames_++, control.paused, frame_);
+    if (options_.scorer) {
+      frame_.scored = options_.scorer->live().scored;
+      frame_.score = options_.scorer->live().score;
+      publishScoreEvents();
+    }
     if (trace_) {
       std::fputs(poseTraceLine(frame_.step, frame_.poses).c_str(), trace_);
       std::fputc('\n', trace_);
@@ -231,10 +262,13 @@ class ServerLink {
 
  private:
   void event(const Session& session, const std::string& kind, const std::string& text) {
+    event(session.stepIndex(), session.time(), kind, text);
+  }
+  void event(std::uint64_t step, double t, const std::string& kind, const std::string& text) {
     Event e;
     e.run_id = run_id_;
-    e.step = session.stepIndex();
-    e.sim_time_s = session.time();
+    e.step = step;
+    e.sim_time_s = t;
     e.kind = kind;
     e.text = text;
     bus_.publishEvent(e);
@@ -306,11 +340,17 @@ class ServerLink {
         } else if (!options_.record_path.empty()) {
           event(session, "refused", "reset while recording (the recording would jump)");
         } else {
+          // Controls freed first: a stuck one would keep its held value through the restore.
+          for (std::size_t k = 0; k < session.controlFaults().size(); ++k) session.setControlFault(static_cast<int>(k), {});
           session.restore(*initial_);
           for (std::size_t m = 0; m < session.motorFaults().size(); ++m) session.setMotorFault(static_cast<int>(m), {});
           for (std::size_t k = 0; k < session.sensorFaults().size(); ++k) session.setSensorFault(static_cast<int>(k), {});
-          for (auto& h : held_) h.reset();
           faults_applied_.assign(options_.faults.size(), 0);  // the scenario's faults are due again
+          if (options_.scorer) {  // a new attempt: graded from the start again
+            options_.scorer->reset();
+            graded_start_ = false;
+            score_events_ = 0;
+          }
           event(session, "command", "reset to start by " + who);
         }
         return;
@@ -355,7 +395,21 @@ class ServerLink {
 
   void applyFault(const Command& c, Session& session) {
     const bool clear = c.kind == CommandKind::ClearFault;
-    if (const int m = motorIndex(c.target); m >= 0) {
+    // A motor and a control may share a name (scenes/grasp.yaml: `lift`): axis_stuck names the
+    // control, the other faults the motor, and clear frees both.
+    const int m = motorIndex(c.target), k = controlIndex(c.target);
+    if (k >= 0 && (clear || c.fault == "axis_stuck")) {
+      // The session holds it (Session::setControlFault): stations' samples no longer move it, and
+      // the recording gets an `a` line.
+      ControlFault fault;
+      if (!clear) fault = {ControlFault::Kind::AxisStuck, session.state().pult.values[static_cast<std::size_t>(k)]};
+      session.setControlFault(k, fault);
+      event(session, "fault",
+            clear ? fmt::format("control {} free again ({})", c.target, c.issuer)
+                  : fmt::format("control {} axis_stuck at {:g} by {}", c.target, fault.value, c.issuer));
+      if (!clear || m < 0) return;
+    }
+    if (m >= 0) {
       MotorFault fault;
       if (!clear && (!parseMotorFaultKind(c.fault, fault.kind) || fault.kind == MotorFault::Kind::None)) {
         event(session, "refused", fmt::format("fault \"{}\" of motor {}: expected stuck, weak, reversed or brake_released", c.fault, c.target));
@@ -377,20 +431,8 @@ class ServerLink {
                   : fmt::format("motor {} {} (value {:g}) by {}", c.target, c.fault, fault.value, c.issuer));
       return;
     }
-    if (const int k = controlIndex(c.target); k >= 0) {
-      if (!clear && c.fault != "axis_stuck") {
-        event(session, "refused", fmt::format("fault \"{}\" of control {}: expected axis_stuck", c.fault, c.target));
-        return;
-      }
-      auto& held = held_[static_cast<std::size_t>(k)];
-      if (clear) {
-        held.reset();
-      } else {
-        held = session.state().pult.values[static_cast<std::size_t>(k)];
-      }
-      event(session, "fault",
-            clear ? fmt::format("control {} free again ({})", c.target, c.issuer)
-                  : fmt::format("control {} axis_stuck at {:g} by {}", c.target, *held, c.issuer));
+    if (k >= 0) {
+      event(session, "refused", fmt::format("fault \"{}\" of control {}: expected axis_stuck", c.fault, c.target));
       return;
     }
     if (c.target.find('.') != std::string::npos) {
@@ -432,7 +474,6 @@ class ServerLink {
   const Scene& scene_;
   const ServeOptions& options_;
   std::uint64_t run_id_;
-  std::vector<std::optional<double>> held_;  // stuck axes
   std::optional<SessionState> initial_;
   std::vector<char> faults_applied_;
   std::size_t changes_applied_ = 0;
@@ -441,6 +482,8 @@ class ServerLink {
   std::uint64_t frames_ = 0;
   std::FILE* trace_ = nullptr;
   std::FILE* events_ = nullptr;
+  bool graded_start_ = false;
+  std::size_t score_events_ = 0;  // of the grader's events, published
   // The state writer thread (null: frames are written inline, ServeOptions::publish_thread off).
   // Last member: joined first, while everything it uses still exists.
   std::unique_ptr<LatestWriter<StateFrame>> publisher_;
@@ -477,8 +520,22 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
   run.after_frame = [&link](const Session& session, const RunResult&, const std::vector<std::string>&) {
     return link.afterFrame(session);
   };
+  run.record_header = options.record_header;
+  if (options.scorer) {
+    run.after_step = [scorer = options.scorer](const Session& session, const dynamics::StepReport& report) {
+      scorer->sample(session, &report);
+    };
+  }
   ServeResult result;
   result.run = runHeadless(scene, run);
+  // Complete: the whole duration (until interrupted without one) without a fault.
+  result.complete = !result.run.fault && (std::isfinite(run.duration_s)
+                                              ? result.run.steps == stepCount(run.duration_s, scene.model.solver.time_step_s)
+                                              : !result.run.interrupted);
+  if (options.scorer) {
+    options.scorer->finish(result.complete);  // the tasks still open are decided now
+    link.publishFinalScore();
+  }
   link.finishWriting();
   result.state_write_time = link.result.state_write_time;
   result.state_handoff_time = link.result.state_handoff_time;

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -74,6 +75,7 @@ StationResult runStation(const StationOptions& options) {
   bool link_ok = false;
   bool ever = false;
   std::vector<std::string> notes;
+  std::vector<std::pair<Clock::time_point, std::string>> score_events;
   auto next = Clock::now();
   while (!stop()) {
     if (options.duration_s > 0.0 && since(start) > options.duration_s) break;
@@ -130,9 +132,15 @@ StationResult runStation(const StationOptions& options) {
       last_pult_sent = Clock::now();
       ++result.pult_sent;
     }
+    // The server's score events (penalties, tasks), shown for LiveScore::kRecentS of wall time.
+    Event event;
+    while (bus.takeEvent(event)) {
+      if (event.run_id == identity.run_id && event.kind == "score") score_events.emplace_back(Clock::now(), event.text);
+    }
+    while (!score_events.empty() && since(score_events.front().first) > LiveScore::kRecentS) score_events.erase(score_events.begin());
     if (since(last_status) > 0.5) {
       bus.publishStatus({options.name, "viewer", result.last_step, result.frames_received,
-                         result.drops.total(), link_ok, has_pult});
+                         result.drops.total(), link_ok, has_pult, ever && frame.scored, frame.score});
       last_status = Clock::now();
     }
     if (observer) {
@@ -144,6 +152,10 @@ StationResult runStation(const StationOptions& options) {
                                     since(last_rx), result.last_step));
       } else if (frame.paused) {
         notes.push_back("PAUSED by the instructor");
+      }
+      if (ever && frame.scored) {
+        notes.push_back(fmt::format("score {:g}/100", std::round(frame.score * 10.0) / 10.0));
+        for (const auto& [at, text] : score_events) notes.push_back(text);
       }
       stats.frames = result.frames_received;
       stats.sim_time_s = session.time();

@@ -25,18 +25,23 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   if (options.trace_every < 1) throw std::invalid_argument("trace_every must be at least 1");
   Session session(scene);
 
-  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path);
+  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path,
+                                 options.record_header);
+  outputs.setStepObserver(options.after_step);
   RunResult result;
   const std::uint64_t steps = std::isinf(options.duration_s)
                                   ? std::numeric_limits<std::uint64_t>::max()
                                   : stepCount(options.duration_s, scene.model.solver.time_step_s);
   const SessionState initial = session.state();
   const auto steps_per_frame = static_cast<std::uint64_t>(scene.stepsPerFrame());
-  FramePacer pacer(static_cast<double>(steps_per_frame) * scene.model.solver.time_step_s, options.realtime);
+  const double frame_dt = static_cast<double>(steps_per_frame) * scene.model.solver.time_step_s;
+  FramePacer pacer(frame_dt, options.realtime);
+  // A reset would make the recording jump: refused while recording.
+  detail::OperatorFrame operator_frame(options.operator_events, options.input, options.control,
+                                       options.on_operator_key, options.record_path.empty());
+  RunControl& control = operator_frame.control();
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  const double frame_dt = static_cast<double>(steps_per_frame) * scene.model.solver.time_step_s;
-  std::vector<double> pult;
   const std::vector<std::string> no_notes;
   try {
     bool healthy = true;
@@ -47,33 +52,20 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
       }
       // One frame: a whole number of fixed steps.
       const auto frame_start = Clock::now();
+      pacer.beginFrame();
       if (options.before_frame) options.before_frame(result.frames);
-      if (options.input) {
-        // One pult state per frame; a device lost since the last frame already reads neutral.
-        pult = session.state().pult.values;
-        options.input->sample(frame_dt, pult);
-        for (std::size_t c = 0; c < pult.size(); ++c) session.setControl(static_cast<int>(c), pult[c]);
-      }
+      operator_frame.takeEvents();
+      operator_frame.sampleInto(session, frame_dt);
       if (options.before_steps) options.before_steps(session);
-      // Operator commands: reset (not while recording: the recording would jump), pause, step.
-      std::uint64_t frame_steps = steps_per_frame;
-      if (RunControl* control = options.control) {
-        if (control->reset) {
-          control->reset = false;
-          if (options.record_path.empty()) {
-            session.restore(initial);
-          } else {
-            control->reset_refused = true;
-          }
-        }
-        if (control->paused) {
-          if (control->step_frames > 0) {
-            --control->step_frames;
-          } else {
-            frame_steps = 0;
-          }
+      if (control.reset) {
+        control.reset = false;
+        if (options.record_path.empty()) {
+          session.restore(initial);
+        } else {
+          control.reset_refused = true;
         }
       }
+      const std::uint64_t frame_steps = operator_frame.runsSteps() ? steps_per_frame : 0;
       double physics_s = 0.0;
       for (std::uint64_t k = 0; k < frame_steps && result.steps < steps && healthy; ++k) {
         const auto t0 = Clock::now();
@@ -83,14 +75,21 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
       ++result.frames;
       result.physics_time.add(physics_s);
       result.scheme_time.add(session.takeSchemeSeconds());
+      result.paused = control.paused;
+      result.reset_refused = control.reset_refused;
       if (options.after_frame &&
           !detail::observeFrame(options.after_frame, session, result, pacer, start, no_notes)) {
         healthy = false;
       }
       result.frame_time.add(std::chrono::duration<double>(Clock::now() - frame_start).count());
       pacer.endFrame();
+      if (frame_steps == 0) {
+        result.paused_wall_s += std::chrono::duration<double>(Clock::now() - frame_start).count();
+      }
     }
     result.overruns = pacer.overruns();
+    result.resyncs = pacer.resyncs();
+    result.lost_s = pacer.lostSeconds();
   } catch (...) {
     outputs.finish(session, result);
     throw;
@@ -136,14 +135,21 @@ std::string formatSummary(const Scene& scene, const RunResult& result) {
       return fmt::format("mean {:.3f}  p99 {:.3f}  max {:.3f} ms", 1e3 * t.mean(), 1e3 * t.p99(),
                          1e3 * t.max());
     };
-    fmt::format_to(out, "frames {} at {:g} Hz, overruns {}\n", result.frames, scene.frame_rate_hz,
-                   result.overruns);
+    fmt::format_to(out, "frames {} at {:g} Hz, overruns {} (frames whose work overran), resyncs {}{}\n",
+                   result.frames, scene.frame_rate_hz, result.overruns, result.resyncs,
+                   result.resyncs > 0 ? fmt::format(" ({:.3g} s lost)", result.lost_s) : std::string());
     fmt::format_to(out, "frame time  physics {}\n", ms(result.physics_time));
     fmt::format_to(out, "            scheme  {}\n", ms(result.scheme_time));
     if (result.render_time.count() > 0) {
-      fmt::format_to(out, "            render  {}\n", ms(result.render_time));
+      fmt::format_to(out, "            view    {}\n", ms(result.render_time));
     }
     fmt::format_to(out, "            total   {}\n", ms(result.frame_time));
+  }
+  if (result.drawn_frames > 0) {
+    fmt::format_to(out, "drawn frames {} ({:.3g} per second), draw time mean {:.3f}  p99 {:.3f}  max {:.3f} ms\n",
+                   result.drawn_frames,
+                   result.draw_wall_s > 0.0 ? static_cast<double>(result.drawn_frames) / result.draw_wall_s : 0.0,
+                   1e3 * result.draw_time.mean(), 1e3 * result.draw_time.p99(), 1e3 * result.draw_time.max());
   }
   if (result.trace_rows > 0) fmt::format_to(out, "trace: {} rows\n", result.trace_rows);
   if (result.fault) fmt::format_to(out, "FAULT: {}\n", result.fault->describe());

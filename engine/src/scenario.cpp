@@ -4,6 +4,8 @@
 #include <engine/trace.h>
 #include <input/input_system.h>
 
+#include "markup.h"
+#include "scoring_loader.h"
 #include "session_outputs.h"
 #include "yaml_reader.h"
 
@@ -27,6 +29,19 @@ using namespace detail;
 
 constexpr double kTimeEps = 1e-9;  // s: sample times are sums of steps
 
+// The pult control named by the entry's `control` key, or an error listing the known ones.
+int controlOf(Context& ctx, const MapReader& m, const Scene& scene) {
+  const std::string control = m.string("control");
+  const int index = scene.pult.find(control);
+  if (index < 0) {
+    std::string known;
+    for (const ControlDef& c : scene.pult.controls) known += (known.empty() ? "" : ", ") + c.name;
+    ctx.fail(m.value("control"), m.join("control"),
+             fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
+  }
+  return index;
+}
+
 TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::string& path,
                           const Scene& scene) {
   const MapReader m(ctx, node, path, {"at", "control", "set", "ramp", "pulse", "hold", "over", "for"});
@@ -34,14 +49,7 @@ TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::strin
   a.line = m.line();
   a.at_s = m.number("at");
   if (a.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
-  const std::string control = m.string("control");
-  a.control = scene.pult.find(control);
-  if (a.control < 0) {
-    std::string known;
-    for (const ControlDef& c : scene.pult.controls) known += (known.empty() ? "" : ", ") + c.name;
-    ctx.fail(m.value("control"), m.join("control"),
-             fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
-  }
+  a.control = controlOf(ctx, m, scene);
   int kinds = 0;
   for (const char* k : {"set", "ramp", "pulse", "hold"}) kinds += m.has(k) ? 1 : 0;
   if (kinds != 1) ctx.fail(node, path, "expected exactly one of set, ramp, pulse, hold");
@@ -65,11 +73,35 @@ TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::strin
 }
 
 ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string& path, const Scene& scene) {
-  const MapReader m(ctx, node, path, {"at", "motor", "signal", "fault", "value"});
+  const MapReader m(ctx, node, path, {"at", "motor", "signal", "control", "fault", "value"});
   ScheduledFault f;
   f.line = m.line();
   f.at_s = m.number("at");
   if (f.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
+  if (m.has("control")) {
+    for (const char* other : {"motor", "signal"}) m.forbid(other, "give one of motor, signal or control");
+    f.motor = -1;
+    f.control = controlOf(ctx, m, scene);
+    const std::string control = m.string("control");
+    const std::string kind = m.string("fault");
+    if (!parseControlFaultKind(kind, f.control_fault.kind)) {
+      ctx.fail(m.value("fault"), m.join("fault"), "expected axis_stuck or none, got \"" + kind + "\"");
+    }
+    if (f.control_fault.kind == ControlFault::Kind::AxisStuck && m.has("value")) {
+      const ControlDef& def = scene.pult.controls[static_cast<std::size_t>(f.control)];
+      f.control_fault.value = m.number("value");
+      if (def.admit(f.control_fault.value) != f.control_fault.value) {
+        ctx.fail(m.value("value"), m.join("value"),
+                 fmt::format("control \"{}\" cannot show {:g} (it would show {:g})", control,
+                             f.control_fault.value, def.admit(f.control_fault.value)));
+      }
+    } else if (f.control_fault.kind == ControlFault::Kind::AxisStuck) {
+      f.hold_current = true;
+    } else {
+      m.forbid("value", "only axis_stuck (the value held) has a value");
+    }
+    return f;
+  }
   if (m.has("signal")) {
     m.forbid("motor", "give either motor or signal");
     f.motor = -1;
@@ -172,15 +204,6 @@ Expectation readExpectation(Context& ctx, const YAML::Node& node, const std::str
   return e;
 }
 
-// Runtime bookkeeping of one expectation.
-struct Check {
-  bool decided = false;
-  bool passed = false;
-  bool sampled = false;
-  double last_value = 0.0, last_t = 0.0;
-  std::string detail;
-};
-
 bool within(const Expectation& e, double v) {
   return (!e.min || v >= *e.min) && (!e.max || v <= *e.max);
 }
@@ -189,84 +212,11 @@ std::string observed(const Expectation& e, double v, double t) {
   return fmt::format("{} = {:.6g} at t = {:.6g} s, expected {}", e.signal.text, v, t, boundsText(e));
 }
 
-void sample(const Expectation& e, Check& c, double v, double t) {
-  c.sampled = true;
-  c.last_value = v;
-  c.last_t = t;
-  if (c.decided) return;
-  switch (e.kind) {
-    case Expectation::Kind::At:
-      if (t + kTimeEps < e.from_s) return;
-      c.decided = true;
-      c.passed = within(e, v);
-      c.detail = observed(e, v, t);
-      return;
-    case Expectation::Kind::During:
-      if (t + kTimeEps < e.from_s || t - kTimeEps > e.to_s) return;
-      if (!within(e, v)) {
-        c.decided = true;
-        c.detail = observed(e, v, t);
-      }
-      return;
-    case Expectation::Kind::By:
-      if (t - kTimeEps > e.to_s) {
-        c.decided = true;
-        c.detail = fmt::format("{} never {} by {:g} s (last {:.6g})", e.signal.text, boundsText(e),
-                               e.to_s, c.last_value);
-        return;
-      }
-      if (within(e, v)) {
-        c.decided = true;
-        c.passed = true;
-        c.detail = observed(e, v, t);
-      }
-      return;
-    case Expectation::Kind::End:
-      return;
-  }
-}
-
-// After the last sample: decide what is still open.
-void finish(const Expectation& e, Check& c, double end_t) {
-  if (c.decided) return;
-  c.decided = true;
-  switch (e.kind) {
-    case Expectation::Kind::At:
-      c.detail = fmt::format("the run ended at {:.6g} s before {:g} s", end_t, e.from_s);
-      break;
-    case Expectation::Kind::During:
-      c.passed = end_t + kTimeEps >= e.to_s;
-      c.detail = c.passed ? fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text,
-                                        boundsText(e), e.from_s, e.to_s)
-                          : fmt::format("the run ended at {:.6g} s inside the window", end_t);
-      break;
-    case Expectation::Kind::By:
-      c.detail = fmt::format("{} never {} by {:g} s (last {:.6g} at {:.6g} s)", e.signal.text,
-                             boundsText(e), e.to_s, c.last_value, c.last_t);
-      break;
-    case Expectation::Kind::End:
-      c.passed = within(e, c.last_value);
-      c.detail = observed(e, c.last_value, c.last_t);
-      break;
-  }
-}
-
-std::string xmlEscape(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters even escaped.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') out += ' ';
-        else out += ch;
-    }
-  }
-  return out;
+void decide(ExpectationResult& r, bool passed, double t, std::string detail) {
+  r.decided = true;
+  r.passed = passed;
+  r.time_s = t;
+  r.detail = std::move(detail);
 }
 
 }  // namespace
@@ -277,7 +227,8 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
   const YAML::Node root = parseYaml(yaml, file);
   if (!root.IsDefined() || root.IsNull()) ctx.failAt(0, "", "the scenario file is empty");
   const MapReader top(ctx, root, "",
-                      {"name", "description", "scene", "set", "duration", "timeline", "faults", "changes", "expect"});
+                      {"name", "description", "scene", "set", "duration", "timeline", "faults", "changes", "expect",
+                       "scoring", "report"});
   Scenario s;
   s.file = file;
   s.name = top.has("name") ? top.string("name") : std::filesystem::path(file).stem().stem().string();
@@ -337,6 +288,10 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
   for (const auto& [node, path] : listItems(ctx, top, "expect")) {
     s.expectations.push_back(readExpectation(ctx, node, path, s));
   }
+  if (top.has("scoring")) s.scoring = readScoring(ctx, top.value("scoring"), "scoring", s);
+  if (top.has("report")) s.report = readReport(ctx, top.value("report"), "report", s);
+  s.source_hash = 14695981039346656037ull;
+  hashBytes(s.source_hash, yaml);
   return s;
 }
 
@@ -385,6 +340,79 @@ double timelineValue(const Scenario& scenario, int control, double t_s) {
   return valueAfter(scenario, control, scenario.timeline.size(), t_s);
 }
 
+ExpectationChecker::ExpectationChecker(const Scenario& scenario)
+    : scenario_(scenario), checks_(scenario.expectations.size()) {
+  for (const Expectation& e : scenario.expectations) results_.push_back(ExpectationResult{e.name, false, "", false, 0.0});
+}
+
+void ExpectationChecker::sample(const Session& session) {
+  session.readSensors(scenario_.sensors, sensors_);
+  const double t = session.time();
+  for (std::size_t i = 0; i < checks_.size(); ++i) {
+    const Expectation& e = scenario_.expectations[i];
+    Check& c = checks_[i];
+    ExpectationResult& r = results_[i];
+    const double v = session.signal(e.signal, sensors_);
+    c.sampled = true;
+    c.last_value = v;
+    c.last_t = t;
+    if (r.decided) continue;
+    switch (e.kind) {
+      case Expectation::Kind::At:
+        if (t + kTimeEps >= e.from_s) decide(r, within(e, v), t, observed(e, v, t));
+        break;
+      case Expectation::Kind::During:
+        if (t + kTimeEps < e.from_s) break;
+        if (t - kTimeEps > e.to_s) {
+          decide(r, true, e.to_s, fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text,
+                                              boundsText(e), e.from_s, e.to_s));
+        } else if (!within(e, v)) {
+          decide(r, false, t, observed(e, v, t));
+        }
+        break;
+      case Expectation::Kind::By:
+        if (t - kTimeEps > e.to_s) {
+          decide(r, false, t, fmt::format("{} never {} by {:g} s (last {:.6g})", e.signal.text,
+                                          boundsText(e), e.to_s, v));
+        } else if (within(e, v)) {
+          decide(r, true, t, observed(e, v, t));
+        }
+        break;
+      case Expectation::Kind::End:
+        break;
+    }
+  }
+}
+
+void ExpectationChecker::finish(double end_t) {
+  for (std::size_t i = 0; i < checks_.size(); ++i) {
+    const Expectation& e = scenario_.expectations[i];
+    const Check& c = checks_[i];
+    ExpectationResult& r = results_[i];
+    if (r.decided) continue;
+    switch (e.kind) {
+      case Expectation::Kind::At:
+        decide(r, false, end_t, fmt::format("the run ended at {:.6g} s before {:g} s", end_t, e.from_s));
+        break;
+      case Expectation::Kind::During:
+        if (end_t + kTimeEps >= e.to_s) {
+          decide(r, true, e.to_s, fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text,
+                                              boundsText(e), e.from_s, e.to_s));
+        } else {
+          decide(r, false, end_t, fmt::format("the run ended at {:.6g} s inside the window", end_t));
+        }
+        break;
+      case Expectation::Kind::By:
+        decide(r, false, end_t, fmt::format("{} never {} by {:g} s (last {:.6g} at {:.6g} s)", e.signal.text,
+                                            boundsText(e), e.to_s, c.last_value, c.last_t));
+        break;
+      case Expectation::Kind::End:
+        decide(r, within(e, c.last_value), c.last_t, observed(e, c.last_value, c.last_t));
+        break;
+    }
+  }
+}
+
 bool ScenarioResult::passed() const {
   if (!loaded || run.fault || run.interrupted) return false;
   for (const ExpectationResult& e : expectations)
@@ -406,6 +434,10 @@ void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>
     if (applied[k] || faults[k].at_s > session.time() + kTimeEps) continue;
     if (faults[k].sensor >= 0) {
       session.setSensorFault(faults[k].sensor, faults[k].sensor_fault);
+    } else if (faults[k].control >= 0) {
+      ControlFault f = faults[k].control_fault;
+      if (faults[k].hold_current) f.value = session.state().pult.values[static_cast<std::size_t>(faults[k].control)];
+      session.setControlFault(faults[k].control, f);
     } else {
       session.setMotorFault(faults[k].motor, faults[k].fault);
     }
@@ -425,11 +457,12 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   result.name = scenario.name;
   result.loaded = true;
   Session session(scenario.scene);
-  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path);
-  std::vector<Check> checks(scenario.expectations.size());
-  std::vector<double> sensors;
+  RecordingHeader header{scenario.file, scenario.source_hash, options.trainee, options.started};
+  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path, header);
+  std::unique_ptr<Scorer> own_scorer;
+  if (!options.scorer) own_scorer = std::make_unique<Scorer>(scenario);
+  Scorer& scorer = options.scorer ? *options.scorer : *own_scorer;
   const std::vector<char> driven = timelineDrivenControls(scenario);
-  std::vector<double> pult;
   std::vector<char> faults_applied(scenario.faults.size(), 0);
   std::size_t changes_applied = 0;
   auto applyTimeline = [&]() {
@@ -447,61 +480,71 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
     for (std::size_t c = 0; c < driven.size(); ++c)
       if (driven[c]) session.setControl(static_cast<int>(c), timelineValue(scenario, static_cast<int>(c), session.time()));
   };
-  auto sampleAll = [&]() {
-    session.readSensors(scenario.sensors, sensors);
-    for (std::size_t i = 0; i < checks.size(); ++i)
-      sample(scenario.expectations[i], checks[i],
-             session.signal(scenario.expectations[i].signal, sensors), session.time());
-  };
   applyTimeline();
-  sampleAll();
+  scorer.sample(session);
   const std::uint64_t steps = stepCount(scenario.duration_s, scenario.scene.model.solver.time_step_s);
   const auto start = std::chrono::steady_clock::now();
   const auto steps_per_frame = static_cast<std::uint64_t>(scenario.scene.stepsPerFrame());
-  FramePacer pacer(static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s,
-                   options.realtime);
+  const double frame_dt = static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s;
+  FramePacer pacer(frame_dt, options.realtime);
+  // The timeline's controls stay its own: applyTimeline sets them at every step, after the
+  // devices are sampled. No reset: a scenario's timeline and expectations run once.
+  detail::OperatorFrame operator_frame(options.operator_events, options.input, nullptr,
+                                       options.on_operator_key, false);
   std::vector<std::string> notes;
-  for (std::uint64_t i = 0; i < steps; ++i) {
+  std::uint64_t done = 0;  // steps
+  bool healthy = true;
+  while (done < steps && healthy) {
     if (options.interrupt && options.interrupt->load()) {
       result.run.interrupted = true;
       break;
     }
-    if (i % steps_per_frame == 0) {
-      if (options.before_frame) options.before_frame(i / steps_per_frame);
-      if (options.input) {
-        // One pult state per frame, as in runHeadless. The timeline's controls stay its own:
-        // applyTimeline sets them at every step, after this.
-        pult = session.state().pult.values;
-        options.input->sample(static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s, pult);
-        for (std::size_t c = 0; c < pult.size(); ++c) session.setControl(static_cast<int>(c), pult[c]);
+    const auto frame_start = std::chrono::steady_clock::now();
+    pacer.beginFrame();
+    if (options.before_frame) options.before_frame(result.run.frames);
+    operator_frame.takeEvents();
+    operator_frame.sampleInto(session, frame_dt);
+    const bool runs = operator_frame.runsSteps();
+    for (std::uint64_t k = 0; runs && k < steps_per_frame && done < steps; ++k, ++done) {
+      applyTimeline();
+      healthy = outputs.step(session, result.run);
+      scorer.sample(session, &outputs.lastReport());  // the grader ignores a faulted step
+      if (!healthy) break;  // a numerical fault ends the run at once
+    }
+    if (!healthy) break;
+    ++result.run.frames;
+    result.run.frame_time.add(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - frame_start).count());
+    result.run.paused = operator_frame.control().paused;
+    result.run.reset_refused = operator_frame.control().reset_refused;
+    if (options.after_frame) {
+      notes.assign(1, fmt::format("scenario {}: {:.1f} / {:.1f} s, {} expectations", scenario.name,
+                                  session.time(), scenario.duration_s,
+                                  scenario.expectations.size()));
+      result.run.score = scorer.live();  // the HUD's score panel
+      if (!detail::observeFrame(options.after_frame, session, result.run, pacer, start, notes)) {
+        break;
       }
     }
-    applyTimeline();
-    if (!outputs.step(session, result.run)) break;
-    sampleAll();
-    if ((i + 1) % steps_per_frame == 0 || i + 1 == steps) {
-      ++result.run.frames;
-      if (options.after_frame) {
-        notes.assign(1, fmt::format("scenario {}: {:.1f} / {:.1f} s, {} expectations", scenario.name,
-                                    session.time(), scenario.duration_s,
-                                    scenario.expectations.size()));
-        if (!detail::observeFrame(options.after_frame, session, result.run, pacer, start, notes)) {
-          break;
-        }
-      }
-      pacer.endFrame();
+    pacer.endFrame();
+    if (!runs) {
+      result.run.paused_wall_s +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - frame_start).count();
     }
   }
   result.run.overruns = pacer.overruns();
+  result.run.resyncs = pacer.resyncs();
+  result.run.lost_s = pacer.lostSeconds();
   result.run.wall_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.run.sim_time_s = session.time();
   outputs.finish(session, result.run);
-  for (std::size_t i = 0; i < checks.size(); ++i) {
-    finish(scenario.expectations[i], checks[i], session.time());
-    result.expectations.push_back(
-        ExpectationResult{scenario.expectations[i].name, checks[i].passed, checks[i].detail});
-  }
+  result.complete = result.run.steps == steps && !result.run.fault;
+  scorer.finish(result.complete);
+  result.expectations = scorer.expectations();
+  result.score = scorer.sheet();
+  result.stats = scorer.stats();
+  result.run.score = scorer.live();
   result.run.final_state = session.dynamics();
   result.final_hash = session.hash();
   return result;
@@ -582,7 +625,7 @@ std::string junitXml(const std::vector<ScenarioResult>& results, double wall_tim
       results.size(), failures, errors, wall_time_s);
   for (const ScenarioResult& r : results) {
     xml += fmt::format("    <testcase classname=\"scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
-                       xmlEscape(r.name), xmlEscape(r.file), r.run.wall_time_s);
+                       detail::escapeMarkup(r.name), detail::escapeMarkup(r.file), r.run.wall_time_s);
     if (r.passed()) {
       xml += "/>\n";
       continue;
@@ -590,7 +633,7 @@ std::string junitXml(const std::vector<ScenarioResult>& results, double wall_tim
     const std::string summary = r.failureSummary();
     const std::string first = summary.substr(0, summary.find('\n'));
     xml += fmt::format(">\n      <{0} message=\"{1}\">{2}</{0}>\n    </testcase>\n",
-                       r.loaded ? "failure" : "error", xmlEscape(first), xmlEscape(summary));
+                       r.loaded ? "failure" : "error", detail::escapeMarkup(first), detail::escapeMarkup(summary));
   }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;

@@ -1332,10 +1332,6 @@ std::pair<std::string, int> locateField(const std::deque<SceneFile>& files, std:
   return {files.back().ctx.file, 0};
 }
 
-void hashBytes(std::uint64_t& h, std::string_view bytes) {
-  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;  // FNV-1a
-}
-
 }  // namespace
 
 int Scene::stepsPerFrame() const {

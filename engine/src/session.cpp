@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <type_traits>
 
 namespace sim::engine {
 
@@ -20,6 +22,7 @@ Session::Session(Scene scene) : scene_(std::move(scene)), simulator_(scene_.mode
   motor_faults_.resize(state_.dynamics.motors.size());
   commanded_.resize(state_.dynamics.motors.size());
   sensor_faults_.resize(scene_.scheme.sensors.size());
+  control_faults_.resize(scene_.pult.controls.size());
   state_.noise_rng = scene_.source_hash ^ 0x5e45f0a17c0ffee5ull;
 }
 
@@ -81,6 +84,28 @@ void Session::setMotorFault(int motor, const MotorFault& fault) {
   syncBrakes();
 }
 
+void Session::restoreFaults(const std::vector<MotorFault>& motors,
+                            const std::vector<SensorFault>& sensors) {
+  if (motors.size() != motor_faults_.size() || sensors.size() != sensor_faults_.size()) {
+    throw std::invalid_argument("restoreFaults: fault lists of another scene");
+  }
+  motor_faults_ = motors;
+  sensor_faults_ = sensors;
+  const auto on = [](const auto& f) { return f.kind != std::decay_t<decltype(f)>::Kind::None; };
+  any_fault_ = std::any_of(motor_faults_.begin(), motor_faults_.end(), on);
+  any_sensor_fault_ = std::any_of(sensor_faults_.begin(), sensor_faults_.end(), on);
+  syncBrakes();
+}
+
+void Session::restoreFaults(const std::vector<MotorFault>& motors, const std::vector<SensorFault>& sensors,
+                            const std::vector<ControlFault>& controls) {
+  if (controls.size() != control_faults_.size()) {
+    throw std::invalid_argument("restoreFaults: control faults of another scene");
+  }
+  restoreFaults(motors, sensors);
+  control_faults_ = controls;
+}
+
 void Session::syncBrakes() {
   for (std::size_t m = 0; m < motor_faults_.size(); ++m) {
     state_.dynamics.motors[m].brake_released = motor_faults_[m].kind == MotorFault::Kind::BrakeReleased;
@@ -89,10 +114,27 @@ void Session::syncBrakes() {
 
 void Session::setControl(int control, double value) {
   const auto i = static_cast<std::size_t>(control);
+  if (control_faults_[i].kind == ControlFault::Kind::AxisStuck) return;
   state_.pult.values[i] = scene_.pult.controls[i].admit(value);
 }
 
-void Session::neutralPult() { state_.pult = initialPult(scene_.pult); }
+void Session::neutralPult() {
+  state_.pult = initialPult(scene_.pult);
+  holdStuckControls();
+}
+
+void Session::setControlFault(int control, ControlFault fault) {
+  const auto i = static_cast<std::size_t>(control);
+  if (fault.kind == ControlFault::Kind::AxisStuck) fault.value = scene_.pult.controls.at(i).admit(fault.value);
+  control_faults_.at(i) = fault;
+  holdStuckControls();
+}
+
+void Session::holdStuckControls() {
+  for (std::size_t i = 0; i < control_faults_.size(); ++i) {
+    if (control_faults_[i].kind == ControlFault::Kind::AxisStuck) state_.pult.values[i] = control_faults_[i].value;
+  }
+}
 
 void Session::evaluateScheme() {
   const int every = scene_.scheme.per_frame ? scene_.stepsPerFrame() : 1;

@@ -66,7 +66,11 @@ SessionView::SessionView(const Scene& scene, const ViewSetup& setup) : scene_(sc
   options.offscreen = setup.offscreen;
   options.shadows = setup.shadows;
   options.shadow_map_size = setup.shadow_map_size;
-  options.title = "simtrainer: " + scene.name;
+  options.screen = setup.screen;
+  options.window_x = setup.window_x;
+  options.window_y = setup.window_y;
+  options.key_thread = setup.key_thread;
+  options.title = "simtrainer: " + scene.name + (camera_ ? " (" + camera_->name + ")" : std::string());
   const std::vector<render::BodyVisual> visuals = bodyVisuals(scene);
   view_ = std::make_unique<render::SceneView>(visuals, options);
   for (const CameraDef& camera : scene.cameras) {
@@ -81,14 +85,29 @@ SessionView::SessionView(const Scene& scene, const ViewSetup& setup) : scene_(sc
 
 render::ViewCamera SessionView::cameraAt(const Scene& scene, const CameraDef* camera,
                                          const dynamics::State& state) {
+  std::vector<render::BodyPose> poses;
+  bodyPoses(state, poses);
+  return cameraAt(scene, camera, poses);
+}
+
+render::ViewCamera SessionView::cameraAt(const Scene& scene, const CameraDef* camera,
+                                         std::span<const render::BodyPose> poses) {
+  const auto position = [&](std::size_t b) {
+    const auto& p = poses[b].position_m;
+    return Vec3(p[0], p[1], p[2]);
+  };
+  const auto orientation = [&](std::size_t b) {
+    const auto& q = poses[b].orientation_wxyz;
+    return Quat(q[0], q[1], q[2], q[3]);
+  };
   render::ViewCamera view;
   if (camera == nullptr) {
     // Overview: the mean of the dynamic bodies, seen from 5 m south-west and 3.5 m up.
     Vec3 centre = Vec3::Zero();
     int count = 0;
-    for (std::size_t i = 0; i < scene.model.bodies.size(); ++i) {
+    for (std::size_t i = 0; i < scene.model.bodies.size() && i < poses.size(); ++i) {
       if (scene.model.bodies[i].is_static) continue;
-      centre += state.bodies[i].position_m;
+      centre += position(i);
       ++count;
     }
     if (count > 0) centre /= count;
@@ -104,8 +123,8 @@ render::ViewCamera SessionView::cameraAt(const Scene& scene, const CameraDef* ca
     return view;
   }
   const auto b = static_cast<std::size_t>(camera->body);
-  const Vec3& p = state.bodies[b].position_m;
-  const Quat& q = state.bodies[b].orientation;
+  const Vec3 p = position(b);
+  const Quat q = orientation(b);
   if (camera->kind == Kind::Follow) {
     // Behind the body along its heading (yaw only, so the view does not pitch with the body).
     const Vec3 forward = q * Vec3::UnitX();
@@ -127,38 +146,76 @@ render::ViewCamera SessionView::cameraAt(const Scene& scene, const CameraDef* ca
   return view;
 }
 
-render::HudState SessionView::hudState(const Session& session, const RunResult& stats,
-                                       const std::vector<std::string>& notes) const {
+render::HudState SessionView::hudState(const FrameSnapshot& snapshot) const {
   render::HudState hud;
-  hudState(session, stats, notes, hud);
+  hudState(snapshot, hud);
   return hud;
 }
 
-void SessionView::hudState(const Session& session, const RunResult& stats,
-                           const std::vector<std::string>& notes, render::HudState& hud) const {
-  const double frame_ms = stats.frame_time.count() > 0 ? 1e3 * stats.frame_time.mean() : 0.0;
+void SessionView::hudState(const FrameSnapshot& snapshot, render::HudState& hud) const {
   hud.status.clear();
-  fmt::format_to(std::back_inserter(hud.status),
-                 "{}  t {:.2f} s  real-time factor {:.2f}  frame {:.1f} ms  overruns {}",
-                 scene_.name, session.time(), stats.realTimeFactor(), frame_ms, stats.overruns);
-  hud.controls = session.state().pult.values;
-  hud.motors.clear();
-  hud.speeds.clear();
-  for (const auto& motor : session.dynamics().motors) {
-    hud.motors.push_back(motor.voltage);
-    hud.speeds.push_back(motor.speed_radps);
+  auto out = std::back_inserter(hud.status);
+  fmt::format_to(out, "{}  t {:.2f} s  real-time factor {:.2f}  sim {:.2f} ms/frame  overruns {}",
+                 scene_.name, snapshot.time_s, snapshot.sim.real_time_factor,
+                 snapshot.sim.frame_work_ms, snapshot.sim.overruns);
+  if (draw_.frames_per_second > 0.0) {
+    fmt::format_to(out, "  |  drawn {:.0f}/s  {:.0f} ms (p99 {:.0f})", draw_.frames_per_second,
+                   draw_.mean_ms, draw_.p99_ms);
   }
-  hud.notes = notes;
+  hud.controls = snapshot.pult;
+  hud.motors = snapshot.motor_voltage;
+  hud.speeds = snapshot.motor_speed;
+  hud.notes = snapshot.notes;
   hud.warnings.clear();
-  if (stats.fault) hud.warnings.push_back("NUMERICAL FAULT: " + stats.fault->describe());
-  if (control_ != nullptr && control_->paused) {
-    hud.warnings.emplace_back("PAUSED: F9 resume, F10 one frame, F11 reset");
+  if (!snapshot.fault.empty()) hud.warnings.push_back("NUMERICAL FAULT: " + snapshot.fault);
+  if (snapshot.paused) {
+    hud.warnings.emplace_back(snapshot.replay ? "PAUSED: F9 resume, F10 one frame, Left/Right seek"
+                                              : "PAUSED: F9 resume, F10 one frame, F11 reset");
   }
-  if (control_ != nullptr && control_->reset_refused) {
-    hud.warnings.emplace_back("reset refused: the session is being recorded");
+  if (snapshot.reset_refused) {
+    hud.warnings.emplace_back("reset refused: the session is being recorded or is a scenario");
   }
-  if (stats.overruns > 0) {
-    hud.warnings.push_back(fmt::format("slower than real time: {} frames overran", stats.overruns));
+  if (snapshot.sim.behind) {
+    hud.warnings.push_back(fmt::format("slower than real time: the simulation cannot keep up "
+                                       "({} frames overran)", snapshot.sim.overruns));
+  }
+  hud.score.clear();
+  hud.score_events.clear();
+  if (snapshot.score.scored) {
+    fmt::format_to(std::back_inserter(hud.score), "score {:.0f}/100  (pass {:g}){}", snapshot.score.score,
+                   snapshot.score.pass_mark, snapshot.score.critical ? "  FAILED" : "");
+    const auto& recent = snapshot.score.recent;
+    // The panel is about 300 px wide: longer texts are cut (the report has them whole).
+    constexpr std::size_t kChars = 42;
+    for (std::size_t i = recent.size() > 3 ? recent.size() - 3 : 0; i < recent.size(); ++i) {
+      const std::string& text = recent[i].text;
+      hud.score_events.push_back(text.size() <= kChars ? text : text.substr(0, kChars - 3) + "...");
+    }
+  }
+  render::HudTimeline& timeline = hud.timeline;
+  timeline.shown = snapshot.replay;
+  if (snapshot.replay) {
+    const ReplayStatus& replay = snapshot.replay_status;
+    const double duration = replay.duration_s > 0.0 ? replay.duration_s : 1.0;
+    timeline.position = std::clamp(snapshot.time_s / duration, 0.0, 1.0);
+    timeline.label.clear();
+    fmt::format_to(std::back_inserter(timeline.label),
+                   "replay {:.1f} / {:.1f} s  x{:g}   F9 pause  F10 step  Left/Right 5 s  Home/End  -/+ speed",
+                   snapshot.time_s, replay.duration_s, replay.speed);
+    const std::size_t marks = replay.marks ? replay.marks->size() : 0;
+    timeline.marks.resize(marks);
+    for (std::size_t i = 0; i < marks; ++i) {
+      const TimelineMark& mark = (*replay.marks)[i];
+      render::HudTimelineMark& m = timeline.marks[i];
+      m.position = std::clamp(mark.time_s / duration, 0.0, 1.0);
+      switch (mark.kind) {
+        case TimelineMark::Kind::Fault: m.rgb = {1.0f, 0.25f, 0.2f}; break;
+        case TimelineMark::Kind::Change: m.rgb = {0.3f, 0.6f, 1.0f}; break;
+        case TimelineMark::Kind::Passed: m.rgb = {0.3f, 0.9f, 0.3f}; break;
+        case TimelineMark::Kind::Failed: m.rgb = {1.0f, 0.1f, 0.8f}; break;
+        case TimelineMark::Kind::Penalty: m.rgb = {1.0f, 0.6f, 0.0f}; break;
+      }
+    }
   }
 }
 
@@ -186,56 +243,121 @@ int SessionView::sdlKeycode(int osg_key) {
   return -1;
 }
 
-void SessionView::setKeySink(std::function<void(int sdl_keycode, bool down)> sink) {
-  sink_ = std::move(sink);
+void SessionView::setReplayMode(bool replay) {
+  replay_keys_.store(replay);
+  relayout();
+}
+
+void SessionView::setScored(bool scored) {
+  scored_ = scored;
+  relayout();
+}
+
+void SessionView::relayout() {
+  render::HudLayout layout = hudLayout(scene_);
+  layout.timeline = replay_keys_.load();
+  layout.score = scored_;
+  view_->setHud(layout);
+}
+
+void SessionView::setDebugOverlay(bool on) {
+  view_->setDebugOverlay(on);
+  overlay_.store(on);
 }
 
 void SessionView::onKey(int key, bool down) {
   using Key = osgGA::GUIEventAdapter::KeySymbol;
-  if (key == Key::KEY_F8) {
-    if (down) view_->setDebugOverlay(!view_->debugOverlay());
+  if (key == render::kAllKeysUp) {
+    if (OperatorQueue* queue = queue_.load()) queue->push({OperatorEvent::Kind::AllKeysUp});
     return;
   }
-  if (key == Key::KEY_Print) {
-    if (down) shot_requested_ = true;  // taken by the next show()
-    return;
-  }
-  if (key >= Key::KEY_F1 && key <= Key::KEY_F7) {
-    const auto index = static_cast<std::size_t>(key - Key::KEY_F1);
-    if (down && index < scene_.cameras.size()) camera_ = &scene_.cameras[index];
-    return;
-  }
-  if (key == Key::KEY_F9 || key == Key::KEY_F10 || key == Key::KEY_F11) {
-    if (down && control_ != nullptr) {
-      if (key == Key::KEY_F9) control_->paused = !control_->paused;
-      if (key == Key::KEY_F10 && control_->paused) ++control_->step_frames;
-      if (key == Key::KEY_F11) control_->reset = true;
+  const bool view_key = key == Key::KEY_F8 || key == Key::KEY_Print ||
+                        (key >= Key::KEY_F1 && key <= Key::KEY_F7) || key == Key::KEY_F12;
+  if (view_key) {
+    if (!down) return;
+    if (std::this_thread::get_id() == view_thread_) {
+      viewKey(key);  // in the view's own event traversal: acts at once, as before
+    } else {
+      std::lock_guard lock(view_keys_mutex_);
+      view_keys_.push_back(key);
     }
     return;
   }
-  if (key == Key::KEY_F12) {
-    if (down) camera_ = nullptr;
+  OperatorQueue* queue = queue_.load();
+  if (queue == nullptr) return;
+  OperatorEvent event;
+  if (key == Key::KEY_F9 || key == Key::KEY_F10 || key == Key::KEY_F11) {
+    if (!down) return;
+    event.kind = key == Key::KEY_F9    ? OperatorEvent::Kind::TogglePause
+                 : key == Key::KEY_F10 ? OperatorEvent::Kind::StepFrame
+                                       : OperatorEvent::Kind::Reset;
+    queue->push(event);
+    return;
+  }
+  if (replay_keys_.load()) {
+    if (!down) return;
+    switch (key) {
+      case Key::KEY_Left: event.kind = OperatorEvent::Kind::SeekBy; event.value = -5.0; break;
+      case Key::KEY_Right: event.kind = OperatorEvent::Kind::SeekBy; event.value = 5.0; break;
+      case Key::KEY_Home: event.kind = OperatorEvent::Kind::SeekToStart; break;
+      case Key::KEY_End: event.kind = OperatorEvent::Kind::SeekToEnd; break;
+      case '-': case Key::KEY_KP_Subtract: event.kind = OperatorEvent::Kind::Slower; break;
+      case '+': case '=': case Key::KEY_KP_Add: event.kind = OperatorEvent::Kind::Faster; break;
+      default: return;  // a replay has no pult to drive
+    }
+    queue->push(event);
     return;
   }
   const int code = sdlKeycode(key);
-  if (code >= 0 && sink_) sink_(code, down);
+  if (code < 0) return;
+  event.kind = OperatorEvent::Kind::Key;
+  event.key = code;
+  event.down = down;
+  queue->push(event);
 }
 
-void SessionView::debugLines(const Session& session,
+void SessionView::applyViewKeys() {
+  std::vector<int> keys;
+  {
+    std::lock_guard lock(view_keys_mutex_);
+    keys.swap(view_keys_);
+  }
+  for (const int key : keys) viewKey(key);
+}
+
+void SessionView::viewKey(int key) {
+  using Key = osgGA::GUIEventAdapter::KeySymbol;
+  if (key == Key::KEY_F8) {
+    setDebugOverlay(!view_->debugOverlay());
+  } else if (key == Key::KEY_Print) {
+    shot_requested_ = true;  // taken by the next show()
+  } else if (key >= Key::KEY_F1 && key <= Key::KEY_F7) {
+    const auto index = static_cast<std::size_t>(key - Key::KEY_F1);
+    if (index < scene_.cameras.size()) camera_ = &scene_.cameras[index];
+  } else if (key == Key::KEY_F12) {
+    camera_ = nullptr;
+  }
+}
+
+void SessionView::debugLines(const FrameSnapshot& snapshot,
                              std::vector<render::DebugLine>& lines) const {
   lines.clear();
   const auto f = [](const Vec3& v) {
     return std::array<float, 3>{static_cast<float>(v.x()), static_cast<float>(v.y()),
                                 static_cast<float>(v.z())};
   };
-  const dynamics::State& state = session.dynamics();
   for (const dynamics::JointDef& joint : scene_.model.joints) {
     const auto b = static_cast<std::size_t>(joint.body_b);
-    const Vec3 anchor = state.bodies[b].position_m + state.bodies[b].orientation * joint.frame_b.position;
-    const Vec3 axis = state.bodies[b].orientation * (joint.frame_b.rotation * Vec3::UnitX());
+    if (b >= snapshot.poses.size()) continue;
+    const auto& pose = snapshot.poses[b];
+    const Quat q(pose.orientation_wxyz[0], pose.orientation_wxyz[1], pose.orientation_wxyz[2],
+                 pose.orientation_wxyz[3]);
+    const Vec3 p(pose.position_m[0], pose.position_m[1], pose.position_m[2]);
+    const Vec3 anchor = p + q * joint.frame_b.position;
+    const Vec3 axis = q * (joint.frame_b.rotation * Vec3::UnitX());
     lines.push_back({f(anchor - 0.15 * axis), f(anchor + 0.15 * axis), {1.0f, 0.9f, 0.0f, 1.0f}});
   }
-  for (const dynamics::ContactReport& contact : session.simulator().contacts(state)) {
+  for (const dynamics::ContactReport& contact : snapshot.contacts) {
     const auto scaled = [](const Vec3& force) {
       const double n = force.norm();
       if (!(n > 0.0)) return Vec3(Vec3::Zero());
@@ -249,43 +371,41 @@ void SessionView::debugLines(const Session& session,
   }
 }
 
-void SessionView::prepare(const Session& session, const RunResult& stats,
-                          const std::vector<std::string>& notes) {
+void SessionView::prepare(const FrameSnapshot& snapshot) {
+  applyViewKeys();
   if (view_->debugOverlay()) {
-    debugLines(session, debug_lines_);
+    debugLines(snapshot, debug_lines_);
     view_->setDebugLines(debug_lines_);
   }
   // An orbit camera hands the view to the mouse from its start pose; the others follow the state.
   if (camera_ != nullptr && camera_->kind == CameraDef::Kind::Orbit) {
     if (orbiting_ != camera_ || !view_->orbiting()) {
-      view_->orbitFrom(cameraAt(scene_, camera_, session.dynamics()));
+      view_->orbitFrom(cameraAt(scene_, camera_, snapshot.poses));
       orbiting_ = camera_;
     }
   } else {
     orbiting_ = nullptr;
-    view_->setCamera(cameraAt(scene_, camera_, session.dynamics()));
+    view_->setCamera(cameraAt(scene_, camera_, snapshot.poses));
   }
   // Inset views follow the state too (an orbit camera there stays at its start pose); the one
   // showing the main view's camera is hidden rather than drawn twice.
   for (std::size_t i = 0; i < inset_cameras_.size(); ++i) {
     const bool shown = inset_cameras_[i] != camera_;
     view_->setInsetVisible(i, shown);
-    if (shown) view_->setInsetCamera(i, cameraAt(scene_, inset_cameras_[i], session.dynamics()));
+    if (shown) view_->setInsetCamera(i, cameraAt(scene_, inset_cameras_[i], snapshot.poses));
   }
-  hudState(session, stats, notes, hud_state_);
+  hudState(snapshot, hud_state_);
   view_->updateHud(hud_state_);
 }
 
-void SessionView::show(const Session& session, const RunResult& stats,
-                       const std::vector<std::string>& notes) {
-  prepare(session, stats, notes);
-  bodyPoses(session.dynamics(), poses_);
-  view_->frame(poses_);  // handles the keys typed since the last frame
+void SessionView::show(const FrameSnapshot& snapshot) {
+  prepare(snapshot);
+  view_->frame(snapshot.poses);  // handles the events since the last frame
   if (shot_requested_) {
     shot_requested_ = false;
-    const std::string path = fmt::format("{}/{}_{:.3f}s.png", shot_dir_, scene_.name, session.time());
+    const std::string path = fmt::format("{}/{}_{:.3f}s.png", shot_dir_, scene_.name, snapshot.time_s);
     try {
-      render::writePng(view_->capture(poses_), path);
+      render::writePng(view_->capture(snapshot.poses), path);
       if (shot_listener_) shot_listener_(path);
     } catch (const render::RenderError& e) {
       if (shot_listener_) shot_listener_(std::string("error: ") + e.what());
@@ -293,11 +413,21 @@ void SessionView::show(const Session& session, const RunResult& stats,
   }
 }
 
+render::RgbImage SessionView::capture(const FrameSnapshot& snapshot) {
+  prepare(snapshot);
+  return view_->capture(snapshot.poses);
+}
+
+void SessionView::show(const Session& session, const RunResult& stats,
+                       const std::vector<std::string>& notes) {
+  takeSnapshot(session, stats, notes, wantsContacts(), own_snapshot_);
+  show(own_snapshot_);
+}
+
 render::RgbImage SessionView::capture(const Session& session, const RunResult& stats,
                                       const std::vector<std::string>& notes) {
-  prepare(session, stats, notes);
-  bodyPoses(session.dynamics(), poses_);
-  return view_->capture(poses_);
+  takeSnapshot(session, stats, notes, wantsContacts(), own_snapshot_);
+  return capture(own_snapshot_);
 }
 
 }  // namespace sim::engine

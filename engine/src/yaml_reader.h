@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,12 @@ inline std::optional<double> parseNumber(const std::string& text) {
   auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec != std::errc() || ptr != end || begin == end || !std::isfinite(value)) return {};
   return value;
+}
+
+// FNV-1a over bytes, continuing from `h` (start: 14695981039346656037): the hash recordings and
+// result files keep of scene and scenario files.
+inline void hashBytes(std::uint64_t& h, std::string_view bytes) {
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
 }
 
 // Parses YAML text; a syntax error becomes a SceneError at its line.

@@ -1,10 +1,13 @@
 #include <render/hud.h>
 
+#include "hud_text.h"
+
 #include <osg/BlendFunc>
 #include <osg/Geode>
 #include <osgText/Font>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -15,7 +18,7 @@ namespace {
 constexpr double kRow = 18.0;        // px between bars
 constexpr double kBarHeight = 11.0;  // px
 constexpr double kLabelWidth = 112.0;  // px left of a bar for its label
-constexpr float kTextSize = 13.0f;
+constexpr int kTextSize = 13;  // px
 
 osg::ref_ptr<osgText::Font> hudFont() {
   // DejaVu Sans (Debian fonts-dejavu-core) when present; OSG's built-in font otherwise.
@@ -26,44 +29,14 @@ osg::ref_ptr<osgText::Font> hudFont() {
   return osgText::Font::getDefaultFont();
 }
 
-osg::ref_ptr<osgText::Text> makeText(osgText::Font* font, double x, double y,
-                                     const osg::Vec4& colour) {
-  osg::ref_ptr<osgText::Text> text = new osgText::Text;
-  text->setFont(font);
-  text->setCharacterSize(kTextSize);
-  text->setPosition(osg::Vec3(static_cast<float>(x), static_cast<float>(y), 0.0f));
-  text->setColor(colour);
-  text->setDataVariance(osg::Object::DYNAMIC);
-  text->setBackdropType(osgText::Text::DROP_SHADOW_BOTTOM_RIGHT);
-  text->setBackdropColor(osg::Vec4(0, 0, 0, 0.6f));
-  return text;
-}
+constexpr std::size_t kMaxMarks = 256;  // timeline marks drawn (more are dropped)
+constexpr double kTimelineHeight = 8.0;  // px
+constexpr double kTimelineStrip = 40.0;  // px reserved at the bottom for the timeline
 
-
-void quad(osg::Vec3Array& v, double x0, double y0, double x1, double y1) {
-  const auto f = [](double a) { return static_cast<float>(a); };
-  v.push_back(osg::Vec3(f(x0), f(y0), 0));
-  v.push_back(osg::Vec3(f(x1), f(y0), 0));
-  v.push_back(osg::Vec3(f(x1), f(y1), 0));
-  v.push_back(osg::Vec3(f(x0), f(y1), 0));
-}
-
-osg::ref_ptr<osg::Geometry> quads(osg::Vec3Array* vertices, const osg::Vec4& colour,
-                                  bool dynamic) {
-  osg::ref_ptr<osg::Geometry> geometry = new osg::Geometry;
-  geometry->setVertexArray(vertices);
-  osg::ref_ptr<osg::Vec4Array> colours = new osg::Vec4Array;
-  colours->push_back(colour);
-  geometry->setColorArray(colours.get(), osg::Array::BIND_OVERALL);
-  geometry->addPrimitiveSet(
-      new osg::DrawArrays(GL_QUADS, 0, static_cast<GLsizei>(vertices->size())));
-  if (dynamic) {
-    geometry->setDataVariance(osg::Object::DYNAMIC);
-    geometry->setUseDisplayList(false);
-    geometry->setUseVertexBufferObjects(true);
-  }
-  return geometry;
-}
+const osg::Vec4 kTrack(0.1f, 0.1f, 0.1f, 0.55f);
+const osg::Vec4 kFill(Hud::kFillRgb[0] / 255.0f, Hud::kFillRgb[1] / 255.0f,
+                      Hud::kFillRgb[2] / 255.0f, 1.0f);
+const osg::Vec4 kHidden(0.0f, 0.0f, 0.0f, 0.0f);
 
 }  // namespace
 
@@ -86,59 +59,98 @@ Hud::Hud(const HudLayout& layout, int width, int height)
 
   osg::ref_ptr<osg::Geode> geode = new osg::Geode;
   const osg::ref_ptr<osgText::Font> font = hudFont();
-  const osg::Vec4 white(1, 1, 1, 1);
-  status_.text = makeText(font.get(), 10, height - 22, white);
-  notes_.text = makeText(font.get(), 10, height - 42, osg::Vec4(0.85f, 1.0f, 0.85f, 1.0f));
-  warnings_.text =
-      makeText(font.get(), width * 0.35, height - 22, osg::Vec4(1.0f, 0.3f, 0.25f, 1.0f));
-  for (osgText::Text* text : {status_.text.get(), notes_.text.get(), warnings_.text.get()}) {
-    geode->addDrawable(text);
-  }
+  text_ = std::make_unique<TextLayer>(*font, kTextSize, kRow);
+  const std::array<float, 4> white{1, 1, 1, 1};
+  status_ = text_->add(10, height - 22, white);
+  notes_ = text_->add(10, height - 42, {0.85f, 1.0f, 0.85f, 1.0f});
+  warnings_ = text_->add(width * 0.35, height * 0.78, {1.0f, 0.3f, 0.25f, 1.0f});  // centred
+  constexpr double kPanelX = 112.0 + 200.0;  // the pult's labels' left edge, from the right
+  score_ = text_->add(width - kPanelX, height - 22, white);
+  score_events_ = text_->add(width - kPanelX, height - 22 - kRow, {1.0f, 0.62f, 0.1f, 1.0f});
 
-  // Groups: the pult top right; motor voltages bottom left with their speeds beside them.
+  // All quads in one geometry: tracks first (drawn under), then fills, then the timeline.
+  quads_ = new osg::Geometry;
+  osg::ref_ptr<osg::Vec3Array> vertices = new osg::Vec3Array;
+  osg::ref_ptr<osg::Vec4Array> colours = new osg::Vec4Array;
+  quads_->setVertexArray(vertices.get());
+  quads_->setColorArray(colours.get(), osg::Array::BIND_PER_VERTEX);
+  quads_->setDataVariance(osg::Object::DYNAMIC);
+  quads_->setUseDisplayList(false);
+  quads_->setUseVertexBufferObjects(true);
+  const auto addQuad = [&](double x0, double y0, double x1, double y1, const osg::Vec4& c) {
+    const auto f = [](double a) { return static_cast<float>(a); };
+    vertices->push_back(osg::Vec3(f(x0), f(y0), 0));
+    vertices->push_back(osg::Vec3(f(x1), f(y0), 0));
+    vertices->push_back(osg::Vec3(f(x1), f(y1), 0));
+    vertices->push_back(osg::Vec3(f(x0), f(y1), 0));
+    for (int k = 0; k < 4; ++k) colours->push_back(c);
+  };
+
+  // Groups: the pult top right; motor voltages bottom left with their speeds beside them. A
+  // group's labels are one text block and its values another, a line per bar.
   const auto setUp = [&](Group& group, const std::vector<HudBarSpec>& specs, double x, double top,
                          double bar_width, bool labels) {
     group.specs = specs;
     group.x = x;
     group.top = top;
     group.bar_width = bar_width;
-    osg::ref_ptr<osg::Vec3Array> tracks = new osg::Vec3Array;
-    osg::ref_ptr<osg::Vec3Array> fills = new osg::Vec3Array;
+    if (specs.empty()) return;
+    std::string names;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const double y = top - kRow * static_cast<double>(i);
-      quad(*tracks, x, y, x + bar_width, y + kBarHeight);
-      quad(*fills, x, y, x, y + kBarHeight);
-      if (labels) {
-        osg::ref_ptr<osgText::Text> label = makeText(font.get(), x - kLabelWidth, y, white);
-        label->setText(specs[i].label);
-        geode->addDrawable(label.get());
-      }
-      group.values.push_back({makeText(font.get(), x + bar_width + 6, y, white), {}});
-      geode->addDrawable(group.values.back().text.get());
+      addQuad(x, y, x + bar_width, y + kBarHeight, kTrack);
+      names += specs[i].label + (i + 1 < specs.size() ? "\n" : "");
     }
-    if (!specs.empty()) {
-      geode->addDrawable(quads(tracks.get(), osg::Vec4(0.1f, 0.1f, 0.1f, 0.55f), false).get());
-      group.fills = quads(fills.get(),
-                          osg::Vec4(kFillRgb[0] / 255.0f, kFillRgb[1] / 255.0f,
-                                    kFillRgb[2] / 255.0f, 1.0f),
-                          true);
-      geode->addDrawable(group.fills.get());
-    }
+    if (labels) text_->set(text_->add(x - kLabelWidth, top, white), names);
+    group.values = text_->add(x + bar_width + 6, top, white);
   };
   const double rows = static_cast<double>(std::max(layout.motors.size(), layout.speeds.size()));
-  setUp(controls_, layout.controls, width - 200.0, height - 70.0, 120.0, true);
-  setUp(motors_, layout.motors, 10.0 + kLabelWidth, 14.0 + kRow * (rows - 1.0), 110.0, true);
-  setUp(speeds_, layout.speeds, 10.0 + kLabelWidth + 110.0 + 60.0, 14.0 + kRow * (rows - 1.0),
+  const double bottom = 14.0 + (layout.timeline ? kTimelineStrip : 0.0);
+  // With a score panel the pult starts below it and three lines of penalties.
+  setUp(controls_, layout.controls, width - 200.0, height - (layout.score ? 70.0 + 3 * kRow : 70.0),
+        120.0, true);
+  setUp(motors_, layout.motors, 10.0 + kLabelWidth, bottom + kRow * (rows - 1.0), 110.0, true);
+  setUp(speeds_, layout.speeds, 10.0 + kLabelWidth + 110.0 + 72.0, bottom + kRow * (rows - 1.0),
         90.0, false);
+  // Fills, one per bar, after every track.
+  for (Group* group : {&controls_, &motors_, &speeds_}) {
+    group->first_fill = vertices->size() / 4;
+    for (std::size_t i = 0; i < group->specs.size(); ++i) addQuad(0, 0, 0, 0, kHidden);
+  }
+  timeline_quad_ = vertices->size() / 4;
+  if (layout.timeline) {
+    timeline_label_ = text_->add(10, 10 + kTimelineHeight + 8, white);
+    for (std::size_t q = 0; q < 2 + kMaxMarks; ++q) addQuad(0, 0, 0, 0, kHidden);
+  }
+  quads_->addPrimitiveSet(new osg::DrawArrays(GL_QUADS, 0, static_cast<GLsizei>(vertices->size())));
+  geode->addDrawable(quads_.get());
+  geode->addDrawable(text_->geometry());  // over the bars
   camera_->addChild(geode.get());
   update(HudState{});
+}
+
+Hud::~Hud() = default;
+
+bool Hud::setQuad(std::size_t q, double x0, double y0, double x1, double y1,
+                  const osg::Vec4& colour) {
+  auto& v = *static_cast<osg::Vec3Array*>(quads_->getVertexArray());
+  auto& c = *static_cast<osg::Vec4Array*>(quads_->getColorArray());
+  const auto f = [](double a) { return static_cast<float>(a); };
+  const osg::Vec3 corners[4] = {{f(x0), f(y0), 0}, {f(x1), f(y0), 0}, {f(x1), f(y1), 0},
+                                {f(x0), f(y1), 0}};
+  bool changed = false;
+  for (std::size_t k = 0; k < 4; ++k) {
+    changed = changed || v[4 * q + k] != corners[k] || c[4 * q + k] != colour;
+    v[4 * q + k] = corners[k];
+    c[4 * q + k] = colour;
+  }
+  return changed;
 }
 
 void Hud::updateBars(Group& group, const std::vector<double>& values,
                      std::vector<HudBarGeometry>& out) {
   out.resize(group.specs.size());
-  if (!group.fills) return;
-  auto* vertices = static_cast<osg::Vec3Array*>(group.fills->getVertexArray());
+  group.joined.clear();
   for (std::size_t i = 0; i < group.specs.size(); ++i) {
     const HudBarSpec& spec = group.specs[i];
     const double value = i < values.size() ? values[i] : 0.0;
@@ -155,35 +167,64 @@ void Hud::updateBars(Group& group, const std::vector<double>& values,
     g.y1 = g.y0 + kBarHeight;
     g.fill_x0 = std::min(zero, end);
     g.fill_x1 = std::max(zero, end);
-    const std::size_t k = 4 * i;
-    (*vertices)[k + 0].x() = (*vertices)[k + 3].x() = static_cast<float>(g.fill_x0);
-    (*vertices)[k + 1].x() = (*vertices)[k + 2].x() = static_cast<float>(g.fill_x1);
+    quads_changed_ |= setQuad(group.first_fill + i, g.fill_x0, g.y0, g.fill_x1, g.y1, kFill);
     char text[32];
-    std::snprintf(text, sizeof text, "%+.3g", value);
-    group.values[i].set(text);
+    std::snprintf(text, sizeof text, i == 0 ? "%+.3g" : "\n%+.3g", value);
+    group.joined += text;
   }
-  vertices->dirty();
-  group.fills->dirtyBound();
+  if (!group.specs.empty()) text_->set(group.values, group.joined);  // rebuilt when a digit changes
 }
 
-void Hud::Label::set(std::string_view value) {
-  if (shown == value) return;
-  shown.assign(value);
-  text->setText(shown);
+void Hud::updateTimeline(const HudTimeline& timeline) {
+  if (!layout_.timeline) return;
+  const double x0 = 10.0, x1 = width_ - 10.0, y0 = 8.0, y1 = y0 + kTimelineHeight;
+  const double cursor = x0 + (x1 - x0) * std::clamp(timeline.position, 0.0, 1.0);
+  timeline_bar_ = {x0, x1, y0, y1, x0, cursor};
+  quads_changed_ |= setQuad(timeline_quad_, x0, y0, x1, y1, timeline.shown ? kTrack : kHidden);
+  quads_changed_ |= setQuad(timeline_quad_ + 1, cursor - 1.5, y0 - 4, cursor + 1.5, y1 + 4,
+                            timeline.shown ? osg::Vec4(1, 1, 1, 1) : kHidden);
+  if (timeline.marks != marks_shown_ || !timeline.shown) {
+    marks_shown_ = timeline.marks;
+    for (std::size_t k = 0; k < kMaxMarks; ++k) {
+      if (timeline.shown && k < timeline.marks.size()) {
+        const HudTimelineMark& m = timeline.marks[k];
+        const double x = x0 + (x1 - x0) * std::clamp(m.position, 0.0, 1.0);
+        quads_changed_ |= setQuad(timeline_quad_ + 2 + k, x - 1.0, y0 - 3, x + 1.0, y1 + 3,
+                                  osg::Vec4(m.rgb[0], m.rgb[1], m.rgb[2], 1.0f));
+      } else {
+        quads_changed_ |= setQuad(timeline_quad_ + 2 + k, 0, 0, 0, 0, kHidden);
+      }
+    }
+  }
+  text_->set(timeline_label_, timeline.shown ? std::string_view(timeline.label) : std::string_view());
 }
 
 void Hud::update(const HudState& state) {
-  status_.set(state.status);
+  text_->set(status_, state.status);
   const auto joinLines = [this](const std::vector<std::string>& lines) -> std::string_view {
     joined_.clear();
     for (const std::string& line : lines) (joined_ += line) += '\n';
     return joined_;
   };
-  notes_.set(joinLines(state.notes));
-  warnings_.set(joinLines(state.warnings));
+  text_->set(notes_, joinLines(state.notes));
+  text_->set(warnings_, joinLines(state.warnings));
+  double widest = 0.0;  // the warnings centred across the window
+  for (const std::string& line : state.warnings) widest = std::max(widest, text_->width(line));
+  text_->move(warnings_, std::round(std::max(10.0, (width_ - widest) / 2.0)), std::round(height_ * 0.78));
+  text_->set(score_, layout_.score ? std::string_view(state.score) : std::string_view());
+  text_->set(score_events_, layout_.score ? joinLines(state.score_events) : std::string_view());
   updateBars(controls_, state.controls, control_bars_);
   updateBars(motors_, state.motors, motor_bars_);
   updateBars(speeds_, state.speeds, speed_bars_);
+  updateTimeline(state.timeline);
+  text_->update();
+  if (quads_changed_) {
+    // Only when something moved: an unchanged HUD uploads nothing.
+    quads_->getVertexArray()->dirty();
+    quads_->getColorArray()->dirty();
+    quads_->dirtyBound();
+    quads_changed_ = false;
+  }
 }
 
 }  // namespace sim::render

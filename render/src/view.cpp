@@ -1,5 +1,7 @@
 #include <render/view.h>
 
+#include "window_keys.h"
+
 #include <osg/Camera>
 #include <osg/Geode>
 #include <osg/Geometry>
@@ -21,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 namespace sim::render {
 
@@ -92,14 +95,25 @@ struct SceneView::Capture : public osg::Camera::DrawCallback {
   }
 };
 
-// Passes key events to the handler; consumes nothing (OSG's own handlers still see them).
-struct SceneView::Keys : public osgGA::GUIEventHandler {
+struct SceneView::SharedHandler {
+  std::mutex mutex;
   KeyHandler handler;
+  void operator()(int key, bool down) {
+    std::lock_guard lock(mutex);
+    if (handler) handler(key, down);
+  }
+};
+
+// Passes key events to the handler; consumes nothing (OSG's own handlers still see them). Idle
+// when the window's keys are read on their own thread (WindowKeys), which delivers them instead.
+struct SceneView::Keys : public osgGA::GUIEventHandler {
+  std::shared_ptr<SharedHandler> handler;
+  bool elsewhere = false;
   bool handle(const osgGA::GUIEventAdapter& event, osgGA::GUIActionAdapter&) override {
     const auto type = event.getEventType();
-    if (handler && (type == osgGA::GUIEventAdapter::KEYDOWN ||
-                    type == osgGA::GUIEventAdapter::KEYUP)) {
-      handler(event.getKey(), type == osgGA::GUIEventAdapter::KEYDOWN);
+    if (!elsewhere && handler &&
+        (type == osgGA::GUIEventAdapter::KEYDOWN || type == osgGA::GUIEventAdapter::KEYUP)) {
+      (*handler)(event.getKey(), type == osgGA::GUIEventAdapter::KEYDOWN);
     }
     return false;
   }
@@ -109,8 +123,8 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
     : bodies_(bodies), width_(options.width), height_(options.height) {
   if (width_ <= 0 || height_ <= 0) throw RenderError("view size must be positive");
   osg::ref_ptr<osg::GraphicsContext::Traits> traits = new osg::GraphicsContext::Traits;
-  traits->x = 40;
-  traits->y = 40;
+  traits->x = options.window_x;
+  traits->y = options.window_y;
   traits->width = width_;
   traits->height = height_;
   traits->windowDecoration = !options.offscreen;
@@ -121,6 +135,17 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
   traits->depth = 24;
   traits->readDISPLAY();
   traits->setUndefinedScreenDetailsToDefaultScreen();
+  if (options.screen != 0) {
+    osg::GraphicsContext::WindowingSystemInterface* system =
+        osg::GraphicsContext::getWindowingSystemInterface();
+    osg::GraphicsContext::ScreenIdentifier display(traits->hostName, traits->displayNum, 0);
+    const unsigned int screens = system != nullptr ? system->getNumScreens(display) : 0;
+    if (options.screen < 0 || static_cast<unsigned int>(options.screen) >= screens) {
+      throw RenderError("no screen " + std::to_string(options.screen) + " on display " +
+                        traits->displayName() + " (it has " + std::to_string(screens) + ")");
+    }
+    traits->screenNum = options.screen;
+  }
   osg::ref_ptr<osg::GraphicsContext> context =
       osg::GraphicsContext::createGraphicsContext(traits.get());
   if (!context || !context->valid()) {
@@ -201,6 +226,8 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
   camera->setFinalDrawCallback(capture_.get());
   viewer_->setSceneData(root_.get());
   keys_ = new Keys;
+  key_handler_ = std::make_shared<SharedHandler>();
+  keys_->handler = key_handler_;
   viewer_->addEventHandler(keys_.get());
   // The engine owns the keyboard (Escape must not end a training session by accident).
   viewer_->setKeyEventSetsDone(0);
@@ -220,9 +247,18 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
   world_ = shadowedWorld();
   root_->insertChild(0, world_.get());  // under the debug lines, the insets and the HUD
   applyCamera();
+  native_window_ = nativeWindowId(*context);
+  if (!options.offscreen && options.key_thread) {
+    // The handler is read through the shared holder, so setKeyHandler() may come later; until
+    // then keys are dropped, as without a handler.
+    window_keys_ = startWindowKeys(*context, [handler = key_handler_](int key, bool down) {
+      (*handler)(key, down);
+    });
+    keys_->elsewhere = window_keys_ != nullptr;
+  }
 }
 
-SceneView::~SceneView() = default;
+SceneView::~SceneView() { window_keys_.reset(); }  // before the window goes
 
 osg::ref_ptr<osg::Group> SceneView::shadowedWorld() const {
   if (!shadows_) {
@@ -373,9 +409,16 @@ void SceneView::setDebugLines(std::span<const DebugLine> lines) {
   debug_count_ = lines.size();
 }
 
-void SceneView::setKeyHandler(KeyHandler handler) { keys_->handler = std::move(handler); }
+void SceneView::setKeyHandler(KeyHandler handler) {
+  std::lock_guard lock(key_handler_->mutex);
+  key_handler_->handler = std::move(handler);
+}
 
 void SceneView::queueKey(int key, bool down) {
+  if (window_keys_) {
+    (*key_handler_)(key, down);
+    return;
+  }
   if (down) {
     viewer_->getEventQueue()->keyPress(key);
   } else {

@@ -9,9 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include "validation_record.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace sim::dynamics {
@@ -87,6 +90,12 @@ TEST(DriveCoupled, StallCurrentAndStaticTwist) {
   // Static twist = M1 / c (2.1e-3 rad here), 1 %.
   EXPECT_NEAR(twist(m, s), m1 / d.stiffness, 0.01 * std::abs(m1 / d.stiffness));
   EXPECT_NEAR(s.motors[0].torque_Nm, d.k_M * s.motors[0].current_A, 1e-12);
+  sim::test::recordValidation(
+      "Seed 000 drive in the solver (1/240 s): stall against a stop, u = -1",
+      "eq. 24 at rest: i = U/R, M1 = i k_M i_gear, twist = M1/c",
+      sim::test::fmt("i %.5f A, ", s.motors[0].current_A) + sim::test::fmt("M1 %.5f N m, ", m1) +
+          sim::test::fmt("twist %.4e rad ", twist(m, s)) + sim::test::fmt("(M1/c %.4e)", m1 / d.stiffness),
+      "i 1e-4, M1 1e-3, twist 1 % relative");
   std::printf("stall: i = %.6f A (U/R = %.6f), M1 = %.5f N m, twist = %.6e rad (M1/c = %.6e)\n",
               s.motors[0].current_A, stall, m1, twist(m, s), m1 / d.stiffness);
 }
@@ -186,6 +195,10 @@ TEST(DriveCoupled, BacklashLostMotionIsTwiceTheHalfGap) {
               raw, lost, 2 * theta_bn);
   EXPECT_NEAR(lost, 2 * theta_bn, 0.01 * 2 * theta_bn);
   EXPECT_NEAR(raw, 2 * theta_bn, 0.01 * 2 * theta_bn + std::abs(m_forward - m_backward) / c);
+  sim::test::recordValidation(
+      "Seed 000 drive in the solver (1/240 s): backlash lost motion on reversal, θ_bn = 0.01 rad",
+      "eqs. 16-17: 2 θ_bn = 0.02 rad beyond the elastic twist",
+      sim::test::fmt("%.6e rad", lost), "1 % of 2 θ_bn");
 }
 
 // Save and restore mid-run with a drive (current, twist, backlash flank) and LuGre state: the
@@ -224,6 +237,7 @@ TEST(DriveCoupled, SaveRestoreAndReplayBitIdentical) {
 // Three box masses give three points of the efficiency curve, with the static output friction and
 // with eq. 22 (in steady sliding its bristles hold σ0 z = g: the same friction).
 TEST(DriveCoupled, GripperJawPushForceFollowsEfficiencyCurve) {
+  double worst = 0.0;
   for (const DriveFriction friction : {DriveFriction::Static, DriveFriction::LuGre})
   for (const double box_mass : {1.0, 1.6, 2.2}) {
     Model m;
@@ -282,7 +296,12 @@ TEST(DriveCoupled, GripperJawPushForceFollowsEfficiencyCurve) {
     // own inertia takes m_jaw a, zero in steady sliding.
     EXPECT_NEAR(force / m1, eta, 1e-3 * eta)
         << "box " << box_mass << " kg, friction " << static_cast<int>(friction);
+    worst = std::max(worst, std::abs(force / m1 - eta) / eta);
   }
+  sim::test::recordValidation(
+      "Seed 000 drive in the solver: gripper jaw pushing a sliding box (3 masses, eq. 21 and eq. 22)",
+      "eq. 27: push / M1 = η(M1)", sim::test::fmt("largest relative difference %.1e", worst),
+      "1e-3 (friction bound lags one step)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,6 +363,12 @@ TEST(DriveLuGre, CoupledDriveFollowsTheStandaloneModel) {
               "%.3e (h = 1/960), ratio %.2f\n", peak, e240, e960, e240 / e960);
   EXPECT_LT(e240, 0.05 * peak);
   EXPECT_GT(e240 / e960, 2.5);
+  sim::test::recordValidation(
+      "Seed 000 drive with eq. 22 output friction in the solver, u = 0.5 sin(2πt), vs the standalone model at 1 µs",
+      "(second method: the paper's model integrated separately)",
+      sim::test::fmt("largest speed difference %.3f rad/s at 1/240 s, ", e240) +
+          sim::test::fmt("%.3f at 1/960 s ", e960) + sim::test::fmt("(peak %.2f rad/s)", peak),
+      "5 % of the peak at 1/240 s; first order in h (ratio > 2.5)");
 }
 
 // Seed 000 Fig. 7 inside the solver: u = 0.015 sin(2π t) keeps the transmitted torque
@@ -394,6 +419,64 @@ TEST(DriveLuGre, PreSlidingDrawsAHysteresisLoopTheStaticModelDoesNot) {
   EXPECT_GT(lugre.largest_angle, 1e-5);
   EXPECT_LT(lugre.largest_angle, 2e-3);
   EXPECT_GT(lugre.loop_area, 0.01 * lugre.largest_m1 * lugre.largest_angle);
+}
+
+// Seed 000 eq. 22's two modifications inside the solver. They bind only above ~18 rad/s (σ1) and
+// the transition speed M_C / (σ0 T_min) ≈ 202.5 rad/s (σ0), and show only within a few T_min of
+// a change: at h >> T_min the bristles relax within the step and the implicit damper is g/|Ω|
+// whatever σ0 and σ1 are. So the output spins at 50 and 1000 rad/s with z = 0, stepped at
+// h = 1e-7 s (T_min / 20); a backlash gap of 0.5 rad keeps the transmission open (M1 = 0, load
+// factor 1), so the joint's friction is eq. 22 alone. Each step's friction (viscous row impulse
+// / h) against eq. 22 as printed in the paper, solved by RK4 at the link's speed: the solver's
+// z step is exact at a constant speed, and a flywheel keeps the speed constant to 1e-6.
+TEST(DriveLuGre, Eq22CapsShapeTheFrictionTransientAboveTheTransitionSpeed) {
+  std::string table;
+  for (const double speed : {50.0, 1000.0}) {
+    const double h = 1e-7;
+    Model m = driveHinge(0.5, 1003.0, h);
+    m.solver.velocity_tolerance = 1e-16;
+    DriveDef& d = *m.motors[0].drive;
+    d.friction = DriveFriction::LuGre;
+    m.bodies[0].angular_velocity_radps = Vec3(0.0, 0.0, speed);
+    m.bodies[0].inertia_kgm2 *= 1000.0;  // a flywheel: the speed stays constant to 1e-7
+    Simulator sim(m);
+    State s = sim.initialState();
+    // Eq. 22 at this speed (written out: independent of simulator.cpp).
+    const double g = curve(d, speed);
+    const double sigma0 = std::min(d.sigma0, g / (speed * d.t_min_s));
+    const double sigma1 = std::min(d.sigma1, 4.0 * sigma0 * g / speed);
+    const double tau = g / (sigma0 * speed);
+    double z = 0.0, worst = 0.0, first = 0.0;
+    const int rk4_per_step = 100;
+    for (int n = 0; n < 100; ++n) {  // 10 µs: 5 T_min
+      ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+      const double omega = s.joints[0].speed;
+      ASSERT_NEAR(omega, speed, 1e-2 * speed);
+      auto zdot = [&](double zz) { return omega - sigma0 * omega * zz / g; };
+      for (int k = 0; k < rk4_per_step; ++k) {
+        const double dt = h / rk4_per_step;
+        const double k1 = zdot(z), k2 = zdot(z + 0.5 * dt * k1), k3 = zdot(z + 0.5 * dt * k2),
+                     k4 = zdot(z + dt * k3);
+        z += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+      }
+      const double expected = sigma0 * z + sigma1 * zdot(z);
+      const double solver = -s.joints[0].impulses.viscous / h;
+      if (n == 0) first = solver;
+      worst = std::max(worst, std::abs(solver - expected));
+    }
+    std::printf("eq. 22 in the solver at %g rad/s: sigma0 %.4g, sigma1 %.4g, tau %.3e s; first "
+                "step %.5f N m; largest difference from RK4 %.2e of that\n",
+                speed, sigma0, sigma1, tau, first, worst / first);
+    // What is left grows with the speed the flywheel loses (1e-6 relative here; the solver takes
+    // σ0(Ω), σ1(Ω) and ρ at the step's starting speed): 3e-7 of the first step's friction.
+    EXPECT_LT(worst, 1e-5 * first) << speed << " rad/s";
+    table += std::string(table.empty() ? "" : "; ") + sim::test::fmt("%g rad/s: ", speed) +
+             sim::test::fmt("τ %.2e s, ", tau) + sim::test::fmt("first step %.3f N m, ", first) +
+             sim::test::fmt("off by %.0e of it", worst / first);
+  }
+  sim::test::recordValidation(
+      "Seed 000 eq. 22 in the solver at h = 1e-7 s: friction transient from z = 0 at 50 and 1000 rad/s",
+      "σ0(Ω), σ1(Ω) capped (T_min = 2e-6 s)", table, "1e-5 of the first step's friction");
 }
 
 // ---------------------------------------------------------------------------------------------

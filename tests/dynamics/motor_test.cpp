@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "simulator_testing.h"
+#include "validation_record.h"
 
 namespace sim::dynamics {
 namespace {
@@ -52,7 +53,14 @@ TEST_P(Wg7152Test, LinkSpeedMatchesAnalyticSolution) {
   // linear system, so what remains is the iterative solve (tolerance 1e-10 N m s).
   EXPECT_LE(max_error, tol(1e-6)) << "t_m = " << c.t_m;
   EXPECT_NEAR(s.joints[0].speed, 0.1026, 5e-5);  // w_L^max of the paper, reached by 10 s
-  RecordProperty("max_abs_error_radps", std::to_string(max_error));
+  std::printf("WG-7152, t_m = %g s: largest |w_L - analytic| over 10 s = %.3e rad/s, w_L(10 s) = "
+              "%.6f rad/s, T = %.4f s\n", c.t_m, max_error, s.joints[0].speed, T);
+  sim::test::recordValidation(
+      sim::test::fmt("Seed 004 Fig. 4: WG-7152 link speed, t_m = %g s, dt = 0.01 s", c.t_m),
+      sim::test::fmt("analytic curve to ε = 1e-6; w_max 0.1026 rad/s, T = %.4f s", c.expected_T),
+      sim::test::fmt("largest error %.2e rad/s; ", max_error) +
+          sim::test::fmt("w_L(10 s) %.5f rad/s; ", s.joints[0].speed) + sim::test::fmt("T %.4f s", T),
+      "1e-6 rad/s (the paper's ε); T to 5e-5 s (its rounding)");
 }
 
 INSTANTIATE_TEST_SUITE_P(PaperFigure4, Wg7152Test,

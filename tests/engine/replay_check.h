@@ -3,6 +3,7 @@
 #pragma once
 
 #include <engine/recording.h>
+#include <engine/scenario.h>
 
 #include <gtest/gtest.h>
 
@@ -44,6 +45,23 @@ inline void expectReplayNeedsLines(const std::string& rec, const std::string& pr
   std::remove(stripped.c_str());
   EXPECT_TRUE(without.diverged) << "without its \"" << prefix << "\" lines";
   EXPECT_EQ(without.diverged_step, step + 1);
+}
+
+/// Loading a scenario on `scene` (a file in `dir`) whose `faults:` has the one entry `fault` fails
+/// with an error naming the scenario file, the entry's line (4) and `needle`.
+inline void expectFaultError(const std::string& dir, const std::string& scene, const std::string& fault,
+                             const std::string& needle) {
+  try {
+    loadScenarioFromString("scene: " + scene + "\nduration: 1\nfaults:\n  - " + fault +
+                               "\nexpect:\n  - {signal: time, min: 0.99}\n",
+                           dir + "/inline.scenario.yaml");
+    ADD_FAILURE() << "no error for " << fault;
+  } catch (const SceneError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("inline.scenario.yaml"), std::string::npos) << what;
+    EXPECT_NE(what.find(":4"), std::string::npos) << what;
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+  }
 }
 
 }  // namespace sim::engine::testing

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "scratch_dir.h"
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -16,20 +18,9 @@ const std::string kSourceDir = SIMTRAINER_SOURCE_DIR;
 const std::string kGraspScene = kSourceDir + "/scenes/grasp.yaml";
 
 // A scratch directory per test, removed at the end.
-class ScenarioTest : public ::testing::Test {
+class ScenarioTest : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("simtrainer_scenario_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const auto path = (dir_ / name).string();
-    std::ofstream(path) << text;
-    return path;
-  }
-  std::filesystem::path dir_;
+  ScenarioTest() : ScratchDirTest("simtrainer_scenario_") {}
 };
 
 std::string scenario(const std::string& body) {

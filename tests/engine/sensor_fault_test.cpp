@@ -126,17 +126,7 @@ TEST(SensorFault, ScenarioFaultsAreRecordedAndReplayBitIdentically) {
 }
 
 void expectScenarioError(const std::string& fault, const std::string& needle) {
-  try {
-    sim::engine::loadScenarioFromString(
-        "scene: sensor_servo.yaml\nduration: 1\nfaults:\n  - " + fault + "\nexpect:\n  - {signal: time, min: 0.99}\n",
-        kDir + "/inline.scenario.yaml");
-    FAIL() << "no error for " << fault;
-  } catch (const sim::engine::SceneError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("inline.scenario.yaml"), std::string::npos) << what;
-    EXPECT_NE(what.find(":4"), std::string::npos) << what;
-    EXPECT_NE(what.find(needle), std::string::npos) << what;
-  }
+  sim::engine::testing::expectFaultError(kDir, "sensor_servo.yaml", fault, needle);
 }
 
 TEST(SensorFault, ScenarioErrorsNameTheFileAndLine) {

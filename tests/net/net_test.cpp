@@ -584,6 +584,54 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
   expectReplayNeedsLines(dir, "f ");
 }
 
+// Pult-axis faults from the instructor: the server's session holds the control
+// (Session::setControlFault) whatever the station sends; `clear` frees it. The recording gets `a`
+// lines and replays bit for bit.
+TEST(Net, InstructorSticksAPultAxisWhateverTheStationSends) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  Process server(recordingServe(source(kScene), dir, part), dir / "server.out");
+  Process driver(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "pult",
+                                              "--pult", "lift=0.5@0.2", "--pult", "lift=-1@8"},
+                     classArgs(part)),
+                 dir / "driver.out");
+  Watcher watcher(part);
+  remote::Bus& bus = watcher.bus;
+  remote::StateFrame& f = watcher.frame;
+  ASSERT_TRUE(watcher.running()) << server.output();
+  const std::size_t lift = 1;  // scenes/grasp.yaml: grip, lift
+  ASSERT_TRUE(eventually(20.0, [&] { return bus.takeState(f) && f.pult.size() == 2 && f.pult[lift] == 0.5; }));
+  Process stick(cat(std::vector<std::string>{"instruct", "--command", "fault:lift:axis_stuck", "--listen", "1"},
+                    classArgs(part)),
+                dir / "stick.out");
+  ASSERT_EQ(stick.wait(40.0), 0) << stick.output();
+  EXPECT_NE(stick.output().find("control lift axis_stuck at 0.5"), std::string::npos) << stick.output();
+  // The station sets -1 at 8 s (late enough for a slow instructor start); the server keeps 0.5
+  // for every frame after the fault, up to 9 s.
+  bool held = true;
+  ASSERT_TRUE(eventually(30.0, [&] {
+    while (bus.takeState(f)) {
+      if (f.pult[lift] != 0.5) held = false;
+      if (f.sim_time_s > 9.0) return true;
+    }
+    return false;
+  }));
+  EXPECT_TRUE(held) << "the stuck axis moved";
+  Process clear(cat(std::vector<std::string>{"instruct", "--command", "clear:lift", "--listen", "1"}, classArgs(part)),
+                dir / "clear.out");
+  ASSERT_EQ(clear.wait(40.0), 0) << clear.output();
+  EXPECT_TRUE(eventually(10.0, [&] { return bus.takeState(f) && f.pult[lift] == -1.0; }))
+      << "freed, the axis follows the station's -1 again";
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
+  ASSERT_EQ(rec.control_faults.size(), 2u) << "stuck and cleared, as `a` lines";
+  EXPECT_EQ(rec.control_faults.begin()->second.at(0).second.kind, sim::engine::ControlFault::Kind::AxisStuck);
+  EXPECT_EQ(rec.control_faults.begin()->second.at(0).second.value, 0.5);
+  Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
+  EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
+}
+
 // Sensor faults from the instructor: a target with a dot is a sensor the scheme reads. The faults
 // reach the recording as `s` lines; the replay matches, and diverges without them.
 TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
@@ -691,6 +739,61 @@ TEST(Net, InstructorReleasesABrakeAndAServedScenarioChangesAParameter) {
   ASSERT_FALSE(rec.faults.empty());
   EXPECT_EQ(rec.faults.begin()->second.at(0).second.kind, sim::engine::MotorFault::Kind::BrakeReleased);
   expectReplayNeedsLines(dir, "f ");
+}
+
+// A served scenario is graded: the grasp's jaws, open against their limit from the start, stall;
+// the overload (5 points) reaches the stations as a score event and in every state frame, the
+// instructor's list shows the running score of the server and of each station, and the server's
+// result file equals, byte for byte, the one `replay --result` makes from its recording.
+TEST(Net, ServedScenarioIsGradedAndTheScoreReachesStationsAndInstructor) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  {
+    std::ofstream scenario(dir / "graded.scenario.yaml");
+    scenario << "scene: " << source(kScene) << "\nduration: 8\n"
+             << "expect:\n  - {name: palm up, signal: body.palm.z, min: 0.16, by: 4}\n"
+             << "scoring:\n  pass_mark: 50\n  penalties:\n"
+             << "    - {kind: motor_overload, name: jaws stalled, motors: [jaws], fraction: 0.9, for: 0.5, points: 5}\n"
+             << "  tasks:\n    - {expect: palm up, points: 10}\n";
+  }
+  Process server(cat(std::vector<std::string>{"serve", (dir / "graded.scenario.yaml").string(), "--record",
+                                              (dir / "server.rec").string(), "--events", (dir / "events.log").string(),
+                                              "--result", (dir / "served.json").string(), "--trainee", "Eve"},
+                     classArgs(part)),
+                 dir / "server.out");
+  Process station(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "eve", "--pult",
+                                               "lift=1@0.1", "--duration", "30"},
+                      classArgs(part)),
+                  dir / "station.out");
+  Watcher watcher(part);
+  ASSERT_TRUE(eventually(30.0, [&] { return watcher.bus.takeState(watcher.frame) && watcher.frame.sim_time_s > 1.5; }))
+      << server.output();
+  EXPECT_TRUE(watcher.frame.scored);
+  EXPECT_DOUBLE_EQ(watcher.frame.score, 95.0);
+  Process list(cat(std::vector<std::string>{"instruct", "--list", "--listen", "3"}, classArgs(part)), dir / "list.out");
+  ASSERT_EQ(list.wait(40.0), 0) << list.output();
+  EXPECT_NE(list.output().find(", score 95/100"), std::string::npos) << list.output();
+  EXPECT_NE(list.output().find("station eve: viewer"), std::string::npos) << list.output();
+  EXPECT_NE(list.output().find("has a pult, score 95/100"), std::string::npos) << list.output();
+  ASSERT_EQ(server.wait(30.0), 0) << server.output();
+  std::string events;
+  for (const std::string& line : lines(dir / "events.log")) events += line + "\n";
+  EXPECT_NE(events.find("score -5 jaws stalled"), std::string::npos) << events;
+  EXPECT_NE(events.find("score task done: palm up"), std::string::npos) << events;
+  EXPECT_NE(events.find("score final score 95/100, pass mark 50: PASSED"), std::string::npos) << events;
+  Process replay({"replay", (dir / "server.rec").string(), "--result", (dir / "replayed.json").string()},
+                 dir / "replay.out");
+  ASSERT_EQ(replay.wait(60.0), 0) << replay.output();
+  auto read = [](const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string served = read(dir / "served.json");
+  EXPECT_NE(served.find("\"trainee\": \"Eve\""), std::string::npos) << served;
+  EXPECT_NE(served.find("\"total\": 95.0"), std::string::npos) << served;
+  EXPECT_EQ(served, read(dir / "replayed.json"));
 }
 
 TEST(Net, ServerAndViewerInANetworkNamespace) {

@@ -246,11 +246,13 @@ TEST(WindowKeys, DriveThePultAndSwitchCameras) {
   setup.height = 180;
   setup.offscreen = true;
   SessionView view(scene, setup);
-  view.setKeySink([&](int key, bool down) { keyboard.keyEvent(key, down); });
+  OperatorQueue keys;
+  view.setOperatorQueue(&keys);
   using Key = osgGA::GUIEventAdapter::KeySymbol;
   RunOptions options;
   options.duration_s = 2.0;
   options.input = &keyboard;
+  options.operator_events = &keys;
   const int lift = scene.pult.find("lift");
   std::vector<double> lift_values;
   options.before_frame = [&](std::uint64_t frame) {
@@ -280,8 +282,8 @@ TEST(WindowKeys, DriveThePultAndSwitchCameras) {
 TEST_F(Mf4View, FunctionKeysSelectCameras) {
   Session session(scene_);
   RunResult stats;
-  int forwarded = 0;
-  view_->setKeySink([&](int, bool) { ++forwarded; });
+  OperatorQueue queue;
+  view_->setOperatorQueue(&queue);
   using Key = osgGA::GUIEventAdapter::KeySymbol;
   const auto gripper = SessionView::cameraAt(scene_, &scene_.cameras[2], session.dynamics());
   view_->view().queueKey(Key::KEY_F3, true);
@@ -292,7 +294,9 @@ TEST_F(Mf4View, FunctionKeysSelectCameras) {
   view_->show(session, stats);
   view_->show(session, stats);
   EXPECT_EQ(view_->view().camera().eye_m, SessionView::cameraAt(scene_, nullptr, session.dynamics()).eye_m);
-  EXPECT_EQ(forwarded, 0) << "camera keys do not reach the pult";
+  std::vector<OperatorEvent> forwarded;
+  queue.takeAll(forwarded);
+  EXPECT_TRUE(forwarded.empty()) << "camera keys do not reach the simulation";
 }
 
 // The orbit camera hands the view to the mouse: a drag turns the eye about the target (same
@@ -369,12 +373,12 @@ TEST(WindowKeys, PrintSavesAScreenshot) {
 TEST(WindowKeys, PauseStepAndReset) {
   const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
   SessionView view(scene, smallOffscreen());
-  RunControl control;
-  view.setRunControl(&control);
+  OperatorQueue commands;
+  view.setOperatorQueue(&commands);
   using Key = osgGA::GUIEventAdapter::KeySymbol;
   RunOptions options;
   options.duration_s = std::numeric_limits<double>::infinity();
-  options.control = &control;
+  options.operator_events = &commands;
   const double frame_s = scene.stepsPerFrame() * scene.model.solver.time_step_s;
   std::vector<double> times;
   bool hud_says_paused = false;
@@ -386,7 +390,9 @@ TEST(WindowKeys, PauseStepAndReset) {
     if (frame == 30) view.view().queueKey(Key::KEY_F11, true);  // reset
     if (frame == 40) view.view().queueKey(Key::KEY_F9, true);   // resume
     view.show(session, so_far, notes);
-    for (const auto& w : view.hudState(session, so_far, notes).warnings) {
+    FrameSnapshot snapshot;
+    takeSnapshot(session, so_far, notes, false, snapshot);
+    for (const auto& w : view.hudState(snapshot).warnings) {
       hud_says_paused = hud_says_paused || w.rfind("PAUSED", 0) == 0;
     }
     times.push_back(session.time());

@@ -55,24 +55,39 @@ struct ElasticaSample {
   ElasticaTip tip;
 };
 
-/// The seed's synthesis without FEM: elastica samples, then the planar spring (compliance centre
-/// a L, output b L = (1 - a) L beyond it, a chosen to minimise the drift ranges Δx² + Δy², seed
-/// 001's F2) with secant-stiffness tables solved from eq. 2 at every sample (the A1..A7 system),
-/// and the PRB torsion spring (λ by golden section on seed 001's F1, torque table).
+/// Seed 001's synthesis without FEM: elastica samples under a force across the lever's end, then
+/// two models, each with a few parameters fitted by least squares (not tables through the samples,
+/// so they can be scored on loads they were not fitted to):
+///  - planar spring (eq. 2): compliance centre a L, output b L = (1 - a) L beyond it (a + b = 1
+///    as in all of the seed's fits), linear k_x, k_y, torque T(θ) = k1 θ + k3 θ³ (as a table);
+///    (a, k_x, k_y, k1, k3) fitted to the lever end's position and the output angle. For a leaf
+///    k_x comes out negative: with k_x, k_y > 0 eq. 2 cannot move the centre the way a bending
+///    leaf's moves (`positive_secants`; docs/dynamics.md), so the fit is a static model only
+///    (validateFlexure rejects a negative k_x for the solver).
+///  - PRB torsion spring: pivot (1 - λ) L, λ by seed 001's F1 on the lever's end (where both
+///    models are scored), T(Θ) = k1 Θ + k3 Θ³ on the pseudo-link angle.
+/// Also the seed's own figures, for Table 1: λ by F1 at the leaf's tip, and the centre a by F2
+/// (min Δx² + Δy² of the centre's drift over the samples) with its drift ranges.
 struct FlexureFit {
+  std::vector<ElasticaSample> samples;  ///< the loads fitted to
   double a = 0, b = 0;
-  /// False when no compliance centre gives positive k_x, k_y secants at every sample: eq. 2 then
-  /// carries the load through its coupling with negative translational secants, and `planar` is
-  /// a static model only (validateFlexure rejects it for the solver).
-  bool positive_secants = false;
-  double a_drift_optimum = 0;  ///< F2's optimum over all centres (reported; used when positive)
   FlexureDef planar;
-  double lambda = 0;
+  double lambda = 0;  ///< PRB pivot parameter, fitted at the lever's end
   FlexureDef prb;
-  std::vector<ElasticaSample> samples;
+  double lambda_tip = 0;  ///< seed 001's F1 at the leaf's tip (Table 1's λ)
+  double a_f2 = 0;        ///< seed 001's F2 optimum
+  double drift_x_m = 0, drift_y_m = 0;  ///< Δx (along the flexure), Δy at a_f2 (Table 1)
+  /// Whether any centre a in [0, 1] lets eq. 2's force rows carry every sample with positive
+  /// secants k_x, k_y (the seed's per-sample stiffness solve, its A1..A7 system).
+  bool positive_secants = false;
+  double rms_error = 0;  ///< planar fit: RMS of the residuals (lever end / (L + lever), angle)
+  /// The planar fit found an optimum (RMS residual below 1 %) whose static solves converge at every
+  /// sample; false beyond ~±50° for the seed's leaf (eq. 2 with a negative k_x loses its nearby
+  /// equilibrium), and `planar` is then not to be used.
+  bool planar_ok = false;
 };
 
-/// `samples` (odd) loads from -F to F, F giving a tip angle of `max_angle_rad`.
+/// `samples` (odd, >= 5) loads from -F to F, F giving a tip angle of `max_angle_rad`.
 FlexureFit fitFlexure(const LeafSpring& leaf, double max_angle_rad, int samples);
 
 /// The leaf tip (x, y, angle) each model predicts under force F across the lever's end (static

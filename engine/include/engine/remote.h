@@ -58,6 +58,8 @@ struct StateFrame {
   std::vector<double> pult;
   std::uint64_t state_hash = 0;
   std::int64_t sent_ns = 0;  ///< CLOCK_MONOTONIC at publication.
+  bool scored = false;  ///< A graded session (a served scenario with `scoring:`).
+  double score = 0.0;   ///< Its running score out of 100 (LiveScore::score).
 };
 
 struct PultInput {
@@ -74,6 +76,8 @@ struct StationStatus {
   std::uint64_t dropped = 0;
   bool link_ok = false;
   bool has_pult = false;
+  bool scored = false;  ///< The last state this station received was graded...
+  double score = 0.0;   ///< ...with this running score.
 };
 
 enum class CommandKind : int {
@@ -98,7 +102,7 @@ struct Event {
   std::uint64_t run_id = 0;
   std::uint64_t step = 0;
   double sim_time_s = 0.0;
-  std::string kind;  ///< command, refused, fault, info
+  std::string kind;  ///< command, refused, fault, set, score (a penalty or task of a graded session), info
   std::string text;
 };
 
@@ -201,10 +205,19 @@ struct ServeOptions {
   double wait_timeout_s = 10.0;
   /// Counters of dropped pult and command samples, updated while serving (for tests).
   DropCounts* drops = nullptr;
+  /// Grades the session (a served scenario's Scorer): sampled at the start and after every step,
+  /// reset with the session, its penalties and tasks published as `score` events and its running
+  /// score in every state frame. Null: not graded.
+  Scorer* scorer = nullptr;
+  /// The recording's optional header lines (the scenario, the trainee, the start time).
+  RecordingHeader record_header;
 };
 
 struct ServeResult {
   RunResult run;
+  /// Ran its whole duration without a fault (always false without a duration: it ends by an
+  /// interrupt).
+  bool complete = false;
   /// Per written frame: publishing the state (Bus::publishState: the sample's copy and the
   /// DataWriter's write, which sends to every station), s. Inline (publish_thread off) it is part
   /// of RunResult::render_time (the frame observer); otherwise it runs on the writer thread.

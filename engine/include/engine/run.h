@@ -5,6 +5,9 @@
 #include <dynamics/simulator.h>
 #include <dynamics/state.h>
 #include <engine/frame_clock.h>
+#include <engine/operator_queue.h>
+#include <engine/live_score.h>
+#include <engine/recording.h>
 #include <engine/scene.h>
 
 #include <atomic>
@@ -24,13 +27,15 @@ class Session;
 struct RunResult;
 
 /// Called after every frame with the session, the run's statistics so far and notes (scenario
-/// progress); draws a window or takes a screenshot. Returns false to end the run (the window was
-/// closed). The time it takes is the frame's render time (RunResult::render_time).
+/// progress), on the thread that runs the loop: hands a snapshot to the view (engine/live_view.h),
+/// or draws or takes a screenshot itself when there is no other thread. Returns false to end the
+/// run (every window was closed). Its time is RunResult::render_time, part of the frame's work.
 using FrameObserver = std::function<bool(const Session& session, const RunResult& so_far,
                                          const std::vector<std::string>& notes)>;
 
-/// Operator commands to a running loop, set between frames (by the window's keys) and read by
-/// the loop at the start of each frame, on the same thread.
+/// Operator commands to a running loop, read by the loop at the start of each frame. Set on the
+/// loop's own thread (a server's before_steps), or by the loop itself from
+/// RunOptions::operator_events (a window on another thread).
 struct RunControl {
   bool paused = false;   ///< No steps while set; frames are still drawn.
   int step_frames = 0;   ///< While paused: run this many frames, then hold again.
@@ -59,9 +64,19 @@ struct RunOptions {
   std::function<void(Session& session)> before_steps;
   /// Called after every frame (see FrameObserver); empty for none.
   FrameObserver after_frame;
-  /// Pause, step and reset from the operator; null for none. With it, a run whose duration is
-  /// infinite goes on until interrupted or the observer ends it.
+  /// Called after every step with the session and the step's report (a grader, statistics).
+  std::function<void(const Session& session, const dynamics::StepReport& report)> after_step;
+  /// The recording's optional header lines: the scenario graded, who, and when.
+  RecordingHeader record_header;
+  /// Pause, step and reset set on the loop's thread; null: the loop keeps its own (which
+  /// operator_events drive).
   RunControl* control = nullptr;
+  /// Events from a window on another thread (pult keys, F9 pause, F10 step, F11 reset), applied
+  /// at the start of each frame: keys go to `input` before it is sampled. Null for none.
+  OperatorQueue* operator_events = nullptr;
+  /// Called with each pult key event as the loop applies it (key, the wall-clock time it was
+  /// seen), before the frame's steps: bench_realtime measures input latency from it.
+  std::function<void(const OperatorEvent& event)> on_operator_key;
 };
 
 struct RunResult {
@@ -74,18 +89,36 @@ struct RunResult {
   std::optional<dynamics::Fault> fault;      ///< Set when a numerical fault stopped the run.
   bool interrupted = false;                  ///< Stopped by RunOptions::interrupt.
   std::uint64_t frames = 0;
-  std::uint64_t overruns = 0;  ///< Real-time frames that took longer than their slot.
+  std::uint64_t overruns = 0;  ///< Real-time frames whose own work took longer than their slot.
+  std::uint64_t resyncs = 0;   ///< Times the loop fell too far behind to catch up (FramePacer).
+  double lost_s = 0.0;         ///< Wall time given up at those resyncs (the world slowed), s.
+  double paused_wall_s = 0.0;  ///< Wall time spent paused (left out of the real-time factor), s.
   TimingStats physics_time;    ///< Per frame: the steps (dynamics and scheme), s.
   TimingStats scheme_time;     ///< Per frame: the scheme alone, s.
-  TimingStats render_time;     ///< Per frame: the frame observer (drawing), s; empty headless.
+  TimingStats render_time;     ///< Per frame: the frame observer (handing over or drawing), s.
   TimingStats frame_time;      ///< Per frame: all work, including traces and recording, s.
   bool closed = false;         ///< Ended by the frame observer (window closed).
+  // Live status, as of the last frame (what a view shows).
+  bool paused = false;         ///< RunControl::paused.
+  bool reset_refused = false;  ///< RunControl::reset_refused.
+  bool behind = false;         ///< FramePacer::behind(): slower than real time lately.
+  // The view's figures, when a view drew on its own thread (engine/live_view.h); filled after
+  // the run.
+  std::uint64_t drawn_frames = 0;
+  TimingStats draw_time;       ///< Per drawn frame, every window, s.
+  double draw_wall_s = 0.0;    ///< Wall time the view ran, s (drawn frames per second).
   std::size_t trace_rows = 0;
   dynamics::State final_state;
+  /// The running score of a graded session (engine/scoring.h), for the frame observer's HUD.
+  LiveScore score;
 
   /// Accumulates one step's solver effort.
   void record(const dynamics::StepReport& report);
-  double realTimeFactor() const { return wall_time_s > 0.0 ? sim_time_s / wall_time_s : 0.0; }
+  /// Simulated time over wall time, the time spent paused left out.
+  double realTimeFactor() const {
+    const double running = wall_time_s - paused_wall_s;
+    return running > 0.0 ? sim_time_s / running : 0.0;
+  }
 };
 
 /// Number of fixed steps of size `time_step_s` that cover `duration_s` (rounded up).

@@ -7,6 +7,7 @@
 #include <engine/scene.h>
 #include <engine/session.h>
 #include <engine/scheme.h>
+#include <engine/scoring.h>
 
 #include <cstdint>
 #include <functional>
@@ -44,15 +45,18 @@ struct Expectation {
   int line = 0;
 };
 
-/// A drive or sensor failure the scenario injects at a time (`faults:`; docs/scenarios.md). Kind None
-/// clears an earlier one.
+/// A drive, sensor or pult failure the scenario injects at a time (`faults:`; docs/scenarios.md).
+/// Kind None clears an earlier one.
 struct ScheduledFault {
   double at_s = 0.0;
-  int motor = 0;  ///< Index into Model::motors; -1 for a sensor fault.
+  int motor = 0;  ///< Index into Model::motors; -1 for a sensor or control fault.
   MotorFault fault;
-  int sensor = -1;     ///< Index into the scheme's sensors, or -1 for a motor fault.
+  int sensor = -1;     ///< Index into the scheme's sensors, or -1 for a motor or control fault.
   std::string signal;  ///< The sensor as written (`signal:`).
   SensorFault sensor_fault;
+  int control = -1;    ///< Index into the pult's controls, or -1 for a motor or sensor fault.
+  ControlFault control_fault;
+  bool hold_current = false;  ///< axis_stuck without `value`: hold what the control shows then.
   int line = 0;
 };
 
@@ -78,6 +82,9 @@ struct Scenario {
   std::vector<ScheduledChange> changes;  ///< In time order.
   std::vector<Expectation> expectations;
   std::vector<SensorDef> sensors;  ///< Sensors the expectations read.
+  ScoringDef scoring;  ///< `scoring:` (engine/scoring.h); disabled when absent.
+  ReportDef report;    ///< `report:` (the after-action report's plots and camera).
+  std::uint64_t source_hash = 0;  ///< FNV-1a of the scenario file's bytes (recordings name it).
 };
 
 /// Loads a scenario and its scene (path relative to the scenario file). Throws SceneError or
@@ -92,6 +99,28 @@ struct ExpectationResult {
   std::string name;
   bool passed = false;
   std::string detail;  ///< What was observed, e.g. "body.box.z = 0.12 at t = 25 s, expected >= 0.3".
+  bool decided = false;  ///< Passed or failed for good (all are once the run has ended).
+  double time_s = 0.0;   ///< When it was decided (simulated s).
+};
+
+/// The expectations of a scenario checked on a session: sampled at t = 0 and after every step,
+/// then finished at the end of the run (what is still open is decided then).
+class ExpectationChecker {
+ public:
+  explicit ExpectationChecker(const Scenario& scenario);
+  void sample(const Session& session);
+  void finish(double end_t);
+  const std::vector<ExpectationResult>& results() const { return results_; }
+
+ private:
+  struct Check {
+    bool sampled = false;
+    double last_value = 0.0, last_t = 0.0;
+  };
+  const Scenario& scenario_;
+  std::vector<Check> checks_;
+  std::vector<ExpectationResult> results_;
+  std::vector<double> sensors_;
 };
 
 struct ScenarioResult {
@@ -99,6 +128,10 @@ struct ScenarioResult {
   bool loaded = false;
   std::string load_error;  ///< When !loaded.
   std::vector<ExpectationResult> expectations;
+  /// The run reached the scenario's duration without a fault (not interrupted, window not closed).
+  bool complete = false;
+  ScoreSheet score;    ///< The grade (score.scored false when the scenario has no `scoring:`).
+  SessionStats stats;  ///< Load path, peak motor torques, solver effort.
   RunResult run;
   std::uint64_t final_hash = 0;  ///< Session::hash() at the end.
   bool passed() const;
@@ -121,6 +154,16 @@ struct PlayOptions {
   input::InputSystem* input = nullptr;
   /// Called at the start of every frame with its index, before the devices are sampled (tests).
   std::function<void(std::uint64_t frame)> before_frame;
+  /// Events from a window on another thread (pult keys, F9 pause, F10 one frame), applied at
+  /// the start of each frame; F11 (reset) is refused in a scenario. Null for none.
+  OperatorQueue* operator_events = nullptr;
+  /// As RunOptions::on_operator_key.
+  std::function<void(const OperatorEvent& event)> on_operator_key;
+  /// The grader to feed (its grade is also copied into the result); null: the run makes its own.
+  /// Given by a caller that must still read the grade when the run throws (result files).
+  Scorer* scorer = nullptr;
+  /// Written into the recording's header (engine/recording.h): who, and when (ISO 8601 UTC).
+  std::string trainee, started;
 };
 
 /// The controls of the scenario's pult that its timeline drives (1) and leaves to the operator (0).

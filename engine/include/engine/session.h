@@ -52,6 +52,16 @@ struct SensorFault {
   bool operator==(const SensorFault&) const = default;
 };
 
+/// An injected pult failure (instructor or scenario, docs/network.md): a stuck joystick axis or
+/// switch. The control shows `value` whatever the operator, a station or the timeline sets, so
+/// the scheme, the HUD and the recording's pult lines all see the stuck value.
+struct ControlFault {
+  enum class Kind { None, AxisStuck };
+  Kind kind = Kind::None;
+  double value = 0.0;  ///< AxisStuck: the value held (admitted by the control's ControlDef).
+  bool operator==(const ControlFault&) const = default;
+};
+
 /// Index into scene.scheme.sensors of a signal as written (`joint.arm.position`), or -1 with the
 /// reason in `error` (not a sensor, or one the scheme does not read).
 int schemeSensorIndex(const Scene& scene, const std::string& signal, std::string& error);
@@ -86,10 +96,18 @@ class Session {
   double time() const { return state_.dynamics.time_s; }
   std::uint64_t stepIndex() const { return state_.dynamics.step; }
 
-  /// Sets a pult control (admitted by its ControlDef: clamped or snapped).
+  /// Sets a pult control (admitted by its ControlDef: clamped or snapped); ignored while the
+  /// control is stuck (setControlFault).
   void setControl(int control, double value);
-  /// Returns every control to its initial value (a lost device).
+  /// Returns every control that is not stuck to its initial value (a lost device).
   void neutralPult();
+
+  /// Injects (or, with Kind::None, clears) a fault of a pult control. AxisStuck sets the control
+  /// to the fault's value (admitted) at once and holds it there until cleared; clearing leaves
+  /// the value where it is until the control is set again.
+  void setControlFault(int control, ControlFault fault);
+  /// One per pult control, Kind::None when healthy.
+  const std::vector<ControlFault>& controlFaults() const { return control_faults_; }
 
   /// Injects (or, with Kind::None, clears) a fault of a motor (index into the model's motors).
   void setMotorFault(int motor, const MotorFault& fault);
@@ -104,6 +122,12 @@ class Session {
   void setSensorFault(int sensor, SensorFault fault);
   /// One per scheme sensor, Kind::None when healthy.
   const std::vector<SensorFault>& sensorFaults() const { return sensor_faults_; }
+  /// Puts back faults as they were (a replay's saved point): every motor's and sensor's, a
+  /// dropout with the value it holds (not re-read). Sizes must match the scene's.
+  void restoreFaults(const std::vector<MotorFault>& motors, const std::vector<SensorFault>& sensors);
+  /// As above with the pult's faults too; the stuck values are already in the restored pult.
+  void restoreFaults(const std::vector<MotorFault>& motors, const std::vector<SensorFault>& sensors,
+                     const std::vector<ControlFault>& controls);
 
   /// One fixed step: the scheme (when due: every step, or at the first step of each frame) turns
   /// the pult into voltages, then the dynamics advances time_step_s.
@@ -132,6 +156,7 @@ class Session {
   std::string changeScene(Scene next);
   void restore(const SessionState& state) {
     state_ = state;
+    holdStuckControls();      // a stuck control shows its held value in any state
     scheme_sensors_.clear();  // a dropout set now holds the restored reading, not the old one
     syncBrakes();             // the faults in force, not those of the state's moment
   }
@@ -140,6 +165,8 @@ class Session {
   void evaluateScheme();
   // Writes each motor's BrakeReleased fault into its dynamics input MotorState::brake_released.
   void syncBrakes();
+  // Writes each stuck control's held value into the pult.
+  void holdStuckControls();
 
   Scene scene_;
   dynamics::Simulator simulator_;
@@ -148,6 +175,7 @@ class Session {
   std::vector<MotorFault> motor_faults_;  // one per motor
   std::vector<double> commanded_;         // scratch: commanded voltages during a faulted step
   bool any_fault_ = false;
+  std::vector<ControlFault> control_faults_;  // one per pult control
   std::vector<SensorFault> sensor_faults_;  // one per scheme sensor
   bool any_sensor_fault_ = false;
   double scheme_seconds_ = 0.0;

@@ -26,6 +26,8 @@ class Viewer;
 
 namespace sim::render {
 
+class WindowKeys;
+
 /// No window or pixel buffer could be made (no display, no GLX), or an image could not be saved.
 class RenderError : public std::runtime_error {
  public:
@@ -54,6 +56,12 @@ struct ViewOptions {
   Shadows shadows = Shadows::Auto;
   int shadow_map_size = 2048;
   std::string title = "simtrainer";
+  int screen = 0;    ///< X screen of the window; one the display lacks is a RenderError.
+  int window_x = 40;  ///< Window position on its screen, pixels.
+  int window_y = 40;
+  /// A window's keys are read on a thread of their own (the key handler is then called on that
+  /// thread), so they arrive while a frame is drawn; false: between frames, on the caller's.
+  bool key_thread = true;
 };
 
 /// Where an inset view sits in the window: fractions of the window's width and height, from its
@@ -81,8 +89,10 @@ struct RgbImage {
 };
 
 /// A key went down or up in the window. `key` is OpenSceneGraph's key symbol
-/// (osgGA::GUIEventAdapter::KeySymbol: printable keys are their character, others 0xFFxx).
+/// (osgGA::GUIEventAdapter::KeySymbol: printable keys are their character, others 0xFFxx), or
+/// kAllKeysUp when the window lost the keyboard focus (its key releases go elsewhere).
 using KeyHandler = std::function<void(int key, bool down)>;
+constexpr int kAllKeysUp = -1;
 
 /// Writes a PNG; throws RenderError naming the file when it cannot.
 void writePng(const RgbImage& image, const std::string& path);
@@ -132,10 +142,16 @@ class SceneView {
   /// camera.
   std::array<double, 2> project(const std::array<double, 3>& world_m) const;
 
-  /// Receives the window's key events (none offscreen); replaces an earlier handler.
+  /// Receives the window's key events (none offscreen); replaces an earlier handler. With
+  /// ViewOptions::key_thread it is called on the window's key thread, else during frame().
   void setKeyHandler(KeyHandler handler);
+  /// The window's keys are read on their own thread (ViewOptions::key_thread, an X11 window).
+  bool keyThread() const { return window_keys_ != nullptr; }
+  /// The X window id (0 for a pixel buffer): for tools that type into it or close it.
+  unsigned long nativeWindow() const { return native_window_; }
 
-  /// Puts a key event into the window's event queue, as if typed (handled at the next frame).
+  /// A key event as if typed: into the window's event queue (handled at the next frame), or,
+  /// with a key thread, straight to the key handler on the caller's thread.
   void queueKey(int key, bool down);
   /// Puts a mouse drag with the left button from (x0, y0) to (x1, y1), window pixels with y down,
   /// into the event queue, as if done by hand.
@@ -193,6 +209,10 @@ class SceneView {
   osg::ref_ptr<Capture> capture_;
   std::unique_ptr<Hud> hud_;
   osg::ref_ptr<Keys> keys_;
+  struct SharedHandler;  // the key handler, shared with the key thread under a lock
+  std::shared_ptr<SharedHandler> key_handler_;
+  std::unique_ptr<WindowKeys> window_keys_;  // stopped first in the destructor
+  unsigned long native_window_ = 0;
   osg::ref_ptr<osg::Geode> debug_;
   osg::ref_ptr<osg::Geometry> debug_lines_;
   bool debug_on_ = false;
