@@ -14,9 +14,10 @@
 
 #include <gtest/gtest.h>
 
-#include "contact_test_util.h"
 
 #include "collision.h"
+#include "contact_test_util.h"
+#include "fixture.h"
 #include "simulator_testing.h"
 
 namespace sim::dynamics {
@@ -312,7 +313,7 @@ TEST(Contact, BallBouncesToRestitutionSquaredHeight) {
     bool bounced = false;
     double apex = 0.0;
     for (int i = 0; i < 3000; ++i) {
-      sim.step(s);
+      checkedStep(sim, s);
       const double vz = s.bodies[1].linear_velocity_mps.z();
       if (vz > 0.0) bounced = true;
       if (bounced) apex = std::max(apex, s.bodies[1].position_m.z() - r);
@@ -363,7 +364,7 @@ TEST(Contact, FlushColumnOfTenComesToRestAtTenIterations) {
   run(sim, s, 4.0);
   double late = 0.0;
   for (int i = 0; i < 240; ++i) {
-    sim.step(s);
+    checkedStep(sim, s);
     late = std::max(late, maxSpeed(s));
   }
   EXPECT_LT(late, 2e-3);
@@ -374,7 +375,7 @@ TEST(Contact, FlushColumnOfTenComesToRestAtTenIterations) {
 // The initial state of `sim` after `steps` steps.
 State stepped(Simulator& sim, int steps) {
   State s = sim.initialState();
-  for (int i = 0; i < steps; ++i) sim.step(s);
+  checkedSteps(sim, s, steps);
   return s;
 }
 
@@ -392,8 +393,8 @@ TEST(Contact, RenamedContactFeaturesStillWarmStartByPlace) {
     return std::tie(x.shape_a, x.shape_b, x.feature) < std::tie(y.shape_a, y.shape_b, y.feature);
   });
   Simulator sim2(m);
-  sim.step(s);
-  sim2.step(renamed);
+  checkedStep(sim, s);
+  checkedStep(sim2, renamed);
   EXPECT_TRUE(s == renamed);
 }
 
@@ -427,8 +428,8 @@ TEST(Contact, PileFallsAsleepKeepsItsLoadAndWakesWhenHit) {
     State original = s;
     Simulator sim2(m);
     for (int i = 0; i < 20; ++i) {
-      sim.step(original);
-      sim2.step(restored);
+      checkedStep(sim, original);
+      checkedStep(sim2, restored);
     }
     EXPECT_TRUE(original == restored);
     // Nothing awake: the steps left the bodies and the carried contacts exactly as they were.
@@ -441,7 +442,7 @@ TEST(Contact, PileFallsAsleepKeepsItsLoadAndWakesWhenHit) {
   s.bodies[hit].linear_velocity_mps = Vec3(3.0, 0.0, 0.0);  // 0.4 m to the column, mu g = 4.9 m/s^2
   bool woke = false;
   for (int i = 0; i < 60 && !woke; ++i) {
-    sim.step(s);
+    checkedStep(sim, s);
     woke = !s.bodies[column].asleep;
   }
   ASSERT_TRUE(woke) << "the struck column stayed asleep";
@@ -479,7 +480,7 @@ TEST(Contact, GripperHoldsLiftsAndDropsTheBox) {
   s.motors[lift].voltage = 1.0;
   double worst_slip = 0.0;
   for (int i = 0; i < 240 * 5 && s.bodies[palm].position_m.z() < palm0 + 0.3; ++i) {
-    sim.step(s);
+    checkedStep(sim, s);
     worst_slip = std::max(worst_slip, std::abs(s.bodies[box].position_m.z() -
                                                s.bodies[palm].position_m.z() - grip_offset));
   }
@@ -548,7 +549,7 @@ TEST(Contact, ArticulatedJawContactsConvergeInFewSweepsAndLoadTheMechanism) {
     s.motors[m.findMotor("lift")].voltage = 1.0;
     double slip = 0.0;
     for (int i = 0; i < 240 * 5 && s.bodies[palm].position_m.z() < palm0 + 0.3; ++i) {
-      sim.step(s);
+      checkedStep(sim, s);
       slip = std::max(slip, std::abs(s.bodies[box].position_m.z() -
                                      s.bodies[palm].position_m.z() - offset));
     }
@@ -583,7 +584,7 @@ TEST(Contact, GraspAtTheSolversDefaultTolerancesHoldsTheBoxInFewSweeps) {
   s.motors[m.findMotor("jaws")].voltage = 1.0;
   long sweeps = 0, steps = 0;
   auto step = [&] {
-    sweeps += sim.step(s).velocity_iterations;
+    sweeps += checkedStep(sim, s).velocity_iterations;
     ++steps;
   };
   for (int i = 0; i < 192; ++i) step();
@@ -650,8 +651,8 @@ Lockstep graspLockstep(const Model& model) {
     a.motors[jaws].voltage = b.motors[jaws].voltage = jaw_u;
     a.motors[lift].voltage = b.motors[lift].voltage = lift_u;
     for (int i = 0; i < static_cast<int>(seconds * 240.0); ++i) {
-      EXPECT_EQ(ref.step(a).reduced_blocks, 0);
-      out.reduced_steps += sim.step(b).reduced_blocks > 0 ? 1 : 0;
+      EXPECT_EQ(checkedStep(ref, a).reduced_blocks, 0);
+      out.reduced_steps += checkedStep(sim, b).reduced_blocks > 0 ? 1 : 0;
       ++out.steps;
       for (std::size_t k = 0; k < a.bodies.size(); ++k) {
         out.worst_x = std::max(out.worst_x, (a.bodies[k].position_m - b.bodies[k].position_m).norm());
@@ -708,8 +709,8 @@ TEST(Contact, ReducedMechanismMatchesTheFullBlockUnderFallingBoxes) {
   auto note = [&](double x, double y) { worst_impulse_N = std::max(worst_impulse_N, std::abs(x - y) / h); };
   for (int i = 0; i < 240; ++i) {
     State a = b;
-    ref.step(a);
-    reduced_steps += sim.step(b).reduced_blocks > 0 ? 1 : 0;
+    checkedStep(ref, a);
+    reduced_steps += checkedStep(sim, b).reduced_blocks > 0 ? 1 : 0;
     for (std::size_t k = 0; k < a.bodies.size(); ++k)
       worst_x = std::max(worst_x, (a.bodies[k].position_m - b.bodies[k].position_m).norm());
     for (std::size_t j = 0; j < a.joints.size(); ++j) {
@@ -780,8 +781,8 @@ TEST(Contact, SaveRestoreWithContactsIsBitExact) {
   State restored = State::deserialize(s.serialize());
   Simulator sim2(m);
   for (int i = 0; i < 100; ++i) {
-    sim.step(s);
-    sim2.step(restored);
+    checkedStep(sim, s);
+    checkedStep(sim2, restored);
   }
   EXPECT_TRUE(s == restored);
 }

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture.h"
 #include "simulator_testing.h"
 #include "validation_record.h"
 
@@ -78,7 +79,7 @@ TEST(MotorConvergence, FirstOrderOrBetterWithGravityAndFriction) {
     Simulator sim(std::move(m));
     State s = sim.initialState();
     const int steps = static_cast<int>(std::lround(t_end / dt));
-    for (int i = 0; i < steps; ++i) sim.step(s);
+    checkedSteps(sim, s, steps);
     return s.joints[0].speed;
   };
   const double t_end = 2.0;
@@ -124,7 +125,7 @@ TEST(MotorMultiTurn, AngleIsContinuousOverSeveralTurns) {
   State s = sim.initialState();
   double previous = s.joints[0].position;
   for (int n = 0; n < 2000; ++n) {
-    sim.step(s);
+    checkedStep(sim, s);
     ASSERT_LT(std::abs(s.joints[0].position - previous), 0.1) << "jump at step " << n;
     ASSERT_NEAR(s.joints[0].position, s.motors[0].angle_rad / 2.0, 1e-6);
     previous = s.joints[0].position;
@@ -169,7 +170,7 @@ TEST(Repeater, FollowerLoadReachesTheMotor) {
     Simulator sim(std::move(m));
     State s = sim.initialState();
     for (int n = 1; n <= 10; ++n) {
-      sim.step(s);
+      checkedStep(sim, s);
       const double expected = mo.no_load_speed_radps * (1.0 - std::exp(-c * s.time_s / inertia));
       // Exact in step 1 (1e-12 relative). Later steps drift from the ideal at second order in
       // the jaw's rotation per step (the velocity-level point rows re-project the swinging
@@ -239,8 +240,8 @@ TEST(ReducedMechanism, HingeTreesMatchTheFullCoordinateBlock) {
     double worst_q = 0.0, worst_load = 0.0, stop_load = 0.0;
     int reduced_steps = 0;
     for (int n = 0; n < 600; ++n) {
-      ASSERT_EQ(full.step(a).reduced_blocks, 0);
-      reduced_steps += reduced.step(b).reduced_blocks;
+      ASSERT_EQ(checkedStep(full, a).reduced_blocks, 0);
+      reduced_steps += checkedStep(reduced, b).reduced_blocks;
       for (std::size_t j = 0; j < a.joints.size(); ++j) {
         worst_q = std::max({worst_q, std::abs(a.joints[j].position - b.joints[j].position),
                             std::abs(a.joints[j].speed - b.joints[j].speed)});

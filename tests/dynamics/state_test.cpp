@@ -5,6 +5,7 @@
 #include <dynamics/simulator.h>
 #include <dynamics/state.h>
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +16,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "fixture.h"
 
 namespace sim::dynamics {
 namespace {
@@ -82,12 +85,12 @@ TEST_P(StateDeterminism, TwoSimulatorsStaySideBySideBitIdentical) {
 TEST_P(StateDeterminism, SaveRestoreReplaysBitIdentically) {
   Simulator sim(GetParam().make());
   State s = sim.initialState();
-  for (int n = 0; n < 250; ++n) sim.step(s);
+  checkedSteps(sim, s, 250);
   const std::vector<std::uint8_t> saved = s.serialize();
   std::vector<std::vector<double>> trace;
   std::vector<std::uint64_t> hashes;
   for (int n = 0; n < 250; ++n) {
-    sim.step(s);
+    checkedStep(sim, s);
     trace.push_back(jointPositions(s));
     hashes.push_back(s.hash());
   }
@@ -109,7 +112,7 @@ TEST_P(StateDeterminism, SaveRestoreReplaysBitIdentically) {
 TEST_P(StateDeterminism, SerializeRoundTripIsExact) {
   Simulator sim(GetParam().make());
   State s = sim.initialState();
-  for (int n = 0; n < 37; ++n) sim.step(s);
+  checkedSteps(sim, s, 37);
   const State back = State::deserialize(s.serialize());
   EXPECT_EQ(back, s);
   EXPECT_EQ(back.hash(), s.hash());
@@ -134,7 +137,7 @@ void expectRejected(const std::vector<std::uint8_t>& bytes, const std::string& n
 State steppedGripper() {
   Simulator sim(samples::gripper(0.005));
   State s = sim.initialState();
-  for (int n = 0; n < 20; ++n) sim.step(s);
+  checkedSteps(sim, s, 20);
   return s;
 }
 
@@ -225,6 +228,33 @@ TEST(FaultDetection, NonFiniteInChainNamesABody) {
   EXPECT_EQ(rep.fault.kind, Fault::Kind::NonFinite);
   EXPECT_EQ(rep.fault.item.rfind("body link", 0), 0u) << rep.fault.item;
   EXPECT_TRUE(rep.fault_is_new);
+}
+
+// The shared fixture (fixture.h): stepping through it, a fault report fails the test (once per
+// faulty step, naming the fault), and healthy steps do not.
+TEST(Fixture, CheckedStepsFailTheTestOnAFaultReport) {
+  Simulator sim(samples::twoLinkArm(0.01));
+  State s = sim.initialState();
+  auto failuresOf = [&](int steps) {
+    ::testing::TestPartResultArray failures;
+    {
+      ::testing::ScopedFakeTestPartResultReporter intercept(
+          ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+      if (steps == 1) checkedStep(sim, s);
+      else checkedSteps(sim, s, steps);
+    }
+    std::vector<std::string> messages;
+    for (int i = 0; i < failures.size(); ++i)
+      messages.emplace_back(failures.GetTestPartResult(i).message());
+    return messages;
+  };
+  EXPECT_TRUE(failuresOf(10).empty());
+  s.bodies[0].angular_velocity_radps.y() = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::string> one = failuresOf(1);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_NE(one[0].find("non-finite value in body upper"), std::string::npos) << one[0];
+  // checkedSteps stops at the first faulty step: one failure, not one per step.
+  EXPECT_EQ(failuresOf(5).size(), 1u);
 }
 
 // A free body (no joints to absorb it) faster than max_linear_speed_mps is a runaway.
@@ -338,7 +368,7 @@ constexpr std::uint64_t kChain20Hash200 = 0xd55844ecd327234f;
 TEST(DeterminismConstant, Chain20After200Steps) {
   Simulator sim(samples::chain(20));
   State s = sim.initialState();
-  for (int n = 0; n < 200; ++n) sim.step(s);
+  checkedSteps(sim, s, 200);
   std::printf("chain(20) hash after 200 steps: 0x%016llx\n",
               static_cast<unsigned long long>(s.hash()));
   EXPECT_EQ(s.hash(), kChain20Hash200);
