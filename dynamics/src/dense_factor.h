@@ -22,6 +22,7 @@
 #include <cmath>
 #include <vector>
 
+#include "check.h"
 #include "rows.h"
 
 namespace sim::dynamics::detail {
@@ -181,6 +182,10 @@ class SmallLdlt {
   /// Pivot d of row i, K's diagonal k_ii before elimination: a pivot below 1e-14 of it marks the
   /// row redundant.
   void setPivotFrom(Eigen::Index i, double d, double k_ii) {
+    // K is J M^-1 J^T (+ compliance): symmetric positive semi-definite, so no pivot may come out
+    // clearly negative (a redundant row's is zero to rounding, kept out below).
+    SIM_VALIDATE(std::isfinite(d) && d > -1e-9 * std::abs(k_ii),
+                 "a motor block's K is not positive semi-definite (negative or non-finite pivot)");
     const bool redundant = !(d > 1e-14 * std::abs(k_ii));
     d_[i] = redundant ? 0.0 : d;
     d_inv_[i] = redundant ? 0.0 : 1.0 / d;

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "check.h"
 #include "contacts.h"
 #include "joint_geometry.h"
 #include "joints.h"
@@ -120,6 +121,62 @@ using namespace detail;
 
 // ---- The stages. Each visits the constraint kinds in a fixed order (joints in model order):
 // the order is part of the result, bit for bit.
+
+// ---- Heavy validation (check.h: SIMTRAINER_VALIDATE builds only). A state that comes in with a
+// non-finite value is the fault check's to report (Fault), not a solver bug: the finite checks
+// apply when the step started from finite values.
+
+bool finiteInput(const StepContext& ctx) {
+  const State& s = ctx.state;
+  for (const BodyState& b : s.bodies)
+    if (!b.position_m.allFinite() || !b.orientation.coeffs().allFinite() ||
+        !b.linear_velocity_mps.allFinite() || !b.angular_velocity_radps.allFinite())
+      return false;
+  for (const MotorState& m : s.motors)
+    if (!std::isfinite(m.angle_rad) || !std::isfinite(m.speed_radps) || !std::isfinite(m.voltage))
+      return false;
+  for (std::size_t i = 0; i < ctx.bodies.load_force.size(); ++i)
+    if (!ctx.bodies.load_force[i].allFinite() || !ctx.bodies.load_torque[i].allFinite()) return false;
+  return true;
+}
+
+/// Every body's pose and velocity and every rotor's angle and speed finite after `stage`.
+void validateFinite(const StepContext& ctx, bool finite_input, const char* stage) {
+  if constexpr (kValidate) {
+    if (!finite_input) return;
+    const Bodies& b = ctx.bodies;
+    for (std::size_t i = 0; i < b.solver.size(); ++i) {
+      SIM_VALIDATE(b.solver[i].v.allFinite() && b.solver[i].w.allFinite() &&
+                       b.positions[i].allFinite() && b.orientations[i].coeffs().allFinite(),
+                   stage);
+    }
+    for (std::size_t m = 0; m < ctx.rotors.speed.size(); ++m)
+      SIM_VALIDATE(std::isfinite(ctx.rotors.speed[m]) && std::isfinite(ctx.rotors.angle[m]), stage);
+  }
+}
+
+/// The impulses the substep stored within their limits: contacts push, never pull, and every
+/// stored impulse is finite.
+void validateImpulses(const StepContext& ctx, bool finite_input) {
+  if constexpr (kValidate) {
+    if (!finite_input) return;
+    for (const ContactState& c : ctx.state.contacts) {
+      SIM_VALIDATE(std::isfinite(c.normal_impulse) && c.friction_impulse.allFinite() &&
+                       std::isfinite(c.torsion_impulse),
+                   "a contact impulse is not finite");
+      SIM_VALIDATE(c.normal_impulse >= 0.0, "a contact's normal impulse pulls (negative)");
+    }
+    for (const JointState& j : ctx.state.joints) {
+      const JointImpulses& imp = j.impulses;
+      SIM_VALIDATE(imp.linear.allFinite() && imp.angular.allFinite() && std::isfinite(imp.limit) &&
+                       std::isfinite(imp.friction) && std::isfinite(imp.viscous),
+                   "a joint impulse is not finite");
+    }
+    for (const MotorState& m : ctx.state.motors)
+      SIM_VALIDATE(std::isfinite(m.coupling_impulse) && std::isfinite(m.characteristic_impulse),
+                   "a motor impulse is not finite");
+  }
+}
 
 void loadStep(StepContext& ctx) {
   ctx.bodies.load(ctx.state);
@@ -375,15 +432,26 @@ StepReport Simulator::step(State& state) {
   Impl& im = *impl_;
   detail::StepContext ctx = im.context(state);
   StepReport report;
+  // A cheap invariant, always checked: indexing below trusts the state's sizes.
+  SIM_ASSERT(state.bodies.size() == im.model.bodies.size() &&
+                 state.joints.size() == im.model.joints.size() &&
+                 state.motors.size() == im.model.motors.size() &&
+                 state.repeaters.size() == im.model.repeaters.size(),
+             "Simulator::step: the State is not one of this simulator's Model (sizes differ)");
+  bool finite_input = false;
+  if constexpr (detail::kValidate) finite_input = finiteInput(ctx);
   loadStep(ctx);
   for (ctx.substep = 0; ctx.substep < im.model.solver.substeps; ++ctx.substep) {
     integrateForces(ctx);
     prepare(ctx);
     warmStart(ctx);
     solveVelocity(ctx, report);
+    validateFinite(ctx, finite_input, "a value is not finite after the velocity solve");
     integratePositions(ctx);
     solvePosition(ctx, report);
+    validateFinite(ctx, finite_input, "a value is not finite after the position solve");
     storeImpulses(ctx);
+    validateImpulses(ctx, finite_input);
   }
   storeStep(ctx);
   im.sleep.update(ctx);
