@@ -16,11 +16,10 @@
 namespace sim::dynamics::detail::fixed {
 
 void prepare(StepContext& ctx, int j, const JointFrames& f) {
+  ball::prepare(ctx, j, f);  // the point rows
   JointWork& w = ctx.joints[j];
   const SolverBody& a = ctx.bodies[w.a];
   const SolverBody& b = ctx.bodies[w.b];
-  w.point.setup(a, b, f.arm_a, f.arm_b);
-  w.point.setCurvatureTarget(a, b, ctx.h);
   w.rotation.setup(a, b);
   w.fixed_block.setup(a, b, w.point, Mat3::Identity());
 }

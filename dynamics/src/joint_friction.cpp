@@ -42,23 +42,15 @@ friction::StribeckCurve curveOf(JointFrictionCurve c) {
   return friction::StribeckCurve::Generalised;
 }
 
-/// The joint's Stribeck curve: from `breakaway` at rest to `coulomb`, over `stribeck_speed`.
-friction::StribeckParams stribeckOf(const JointFriction& f) {
+/// A Stribeck curve (from `breakaway` at rest to `coulomb`, over `stribeck_speed`) from the
+/// fields of a joint's friction (JointFriction) or of a seed 000 drive's output (DriveDef).
+template <class Curve>
+friction::StribeckParams stribeckOf(const Curve& f) {
   friction::StribeckParams sp;
   sp.coulomb = f.coulomb;
   sp.breakaway = f.breakaway;
   sp.stribeck_speed = f.stribeck_speed;
   sp.exponent = f.exponent;
-  return sp;
-}
-
-/// The output friction curve of a seed 000 drive unit (the generalised curve).
-friction::StribeckParams stribeckOf(const DriveDef& d) {
-  friction::StribeckParams sp;
-  sp.coulomb = d.coulomb;
-  sp.breakaway = d.breakaway;
-  sp.stribeck_speed = d.stribeck_speed;
-  sp.exponent = d.exponent;
   return sp;
 }
 
