@@ -183,9 +183,10 @@ class SmallLdlt {
   /// row redundant.
   void setPivotFrom(Eigen::Index i, double d, double k_ii) {
     // K is J M^-1 J^T (+ compliance): symmetric positive semi-definite, so no pivot may come out
-    // clearly negative (a redundant row's is zero to rounding, kept out below).
-    SIM_VALIDATE(std::isfinite(d) && d > -1e-9 * std::abs(k_ii),
-                 "a motor block's K is not positive semi-definite (negative or non-finite pivot)");
+    // clearly negative (a redundant row's is zero to rounding, kept out below). A non-finite one
+    // comes from a non-finite state, which the step's fault check reports.
+    SIM_VALIDATE(!(d < -1e-9 * std::abs(k_ii)),
+                 "a motor block's K is not positive semi-definite (negative pivot)");
     const bool redundant = !(d > 1e-14 * std::abs(k_ii));
     d_[i] = redundant ? 0.0 : d;
     d_inv_[i] = redundant ? 0.0 : 1.0 / d;
