@@ -7,17 +7,13 @@
 // Also times the grasp scene (samples::graspScene): close, lift 0.3 m, slip. Each repeat runs it
 // with articulated contacts (the scene's setting) and the solver's default tolerances (iterations
 // stop once no impulse changes by 1e-10 N s, position passes below 1e-7 m; the cap is
-// --grasp-iterations, or the scene's 20), then with the mechanism's responses computed in full
-// instead of low-rank, then with every iteration run (the scene's tolerances of 0), then with
-// rigid-link contacts (--grasp-engine-only: the first only).
+// --grasp-iterations, or the scene's 20), then with every iteration run (the scene's tolerances
+// of 0), then with rigid-link contacts (--grasp-engine-only: the first only).
 //
 //   bench_pile [--csv FILE] [--columns N ...] [--iterations I ...] [--seconds S]
 //              [--grasp-only] [--grasp-engine-only] [--grasp-repeats R] [--grasp-iterations I]
 //              [--no-grasp] [--trace [--trace-steps N]]
-//              [--sleep on|off] [--height H] [--position-iterations P] [--batched on|off|both]
-//
-// --batched both runs each pile configuration with solver.batched_contacts off and then on, one
-// right after the other, and prints the time ratio (the physics must be identical: same hash).
+//              [--sleep on|off] [--height H] [--position-iterations P]
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
 
@@ -35,7 +31,7 @@ namespace {
 
 struct Result {
   int boxes = 0, iterations = 0;
-  bool sleep = false, batched = true;
+  bool sleep = false;
   double us_per_step = 0, final_max_speed = 0, late_penetration = 0, final_penetration = 0;
   double late_max_speed = 0;  // largest body speed over the last second
   int asleep = 0;
@@ -53,9 +49,8 @@ int g_trace_steps = 60;
 int g_position_iterations = 2;
 int g_height = 10;
 
-Result run(int columns, bool sleep, double seconds, int iterations, bool batched) {
+Result run(int columns, bool sleep, double seconds, int iterations) {
   Model model = samples::boxPile(columns, columns, g_height, 1.0 / 240.0);
-  model.solver.batched_contacts = batched;
   model.solver.velocity_iterations = iterations;
   model.solver.position_iterations = g_position_iterations;
   model.contact.sleep_enabled = sleep;
@@ -65,7 +60,6 @@ Result run(int columns, bool sleep, double seconds, int iterations, bool batched
   Result r;
   r.boxes = static_cast<int>(model.bodies.size()) - 1;
   r.sleep = sleep;
-  r.batched = batched;
   r.iterations = iterations;
   double busy_us = 0.0;
   for (int n = 0; n < steps; ++n) {
@@ -108,8 +102,6 @@ Result run(int columns, bool sleep, double seconds, int iterations, bool batched
 /// One way to solve the grasp scene.
 struct GraspVariant {
   bool articulated = true;
-  bool low_rank = true;           // SolverSettings::low_rank_responses
-  bool reduced = true;            // SolverSettings::reduced_mechanisms
   bool engine_tolerances = true;  // SolverSettings' default tolerances, or the scene's 0 (every
                                   // iteration runs)
 };
@@ -119,8 +111,6 @@ void grasp(int iterations, const GraspVariant& v) {
   Model model = samples::graspScene(1.0 / 240.0);
   if (iterations > 0) model.solver.velocity_iterations = iterations;
   model.solver.articulated_contacts = v.articulated;
-  model.solver.low_rank_responses = v.low_rank;
-  model.solver.reduced_mechanisms = v.reduced;
   if (v.engine_tolerances) {
     const SolverSettings defaults;
     model.solver.velocity_tolerance = defaults.velocity_tolerance;
@@ -150,12 +140,9 @@ void grasp(int iterations, const GraspVariant& v) {
     step();
     slip = std::max(slip, std::abs(s.bodies[box].position_m.z() - s.bodies[palm].position_m.z() - offset));
   }
-  std::printf("grasp (%s%s, %s): %.2f us/step over %d steps, slip during the 0.3 m lift %.3e m; "
+  std::printf("grasp (%s, %s): %.2f us/step over %d steps, slip during the 0.3 m lift %.3e m; "
               "velocity iterations mean %.2f, max %d; reduced in %d steps\n",
               v.articulated ? "articulated contacts" : "rigid-link contacts",
-              v.reduced ? ", reduced mechanism"
-              : !v.articulated ? ""
-              : v.low_rank ? ", low-rank responses" : ", full responses",
               v.engine_tolerances ? "engine tolerances" : "every iteration", busy_us / steps, steps,
               slip, iteration_sum / steps, most_iterations, reduced_steps);
 }
@@ -171,7 +158,6 @@ int main(int argc, char** argv) {
   int grasp_iterations = 0;  // 0: the scene's own (20)
   bool grasp_only = false, grasp_engine_only = false;
   std::vector<bool> sleep_modes = {false, true};
-  std::vector<bool> batched_modes = {true};
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -192,15 +178,6 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--position-iterations")) g_position_iterations = std::atoi(next());
     else if (!std::strcmp(argv[i], "--no-grasp")) grasp_repeats = 0;
     else if (!std::strcmp(argv[i], "--sleep")) sleep_modes = {!std::strcmp(next(), "on")};
-    else if (!std::strcmp(argv[i], "--batched")) {
-      const char* v = next();
-      if (!std::strcmp(v, "both")) batched_modes = {false, true};
-      else if (!std::strcmp(v, "on") || !std::strcmp(v, "off")) batched_modes = {!std::strcmp(v, "on")};
-      else {
-        std::fprintf(stderr, "bench_pile: --batched expects on, off or both, got %s\n", v);
-        return 2;
-      }
-    }
     else if (!std::strcmp(argv[i], "--grasp-repeats")) grasp_repeats = std::atoi(next());
     else if (!std::strcmp(argv[i], "--grasp-iterations")) grasp_iterations = std::atoi(next());
     else {
@@ -211,15 +188,12 @@ int main(int argc, char** argv) {
   if (columns.empty()) columns = {5, 10};
   if (iterations.empty()) iterations = {10, 20};
   for (int r = 0; r < grasp_repeats; ++r) {
-    // The engine's configuration first (the mechanism in its rotors' coordinates); then in full
-    // coordinates with low-rank and with full responses (the same physics to rounding), every
-    // iteration run to the cap, and rigid-link contacts for comparison.
+    // The engine's configuration first; then every iteration run to the cap, and rigid-link
+    // contacts for comparison.
     grasp(grasp_iterations, GraspVariant{});
     if (grasp_engine_only) continue;
-    grasp(grasp_iterations, GraspVariant{true, true, false, true});
-    grasp(grasp_iterations, GraspVariant{true, false, false, true});
-    grasp(grasp_iterations, GraspVariant{true, true, true, false});
-    grasp(grasp_iterations, GraspVariant{false, true, false, false});
+    grasp(grasp_iterations, GraspVariant{true, false});
+    grasp(grasp_iterations, GraspVariant{false, false});
   }
   if (grasp_only) return 0;
   FILE* out = std::fopen(csv.c_str(), "w");
@@ -227,27 +201,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_pile: cannot write %s\n", csv.c_str());
     return 1;
   }
-  std::fprintf(out, "boxes,velocity_iterations,sleep,batched,us_per_step,final_max_speed_mps,late_max_speed_mps,late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
-  std::printf("%6s %5s %5s %7s %12s %14s %14s %14s %14s %7s\n", "boxes", "iters", "sleep", "batched", "us/step",
+  std::fprintf(out, "boxes,velocity_iterations,sleep,us_per_step,final_max_speed_mps,late_max_speed_mps,late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
+  std::printf("%6s %5s %5s %12s %14s %14s %14s %14s %7s\n", "boxes", "iters", "sleep", "us/step",
               "final v m/s", "v last 1s m/s", "pen last 1s m", "pen final m", "asleep");
   for (int c : columns) {
     for (int it : iterations)
     for (bool sleep : sleep_modes) {
-      std::vector<Result> pair;
-      for (bool batched : batched_modes) {
-        const Result r = run(c, sleep, seconds, it, batched);
-        std::printf("%6d %5d %5s %7s %12.1f %14.3e %14.3e %14.3e %14.3e %7d\n", r.boxes, r.iterations,
-                    sleep ? "on" : "off", batched ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
-                    r.late_penetration, r.final_penetration, r.asleep);
-        std::fprintf(out, "%d,%d,%s,%s,%.2f,%.4e,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, r.iterations,
-                     sleep ? "on" : "off", batched ? "on" : "off", r.us_per_step, r.final_max_speed,
-                     r.late_max_speed, r.late_penetration, r.final_penetration, r.asleep, r.hash);
-        std::fflush(stdout);
-        pair.push_back(r);
-      }
-      if (pair.size() == 2)
-        std::printf("%27s batched / one-by-one time %.3f, %s\n", "", pair[1].us_per_step / pair[0].us_per_step,
-                    pair[0].hash == pair[1].hash ? "same state hash" : "STATE HASHES DIFFER");
+      const Result r = run(c, sleep, seconds, it);
+      std::printf("%6d %5d %5s %12.1f %14.3e %14.3e %14.3e %14.3e %7d\n", r.boxes, r.iterations,
+                  sleep ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
+                  r.late_penetration, r.final_penetration, r.asleep);
+      std::fprintf(out, "%d,%d,%s,%.2f,%.4e,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, r.iterations,
+                   sleep ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
+                   r.late_penetration, r.final_penetration, r.asleep, r.hash);
+      std::fflush(stdout);
     }
   }
   std::fclose(out);

@@ -1,8 +1,9 @@
-// Narrow phase for cylinders, convex hulls and triangle meshes.
+// Narrow phase for cylinders and convex hulls (and, through collision_convex.h, the triangles of
+// the meshes in collision_mesh.cpp).
 //
 // Three generators, all stateless and double precision:
 //  - Direct formulas where they are short and exact: cylinder-plane (rim points), hull-plane
-//    (vertices), sphere-cylinder and sphere-hull (closest point), sphere-triangle.
+//    (vertices), sphere-cylinder and sphere-hull (closest point), sphere-triangle (collision_mesh.cpp).
 //  - Polyhedra (hull, box, mesh triangle) against polyhedra: separating axes over the face
 //    normals and the edge pairs that form faces of the Minkowski difference (Gauss-map test),
 //    faces preferred with box-box's tolerances, then the incident face clipped against the
@@ -25,60 +26,15 @@
 #include <vector>
 
 #include "collision.h"
+#include "collision_convex.h"
 #include "collision_util.h"
 #include "gjk.h"
 
 namespace sim::dynamics::detail {
 
 namespace {
-
-constexpr int kMaxPoly = 64;       // polygon corners used per face (larger faces are subsampled)
-constexpr int kMaxClip = 2 * kMaxPoly + 8;
-constexpr int kCapPoints = 12;     // a cylinder cap as a 12-gon of rim points (edge at 0.966 r)
-// Support features within 2 degrees of the normal count as faces (or edges along it): a box
-// tilted that little on a face still rests on four points, each with its true separation.
-constexpr double kFeatureCos = 0.99939;
-constexpr double kFeatureSin = 0.0349;
-// Same as box-box: incident points this far outside the reference face are kept and snapped
-// onto it (flush stacks keep their feature ids while they sway by microns).
-constexpr double kClipTolerance = 1e-4;  // m
-// Face axes are preferred unless an edge axis (or the other body's face) is clearly better.
-constexpr double kRelTol = 0.95, kAbsTol = 0.5e-3;
-
-enum class Kind : std::uint32_t { Witness = 0, Clip = 1, Parallel = 2, Edge = 3 };
-
-// A point's id before packing.
-struct PointId {
-  Kind kind = Kind::Witness;
-  bool ref_is_b = false;
-  std::uint32_t ref = 0, inc = 0;  // reference / incident feature (face, edge, vertex)
-  std::uint32_t point = 0;         // 14 bits: incident vertex or 0x2000 | edge << 6 | plane
-};
-
-std::uint32_t pack(const PointId& id, int triangle) {
-  if (triangle >= 0) {
-    return (static_cast<std::uint32_t>(triangle) & 0xffffu) << 16 |
-           static_cast<std::uint32_t>(id.kind) << 14 | (id.point & 0x3fffu);
-  }
-  return static_cast<std::uint32_t>(id.kind) << 30 | (id.ref_is_b ? 1u << 29 : 0u) |
-         (id.ref & 0x7fu) << 22 | (id.inc & 0x7fu) << 15 | (id.point & 0x7fffu);
-}
-
 // ---- support features ---------------------------------------------------------------------
 
-struct Feature {
-  int count = 0;  // 1 point, 2 segment, 3+ polygon (counter-clockwise from outside)
-  std::array<Vec3, kMaxPoly> p{};
-  std::array<std::uint32_t, kMaxPoly> vid{};  // stable id of each corner within the feature
-  Vec3 normal = Vec3::Zero();                 // polygon: outward unit normal
-  std::uint32_t id = 0;                       // which face / edge / vertex of the shape
-
-  void add(const Vec3& q, std::uint32_t v) {
-    p[count] = q;
-    vid[count] = v;
-    ++count;
-  }
-};
 
 void boxFeature(const ConvexSupport& s, const Vec3& dir, Feature& f) {
   int axis = 0;
@@ -354,6 +310,8 @@ bool parallelManifold(const Feature& fa, const Feature& fb, const Vec3& n, doubl
   return m.count > 0;
 }
 
+}  // namespace
+
 // ---- GJK/EPA pairs ------------------------------------------------------------------------
 
 ConvexSupport supportOf(const WorldShape& s) {
@@ -430,6 +388,8 @@ bool convexConvex(const ConvexSupport& a, const ConvexSupport& b, double margin,
   return true;
 }
 
+namespace {
+
 // ---- polyhedra: separating axes ----------------------------------------------------------
 
 // The unit cube [-1, 1]^3 as a hull; a box is this, scaled by its half extents.
@@ -442,71 +402,8 @@ const ConvexHullData& unitCube() {
   return *cube;
 }
 
-// A polyhedron placed in the world: a hull, a box (the unit cube scaled; its face normals are
-// axis-aligned, so scaling leaves them unchanged), or a mesh triangle (two faces, front and
-// back; its edges' Gauss-map arcs run from the front normal over the edge's outward side to the
-// back normal and are split in two there).
-struct Poly {
-  const ConvexHullData* hull = nullptr;
-  Vec3 center = Vec3::Zero();
-  Mat3 axes = Mat3::Identity();
-  Vec3 scale = Vec3::Ones();
-  bool is_triangle = false;
-  std::array<Vec3, 3> tri{};
-  Vec3 tri_normal = Vec3::Zero();
-  std::uint8_t tri_active = 0xff;
 
-  int vertexCount() const { return is_triangle ? 3 : static_cast<int>(hull->vertices.size()); }
-  int faceCount() const { return is_triangle ? 2 : static_cast<int>(hull->faces.size()); }
-  int edgeCount() const { return is_triangle ? 3 : static_cast<int>(hull->edges.size()); }
-  Vec3 vertex(int i) const {
-    return is_triangle ? tri[i] : Vec3(center + axes * scale.cwiseProduct(hull->vertices[i]));
-  }
-  Vec3 normal(int f) const {
-    if (is_triangle) return f == 0 ? tri_normal : Vec3(-tri_normal);
-    return axes * hull->faces[f].normal;
-  }
-  double offset(int f) const {
-    if (is_triangle) return normal(f).dot(tri[0]);
-    const Vec3& n = hull->faces[f].normal;
-    return normal(f).dot(center) + hull->faces[f].offset * n.cwiseProduct(scale).norm();
-  }
-  void face(int f, Feature& out) const {
-    out.count = 0;
-    if (is_triangle) {
-      const int order[2][3] = {{0, 1, 2}, {0, 2, 1}};
-      for (int i : order[f]) out.add(tri[i], static_cast<std::uint32_t>(i));
-    } else {
-      const ConvexHullData::Face& fc = hull->faces[f];
-      const int step = (fc.count + kMaxPoly - 1) / kMaxPoly;
-      for (int k = 0; k < fc.count; k += step)
-        out.add(vertex(hull->face_vertices[fc.first + k]), static_cast<std::uint32_t>(k));
-    }
-    out.normal = normal(f);
-    out.id = static_cast<std::uint32_t>(f);
-  }
-  void edge(int e, Vec3& p0, Vec3& p1, Vec3& n_left, Vec3& n_right) const {
-    if (is_triangle) {
-      p0 = tri[e];
-      p1 = tri[(e + 1) % 3];
-      n_left = tri_normal;
-      n_right = -tri_normal;
-      return;
-    }
-    const ConvexHullData::Edge& ed = hull->edges[e];
-    p0 = vertex(ed.v0);
-    p1 = vertex(ed.v1);
-    n_left = normal(ed.face_left);
-    n_right = normal(ed.face_right);
-  }
-  bool edgeActive(int e) const { return !is_triangle || (tri_active >> e & 1u); }
-  // Lowest vertex along n: min over vertices of n . v.
-  double lowest(const Vec3& n) const {
-    double lo = kInf;
-    for (int i = 0; i < vertexCount(); ++i) lo = std::min(lo, n.dot(vertex(i)));
-    return lo;
-  }
-};
+}  // namespace
 
 Poly polyOf(const WorldShape& s) {
   Poly p;
@@ -524,6 +421,8 @@ Poly polyOf(const WorldShape& s) {
 // Whether great arcs a-b and c-d on the unit sphere cross (Gregorius, "The separating axis test
 // between convex polyhedra", GDC 2013): then the edges' cross product is a face normal of the
 // Minkowski difference. Arcs must be shorter than half a circle.
+namespace {
+
 bool arcsCross(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
   const Vec3 bxa = b.cross(a), dxc = d.cross(c);
   const double cba = c.dot(bxa), dba = d.dot(bxa), adc = a.dot(dxc), bdc = b.dot(dxc);
@@ -545,6 +444,8 @@ int edgeArcs(const Vec3& p0, const Vec3& p1, const Vec3& nl, const Vec3& nr, boo
 
 /// Polyhedron pair by separating axes; manifold normal from a to b. Triangle edges marked
 /// inactive are not tried as axes, so an internal edge of a flat mesh never tilts the normal.
+}  // namespace
+
 bool polyPoly(const Poly& a, const Poly& b, double margin, int triangle, Manifold& m) {
   double face_a = -kInf, face_b = -kInf;
   int best_a = 0, best_b = 0;
@@ -621,6 +522,8 @@ bool polyPoly(const Poly& a, const Poly& b, double margin, int triangle, Manifol
   inc.face(inc_best, inc_face);
   return clipManifold(ref_face, inc_face, !use_b, 0.0, 0.0, margin, triangle, m);
 }
+
+namespace {
 
 // ---- direct pairs -------------------------------------------------------------------------
 
@@ -740,125 +643,6 @@ bool sphereHull(const WorldShape& s, const WorldShape& h, double margin, Manifol
   return roundedPair(s.center, s.radius, g.on_b, 0.0, margin, Vec3::UnitZ(), 0, m);
 }
 
-// ---- triangle meshes ----------------------------------------------------------------------
-
-// Closest point of triangle t to p and the feature it lies on: 0 the face, 1..3 edge k-1
-// (vertex k-1 -> k), 4..6 vertex k-4 (Ericson 5.1.5).
-Vec3 closestOnTriangle(const std::array<Vec3, 3>& t, const Vec3& p, int& feature) {
-  const Vec3 ab = t[1] - t[0], ac = t[2] - t[0], ap = p - t[0];
-  const double d1 = ab.dot(ap), d2 = ac.dot(ap);
-  if (d1 <= 0.0 && d2 <= 0.0) { feature = 4; return t[0]; }
-  const Vec3 bp = p - t[1];
-  const double d3 = ab.dot(bp), d4 = ac.dot(bp);
-  if (d3 >= 0.0 && d4 <= d3) { feature = 5; return t[1]; }
-  const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) { feature = 1; return t[0] + d1 / (d1 - d3) * ab; }
-  const Vec3 cp = p - t[2];
-  const double d5 = ab.dot(cp), d6 = ac.dot(cp);
-  if (d6 >= 0.0 && d5 <= d6) { feature = 6; return t[2]; }
-  const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) { feature = 3; return t[0] + d2 / (d2 - d6) * ac; }
-  const double va = d3 * d6 - d5 * d4;
-  if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
-    feature = 2;
-    return t[1] + (d4 - d3) / ((d4 - d3) + (d5 - d6)) * (t[2] - t[1]);
-  }
-  feature = 0;
-  const double den = 1.0 / (va + vb + vc);
-  return t[0] + ab * (vb * den) + ac * (vc * den);
-}
-
-bool featureActive(std::uint8_t active, int feature) {
-  if (feature == 0) return false;
-  if (feature <= 3) return active >> (feature - 1) & 1u;
-  return active >> (3 + feature - 4) & 1u;
-}
-
-// The triangle's plane normal on the side of point p.
-Vec3 facing(const std::array<Vec3, 3>& t, const Vec3& normal, const Vec3& p) {
-  return normal.dot(p - t[0]) >= 0.0 ? normal : Vec3(-normal);
-}
-
-// Triangle (a) against sphere (b). On an inactive edge or vertex the face normal is used, so a
-// sphere rolls across the joins of a flat mesh as over a plane.
-bool triangleSphere(const std::array<Vec3, 3>& t, const Vec3& normal, std::uint8_t active,
-                    const WorldShape& s, double margin, int triangle, Manifold& m) {
-  int feature = 0;
-  const Vec3 q = closestOnTriangle(t, s.center, feature);
-  const Vec3 up = facing(t, normal, s.center);
-  const std::uint32_t id = pack(PointId{}, triangle);
-  if ((s.center - q).norm() - s.radius > margin) return false;
-  if (feature != 0 && !featureActive(active, feature)) {
-    const double height = up.dot(s.center - t[0]);
-    if (height - s.radius > margin) return false;
-    m.normal = up;
-    m.count = 0;
-    addPoint(m, s.center - height * up, s.center - s.radius * up, id);
-    return true;
-  }
-  return roundedPair(q, 0.0, s.center, s.radius, margin, up, id, m);
-}
-
-// Which feature of triangle t a point on it lies on (0 face, 1..3 edge k-1, 4..6 vertex k-4),
-// from its barycentric weights; within 1e-6 of the triangle's size counts as on the boundary.
-int featureAt(const std::array<Vec3, 3>& t, const Vec3& q) {
-  constexpr double kOnBoundary = 1e-6;
-  const Vec3 n = (t[1] - t[0]).cross(t[2] - t[0]);
-  int small = 0, count = 0;
-  for (int k = 0; k < 3; ++k) {
-    const double w = (t[(k + 1) % 3] - q).cross(t[(k + 2) % 3] - q).dot(n) / n.squaredNorm();
-    if (w < kOnBoundary) {
-      small |= 1 << k;
-      ++count;
-    }
-  }
-  if (count == 0) return 0;
-  if (count == 1) {
-    const int opposite = small == 1 ? 0 : (small == 2 ? 1 : 2);
-    return 1 + (opposite + 1) % 3;  // the edge (opposite + 1) -> (opposite + 2)
-  }
-  for (int k = 0; k < 3; ++k)
-    if (!(small >> k & 1)) return 4 + k;
-  return 4;
-}
-
-// After a general triangle-shape manifold: if its normal is not the face normal and no point
-// lies on an active edge or vertex, turn it to the face normal and measure the separations along
-// it. `radius` rounds the other shape's core (its deepest point moves with the normal).
-void preferFaceNormal(const std::array<Vec3, 3>& t, const Vec3& normal, std::uint8_t active,
-                      double radius, Manifold& m) {
-  if (m.count == 0) return;
-  const Vec3 up = m.normal.dot(normal) >= 0.0 ? normal : Vec3(-normal);
-  if (m.normal.dot(up) >= 1.0 - 1e-9) return;
-  for (int i = 0; i < m.count; ++i)
-    if (featureActive(active, featureAt(t, m.points[i].on_a))) return;
-  const Vec3 old = m.normal;
-  m.normal = up;
-  for (int i = 0; i < m.count; ++i) {
-    ManifoldPoint& p = m.points[i];
-    p.on_b = p.on_b + radius * old - radius * up;
-    p.separation = up.dot(p.on_b - t[0]);
-    p.on_a = p.on_b - p.separation * up;
-  }
-}
-
-template <class Visit>
-void forEachTriangle(const TriangleMeshData& mesh, const Vec3& lo, const Vec3& hi, Visit&& visit) {
-  int stack[64];
-  int top = 0;
-  stack[top++] = 0;
-  while (top > 0) {
-    const TriangleMeshData::Node& node = mesh.nodes[stack[--top]];
-    if ((node.min.array() > hi.array()).any() || (node.max.array() < lo.array()).any()) continue;
-    if (node.left < 0) {
-      for (int i = node.first; i < node.first + node.count; ++i) visit(mesh.order[i]);
-    } else if (top + 2 <= 64) {
-      stack[top++] = node.right;
-      stack[top++] = node.left;
-    }
-  }
-}
-
 }  // namespace
 
 bool collideConvexPair(const WorldShape& a, const WorldShape& b, double margin, Manifold& m) {
@@ -888,56 +672,6 @@ bool collideConvexPair(const WorldShape& a, const WorldShape& b, double margin, 
 bool collidePolyhedra(const WorldShape& a, const WorldShape& b, double margin, Manifold& m) {
   m.count = 0;
   return polyPoly(polyOf(a), polyOf(b), margin, -1, m);
-}
-
-void collideMesh(const WorldShape& mesh_shape, const WorldShape& other, double margin,
-                 std::vector<Manifold>& out) {
-  const TriangleMeshData& mesh = *mesh_shape.mesh;
-  if (mesh.nodes.empty()) return;
-  // The other shape's (margin-grown) box in mesh coordinates.
-  const Vec3 c = 0.5 * (other.aabb_min + other.aabb_max), e = 0.5 * (other.aabb_max - other.aabb_min);
-  const Vec3 lc = mesh_shape.axes.transpose() * (c - mesh_shape.center);
-  const Vec3 le = mesh_shape.axes.transpose().cwiseAbs() * e;
-  thread_local std::vector<int> hits;  // scratch, reused: no allocation once warm
-  hits.clear();
-  forEachTriangle(mesh, lc - le, lc + le, [](int t) { hits.push_back(t); });
-  std::sort(hits.begin(), hits.end());
-  const ConvexSupport convex = supportOf(other);
-  const bool polyhedron = other.type == ShapeType::Box || other.type == ShapeType::ConvexHull;
-  for (int t : hits) {
-    std::array<Vec3, 3> tri;
-    for (int k = 0; k < 3; ++k)
-      tri[k] = mesh_shape.center + mesh_shape.axes * mesh.vertices[mesh.triangles[t][k]];
-    const Vec3 normal = mesh_shape.axes * mesh.normals[t];
-    const std::uint8_t active = mesh.active[t];
-    Manifold m;
-    bool hit = false;
-    if (other.type == ShapeType::Sphere) {
-      hit = triangleSphere(tri, normal, active, other, margin, t, m);
-    } else if (polyhedron) {
-      Poly p;
-      p.is_triangle = true;
-      p.tri = tri;
-      p.tri_normal = normal;
-      p.tri_active = active;
-      p.center = (tri[0] + tri[1] + tri[2]) / 3.0;
-      hit = polyPoly(p, polyOf(other), margin, t, m);
-      if (hit) preferFaceNormal(tri, normal, active, 0.0, m);
-    } else {
-      ConvexSupport ts;
-      ts.kind = ConvexSupport::Kind::Triangle;
-      ts.triangle = tri;
-      ts.center = (tri[0] + tri[1] + tri[2]) / 3.0;
-      hit = convexConvex(ts, convex, margin, t, m);
-      if (hit) preferFaceNormal(tri, normal, active, convex.radius, m);
-    }
-    // Keep only points within the margin (the face-normal turn can move them).
-    int kept = 0;
-    for (int i = 0; i < m.count; ++i)
-      if (m.points[i].separation <= margin) m.points[kept++] = m.points[i];
-    m.count = kept;
-    if (hit && m.count > 0) out.push_back(m);
-  }
 }
 
 }  // namespace sim::dynamics::detail

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "constraint_parts.h"
+#include "rows.h"
 
 namespace sim::dynamics::detail {
 

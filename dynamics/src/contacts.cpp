@@ -34,12 +34,6 @@ void projectOntoDisc(double (&fresh)[2], double bound) {
   }
 }
 
-/// A deterministic unit vector perpendicular to n.
-Vec3 perpendicular(const Vec3& n) {
-  const Vec3 t = std::abs(n.x()) < 0.57735 ? Vec3(n.cross(Vec3::UnitX())) : Vec3(n.cross(Vec3::UnitY()));
-  return t.normalized();
-}
-
 /// The local alternating sweeps over one manifold's N normal rows (see solveVelocity), on its
 /// coupling numbers k. N and the sweep directions are compile-time, so the loops unroll and the
 /// speeds and impulses stay in registers (written for a dynamic count, the indices were run-time
@@ -120,7 +114,6 @@ const ContactState* previousContact(const ContactState* first, const ContactStat
 }  // namespace
 
 void ContactSolver::init(const Model& model) {
-  batching_ = model.solver.batched_contacts;
   shapes_.clear();
   shape_owner_.clear();
   for (std::size_t b = 0; b < model.bodies.size(); ++b) {
@@ -211,19 +204,10 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       const double mu = std::sqrt(ma.friction * mb.friction);
       const double e = std::max(ma.restitution, mb.restitution);
       const Vec3 n = m.normal;
-      // Tangent basis: along a belt when one side is a conveyor, else a fixed choice.
-      Vec3 t1 = perpendicular(n);
-      Vec3 belt_dir[2] = {Vec3::Zero(), Vec3::Zero()};
-      const ShapeDef* sides[2] = {&da, &db};
-      const int owners[2] = {oa, ob};
-      for (int side = 0; side < 2; ++side) {
-        const ShapeDef& sd = *sides[side];
-        if (sd.belt_motor < 0) continue;
-        belt_dir[side] = orientations[owners[side]] * (sd.pose.rotation * sd.belt_direction);
-        const Vec3 in_plane = belt_dir[side] - belt_dir[side].dot(n) * n;
-        if (in_plane.norm() > 1e-6) t1 = in_plane.normalized();
-      }
-      const Vec3 t2 = n.cross(t1);
+      // Tangent basis and belt drive (belt.h), the same for every point of the manifold.
+      const BeltCoupling belt = beltCoupling(model, da, db, orientations[oa], orientations[ob], n);
+      const Vec3& t1 = belt.tangent[0];
+      const Vec3& t2 = belt.tangent[1];
 
       ContactManifold cm;
       cm.shape_a = i;
@@ -234,22 +218,6 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
       const int manifold_index = static_cast<int>(manifolds_.size());
       const ContactState* claimed[4] = {nullptr, nullptr, nullptr, nullptr};
-      const Vec3 tangents[2] = {t1, t2};
-      // Belt drive of the tangent rows (the same for every point): surface speed = coef * rotor
-      // speed; material speed of side b's surface adds to Cdot, side a's subtracts.
-      int rotor[2] = {-1, -1};
-      double rotor_coef[2][2] = {}, extra_k[2] = {0.0, 0.0};
-      for (int t = 0; t < 2; ++t) {
-        for (int side = 0; side < 2; ++side) {
-          const ShapeDef& sd = *sides[side];
-          if (sd.belt_motor < 0) continue;
-          const double coef = (side == 1 ? 1.0 : -1.0) * sd.belt_m_per_rad * tangents[t].dot(belt_dir[side]);
-          rotor[side] = sd.belt_motor;
-          rotor_coef[t][side] = coef;
-          const MotorDef& md = model.motors[sd.belt_motor];
-          extra_k[t] += coef * coef / md.rotorInertia();
-        }
-      }
       // The records are large: they are reused from earlier substeps, every field set below.
       point_count_ += m.count;
       if (points_.size() < static_cast<std::size_t>(point_count_)) points_.resize(static_cast<std::size_t>(point_count_));
@@ -274,11 +242,11 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
         p.tangent[1].dir = t2;
         p.normal.impulse = p.tangent[0].impulse = p.tangent[1].impulse = 0.0;
         for (int side = 0; side < 2; ++side) {
-          p.rotor[side] = rotor[side];
-          for (int t = 0; t < 2; ++t) p.rotor_coef[t][side] = rotor_coef[t][side];
+          p.rotor[side] = belt.rotor[side];
+          for (int t = 0; t < 2; ++t) p.rotor_coef[t][side] = belt.coef[t][side];
         }
       }
-      setupManifoldRows(manifold_points, m.count, a, b, extra_k, cm.k);
+      setupManifoldRows(manifold_points, m.count, a, b, belt.extra_k, cm.k);
       for (int k = 0; k < m.count; ++k) {
         const ManifoldPoint& mp = m.points[k];
         ContactPoint& p = manifold_points[k];
@@ -328,10 +296,7 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
     applyRow(p.normal, a, b, p.normal.impulse);
     for (int t = 0; t < 2; ++t) {
       applyRow(p.tangent[t], a, b, p.tangent[t].impulse);
-      for (int side = 0; side < 2; ++side) {
-        if (p.rotor[side] >= 0)
-          rotor_speed[p.rotor[side]] += p.tangent[t].impulse * p.rotor_coef[t][side] * rotor_inv_inertia[p.rotor[side]];
-      }
+      warmStartBelt(p.rotor, p.rotor_coef, t, p.tangent[t].impulse, rotor_speed, rotor_inv_inertia);
     }
   }
   for (const ContactManifold& m : manifolds_) {
@@ -365,16 +330,6 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
       if (changed <= tolerance) break;
     }
   }
-  if (!batching_) {
-    // One by one in manifold order: the reference the batched sweep reproduces.
-    const int nm = static_cast<int>(manifolds_.size());
-    for (int k = 0; k < nm; ++k) {
-      ContactManifold& m = manifolds_[reverse ? nm - 1 - k : k];
-      if (m.articulated_side < 0)
-        largest = std::max(largest, solveRigid(m, bodies, rotor_speed, rotor_inv_inertia, reverse));
-    }
-    return largest;
-  }
   if (!batched_) batch(bodies, static_cast<int>(rotor_speed.size()));
   // The others level by level (see ContactBatches): the sequential sweep's order, with each
   // level's batchable manifolds four at a time.
@@ -407,8 +362,7 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
     for (int t = 0; t < 2; ++t) {
       const ContactRow& row = p.tangent[t];
       double v = rowVelocity(row, a, b);
-      for (int side = 0; side < 2; ++side)
-        if (p.rotor[side] >= 0) v += p.rotor_coef[t][side] * rotor_speed[p.rotor[side]];
+      addBeltSpeed(v, p.rotor, p.rotor_coef, t, rotor_speed);
       fresh[t] = row.impulse - v * row.mass;
     }
     projectOntoDisc(fresh, bound);
@@ -422,10 +376,7 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
     a.w -= d0 * p.tangent[0].dw_a + d1 * p.tangent[1].dw_a;
     b.v += b.inv_mass * push;
     b.w += d0 * p.tangent[0].dw_b + d1 * p.tangent[1].dw_b;
-    for (int side = 0; side < 2; ++side)
-      if (p.rotor[side] >= 0)
-        rotor_speed[p.rotor[side]] += (d0 * p.rotor_coef[0][side] + d1 * p.rotor_coef[1][side]) *
-                                      rotor_inv_inertia[p.rotor[side]];
+    applyBelt(p.rotor, p.rotor_coef, d0, d1, rotor_speed, rotor_inv_inertia);
     largest = std::max(largest, std::max(std::abs(d0), std::abs(d1)));
   }
   // The points of one manifold share both bodies, so they fight through the bodies' rotation
@@ -486,7 +437,7 @@ void ContactSolver::batch(const std::vector<SolverBody>& bodies, int rotors) {
     const ContactManifold& m = manifolds_[mi];
     bool plain = m.torsion_radius == 0.0;
     for (int k = m.first; plain && k < m.first + m.count; ++k)
-      plain = points_[k].rotor[0] < 0 && points_[k].rotor[1] < 0;
+      plain = !hasBelt(points_[k].rotor);
     scheduling_[mi] = m.articulated_side >= 0 ? Scheduling::Skip
                       : plain                 ? Scheduling::Batched
                                               : Scheduling::Scalar;
@@ -522,7 +473,7 @@ bool ContactSolver::articulable(const ContactManifold& m,
   const ContactPoint& p0 = points_[m.first];
   if (articulation.isLink(p0.a) == articulation.isLink(p0.b)) return false;
   for (int k = m.first; k < m.first + m.count; ++k)
-    if (points_[k].rotor[0] >= 0 || points_[k].rotor[1] >= 0) return false;
+    if (hasBelt(points_[k].rotor)) return false;
   return true;
 }
 
@@ -690,9 +641,10 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
   return largest;
 }
 
-double ContactSolver::solvePosition(const ContactSettings& cfg, double beta,
-                                    std::vector<Vec3>& positions, std::vector<Quat>& orientations,
+double ContactSolver::solvePosition(const ContactSettings& cfg, std::vector<Vec3>& positions,
+                                    std::vector<Quat>& orientations,
                                     const std::vector<SolverBody>& bodies) {
+  const double beta = cfg.position_correction;
   double largest = 0.0;
   // Per manifold, linearised at the poses as they are now: local alternating sweeps over the
   // points, each push removing the fraction beta of that point's remaining penetration beyond

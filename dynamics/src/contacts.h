@@ -14,9 +14,11 @@
 
 #include <vector>
 
+#include "articulation.h"
+#include "belt.h"
 #include "collision.h"
-#include "constraint_parts.h"
 #include "contact_batches.h"
+#include "rows.h"
 
 namespace sim::dynamics::detail {
 
@@ -43,7 +45,7 @@ struct ContactPoint {
   double target = 0.0;  ///< Smallest allowed normal speed (m/s).
   double friction = 0.0;
   ContactRow normal, tangent[2];
-  // Belt (conveyor) drive of the tangent rows: surface speed = coef * rotor speed.
+  // Belt (conveyor) drive of the tangent rows (belt.h): surface speed = coef * rotor speed.
   int rotor[2] = {-1, -1};      ///< Motor rotors of side a and side b belts.
   double rotor_coef[2][2] = {}; ///< [tangent][side] Cdot contribution per rotor rad/s.
 };
@@ -96,8 +98,9 @@ class ContactSolver {
   double solveVelocity(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
                        const std::vector<double>& rotor_inv_inertia, bool reverse,
                        double tolerance);
-  /// One split-impulse pass; returns the largest penetration beyond the slop.
-  double solvePosition(const ContactSettings& cfg, double beta, std::vector<Vec3>& positions,
+  /// One split-impulse pass, removing cfg.position_correction of each point's penetration beyond
+  /// the slop; returns the largest penetration beyond the slop.
+  double solvePosition(const ContactSettings& cfg, std::vector<Vec3>& positions,
                        std::vector<Quat>& orientations, const std::vector<SolverBody>& bodies);
   /// Writes the points and their impulses to the state (sorted; the next warm start).
   void store(State& s);
@@ -150,7 +153,6 @@ class ContactSolver {
   std::vector<std::pair<int, int>> articulated_keys_;  // scratch of articulate()
   BlockArticulation* articulation_ = nullptr;
   ContactBatches batches_;
-  bool batching_ = true;                // SolverSettings::batched_contacts
   bool batched_ = false;                // batches_ holds this substep's rows
   std::vector<Scheduling> scheduling_;  // scratch of batch()
   std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()

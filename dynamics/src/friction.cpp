@@ -58,8 +58,7 @@ double stribeckFriction(StribeckCurve curve, const StribeckParams& p, double spe
 double linearisedStribeck(const StribeckParams& p, double zero_zone_radps, double speed) {
   const double a = std::abs(speed);
   if (a <= zero_zone_radps) return (p.breakaway / zero_zone_radps) * speed + p.viscous * speed;
-  const double r = (a - zero_zone_radps) / p.stribeck_speed;
-  const double g = p.coulomb + (p.breakaway - p.coulomb) * std::exp(-std::pow(r, p.exponent));
+  const double g = stribeckMagnitude(StribeckCurve::Generalised, p, a - zero_zone_radps);
   return g * sign(speed) + p.viscous * speed;
 }
 
@@ -121,8 +120,11 @@ std::string validate(const StickSlipLuGreParams& p) {
 
 StickSlipSample stepStickSlipLuGre(const StickSlipLuGreParams& p, StickSlipState& s, double u,
                                    double speed, double mass, double dt) {
-  const double r = speed / p.stribeck_speed;
-  const double g = p.coulomb + (p.breakaway - p.coulomb) * std::exp(-r * r);
+  StribeckParams curve;
+  curve.coulomb = p.coulomb;
+  curve.breakaway = p.breakaway;
+  curve.stribeck_speed = p.stribeck_speed;
+  const double g = stribeckMagnitude(StribeckCurve::Gaussian, curve, std::abs(speed));
   const double rate = p.sigma0 * std::abs(speed) / g;
   const double zdot = speed - rate * s.z;
   StickSlipSample out;

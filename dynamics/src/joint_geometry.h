@@ -10,9 +10,16 @@
 // consistent with its position function even while the hinge is slightly violated.
 //
 // A prismatic coordinate is s = d.n_a0 with d the vector from anchor a to anchor b.
+//
+// jointCoordinate() is the one definition of a joint's coordinate: the initial state, the
+// sensors (Simulator::measureJointPosition) and the solver all measure it through it.
 #pragma once
 
 #include <dynamics/math.h>
+#include <dynamics/model.h>
+#include <dynamics/state.h>
+
+#include <vector>
 
 #include <cmath>
 #include <numbers>
@@ -65,6 +72,43 @@ inline Vec3 hingeAngleGradient(const JointFrames& f) {
 
 inline double prismaticPosition(const JointFrames& f) {
   return (f.anchor_b - f.anchor_a).dot(f.axes_a.col(0));
+}
+
+/// Rotation vector taking orientation qa to qb (world axes), the shorter way.
+inline Vec3 rotationError(const Quat& qa, const Quat& qb) {
+  Quat e = qb * qa.conjugate();
+  if (e.w() < 0.0) e.coeffs() = -e.coeffs();
+  return 2.0 * e.vec();
+}
+
+/// Whether the coordinate is an angle (continued across +-pi when unwrapped).
+inline bool angularCoordinate(JointType type) {
+  return type == JointType::Hinge || type == JointType::Flexure;
+}
+
+/// The joint's coordinate at frames f: a hinge's or flexure's angle in (-pi, pi] (a flexure's is
+/// its deformation's θ, the hinge angle about its bending axis), a slider's displacement (m); 0
+/// for ball and fixed joints, which have none.
+inline double jointCoordinate(JointType type, const JointFrames& f) {
+  if (angularCoordinate(type)) return hingeAngle(f);
+  if (type == JointType::Prismatic) return prismaticPosition(f);
+  return 0.0;
+}
+
+/// The coordinate measured as `measured` continued from `reference` (the last one): angles
+/// continue across +-pi, so a joint may turn many times.
+inline double unwrapCoordinate(JointType type, double measured, double reference) {
+  if (!angularCoordinate(type)) return measured;
+  return reference + wrapAngle(measured - reference);
+}
+
+/// The frames of joint `def` at the poses of `bodies` (a state's; the world for kWorld).
+inline JointFrames computeFrames(const JointDef& def, const std::vector<BodyState>& bodies) {
+  const BodyState world;
+  const BodyState& a = def.body_a == kWorld ? world : bodies.at(static_cast<std::size_t>(def.body_a));
+  const BodyState& b = bodies.at(static_cast<std::size_t>(def.body_b));
+  return computeFrames(a.position_m, a.orientation, def.frame_a, b.position_m, b.orientation,
+                       def.frame_b);
 }
 
 }  // namespace sim::dynamics::detail

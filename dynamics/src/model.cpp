@@ -55,6 +55,8 @@ std::vector<ModelError> validate(const Model& model) {
   if (!(c.slop_m >= 0.0)) fail("contact.slop", "must be >= 0 m");
   if (!(c.restitution_threshold_mps >= 0.0)) fail("contact.restitution_threshold", "must be >= 0 m/s");
   if (!(c.max_position_correction_m > 0.0)) fail("contact.max_position_correction", "must be > 0 m");
+  if (!(c.position_correction > 0.0 && c.position_correction <= 1.0))
+    fail("contact.position_correction", "must be in (0, 1]");
   if (!(c.sleep_linear_speed_mps >= 0.0)) fail("contact.sleep_linear_speed", "must be >= 0 m/s");
   if (!(c.sleep_angular_speed_radps >= 0.0)) fail("contact.sleep_angular_speed", "must be >= 0 rad/s");
   if (!(c.sleep_time_s >= 0.0)) fail("contact.sleep_time", "must be >= 0 s");

@@ -1,126 +1,12 @@
 #include "reduced_mechanism.h"
 
+#include "dense_factor.h"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
 namespace sim::dynamics::detail {
-
-namespace {
-
-// Cholesky factor of the leading m x m block of `s` in place (lower triangle). The matrices here
-// are a handful of rows (rotors, active limits), so plain loops on storage sized once.
-bool choleskyInPlace(Eigen::MatrixXd& s, Eigen::Index m) {
-  for (Eigen::Index j = 0; j < m; ++j) {
-    double d = s(j, j);
-    for (Eigen::Index p = 0; p < j; ++p) d -= s(j, p) * s(j, p);
-    if (!(d > 0.0)) return false;
-    const double root = std::sqrt(d);
-    s(j, j) = root;
-    for (Eigen::Index i = j + 1; i < m; ++i) {
-      double v = s(i, j);
-      for (Eigen::Index p = 0; p < j; ++p) v -= s(i, p) * s(j, p);
-      s(i, j) = v / root;
-    }
-  }
-  return true;
-}
-
-// x = (L L^T)^-1 x for the factor of choleskyInPlace().
-template <typename Vector>
-void choleskySolve(const Eigen::MatrixXd& l, Eigen::Index m, Vector&& x) {
-  for (Eigen::Index i = 0; i < m; ++i) {
-    double v = x[i];
-    for (Eigen::Index p = 0; p < i; ++p) v -= l(i, p) * x[p];
-    x[i] = v / l(i, i);
-  }
-  for (Eigen::Index i = m - 1; i >= 0; --i) {
-    double v = x[i];
-    for (Eigen::Index p = i + 1; p < m; ++p) v -= l(p, i) * x[p];
-    x[i] = v / l(i, i);
-  }
-}
-
-void symmetrise(Eigen::MatrixXd& m) {
-  for (Eigen::Index i = 0; i < m.rows(); ++i)
-    for (Eigen::Index j = 0; j < i; ++j) m(i, j) = m(j, i) = 0.5 * (m(i, j) + m(j, i));
-}
-
-// out = m^-1 when one off-diagonal 3 x 3 block of m is zero, as a hinge's rows (point rows, then
-// rotation rows: lower left zero) and a slider's (rotation rows first: upper left zero) have it:
-// two 3 x 3 inverses instead of a 6 x 6 elimination. False when the form does not apply.
-bool invertBlocks(const Mat6& m, Mat6& out) {
-  const auto p = m.topLeftCorner<3, 3>(), q = m.topRightCorner<3, 3>();
-  const auto r = m.bottomLeftCorner<3, 3>(), s = m.bottomRightCorner<3, 3>();
-  const double scale = m.cwiseAbs().maxCoeff();
-  auto inverse = [scale](const Mat3& a, Mat3& inv) {
-    bool ok = false;
-    double det = 0.0;
-    a.computeInverseAndDetWithCheck(inv, det, ok, 0.0);
-    return ok && std::abs(det) > 1e-12 * scale * scale * scale;
-  };
-  Mat3 a_inv, b_inv;
-  if (r.isZero(0.0)) {  // [[P, Q], [0, S]]^-1 = [[P^-1, -P^-1 Q S^-1], [0, S^-1]]
-    if (!inverse(p, a_inv) || !inverse(s, b_inv)) return false;
-    out.topLeftCorner<3, 3>() = a_inv;
-    out.topRightCorner<3, 3>().noalias() = -(a_inv * q * b_inv);
-    out.bottomLeftCorner<3, 3>().setZero();
-    out.bottomRightCorner<3, 3>() = b_inv;
-    return true;
-  }
-  if (p.isZero(0.0)) {  // [[0, Q], [R, S]]^-1 = [[-R^-1 S Q^-1, R^-1], [Q^-1, 0]]
-    if (!inverse(r, a_inv) || !inverse(q, b_inv)) return false;
-    out.topLeftCorner<3, 3>().noalias() = -(a_inv * s * b_inv);
-    out.topRightCorner<3, 3>() = a_inv;
-    out.bottomLeftCorner<3, 3>() = b_inv;
-    out.bottomRightCorner<3, 3>().setZero();
-    return true;
-  }
-  return false;
-}
-
-// out = m^-1 by Gauss-Jordan elimination with partial pivoting, in plain loops (Eigen's LU takes
-// its general dynamic-size path here, several times slower). False when a pivot falls below
-// 1e-12 of the largest entry: the rows do not fix all six freedoms.
-bool invert6(const Mat6& m, Mat6& out) {
-  Mat6 a = m;
-  out.setIdentity();
-  const double scale = m.cwiseAbs().maxCoeff();
-  for (int c = 0; c < 6; ++c) {
-    int p = c;
-    for (int r = c + 1; r < 6; ++r)
-      if (std::abs(a(r, c)) > std::abs(a(p, c))) p = r;
-    if (!(std::abs(a(p, c)) > 1e-12 * scale)) return false;
-    if (p != c) {
-      a.row(p).swap(a.row(c));
-      out.row(p).swap(out.row(c));
-    }
-    const double inv = 1.0 / a(c, c);
-    a.row(c) *= inv;
-    out.row(c) *= inv;
-    for (int r = 0; r < 6; ++r) {
-      if (r == c) continue;
-      const double f = a(r, c);
-      if (f == 0.0) continue;
-      a.row(r) -= f * a.row(c);
-      out.row(r) -= f * out.row(c);
-    }
-  }
-  return true;
-}
-
-// out = m^-1 for a symmetric positive definite m (work: scratch of the same size).
-bool invertSpd(const Eigen::MatrixXd& m, Eigen::MatrixXd& work, Eigen::MatrixXd& out) {
-  const Eigen::Index n = m.rows();
-  work = m;
-  if (!choleskyInPlace(work, n)) return false;
-  out.setIdentity(n, n);
-  for (Eigen::Index c = 0; c < n; ++c) choleskySolve(work, n, out.col(c));
-  symmetrise(out);
-  return true;
-}
-
-}  // namespace
 
 void ReducedMechanism::plan(int links, int rotors, std::vector<Joint> joints) {
   links_ = links;
@@ -156,6 +42,19 @@ void ReducedMechanism::plan(int links, int rotors, std::vector<Joint> joints) {
   to_link_.setZero(6, rotors);
   active_.reserve(nj);
   snapshot_active_.reserve(nj);
+}
+
+void ReducedMechanism::setJoint(int joint, const Row rows[6], const double targets[5],
+                                const Vec6& leader_velocity) {
+  JointRows& f = frames_[static_cast<std::size_t>(joint)];
+  for (int r = 0; r < 6; ++r) {
+    f.rows_a.block<1, 3>(r, 0) = rows[r].lin_a.transpose();
+    f.rows_a.block<1, 3>(r, 3) = rows[r].ang_a.transpose();
+    f.rows_b.block<1, 3>(r, 0) = rows[r].lin_b.transpose();
+    f.rows_b.block<1, 3>(r, 3) = rows[r].ang_b.transpose();
+    if (r < 5) f.targets[r] = targets[r];
+  }
+  f.leader_velocity = leader_velocity;
 }
 
 void ReducedMechanism::setLink(int link, double mass, const Mat3& inertia_world) {

@@ -16,7 +16,7 @@
 // N_other H N_link^T, H the inverse of A with the characteristics and active limits.
 #pragma once
 
-#include "constraint_parts.h"
+#include "rows.h"
 
 #include <Eigen/Dense>
 
@@ -62,8 +62,9 @@ class ReducedMechanism {
   int rotorCount() const { return rotors_; }
   const std::vector<Joint>& joints() const { return joints_; }
 
-  /// This substep's data (before build()).
-  JointRows& rows(int joint) { return frames_[static_cast<std::size_t>(joint)]; }
+  /// This substep's data (before build()): a joint's six rows (Row: its parts on the leader,
+  /// a, and the follower, b), the five hard rows' target speeds and a static leader's velocity.
+  void setJoint(int joint, const Row rows[6], const double targets[5], const Vec6& leader_velocity);
   const JointRows& rows(int joint) const { return frames_[static_cast<std::size_t>(joint)]; }
   void setLink(int link, double mass, const Mat3& inertia_world);
   void setRotorInertia(int rotor, double inertia);

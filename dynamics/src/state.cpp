@@ -193,13 +193,7 @@ State makeInitialState(const Model& model) {
   s.joints.resize(model.joints.size());
   for (std::size_t i = 0; i < model.joints.size(); ++i) {
     const JointDef& j = model.joints[i];
-    const BodyState world;
-    const BodyState& a = j.body_a == kWorld ? world : s.bodies[j.body_a];
-    const BodyState& b = s.bodies[j.body_b];
-    const auto f = detail::computeFrames(a.position_m, a.orientation, j.frame_a, b.position_m,
-                                         b.orientation, j.frame_b);
-    if (j.type == JointType::Hinge) s.joints[i].position = detail::hingeAngle(f);
-    if (j.type == JointType::Prismatic) s.joints[i].position = detail::prismaticPosition(f);
+    s.joints[i].position = detail::jointCoordinate(j.type, detail::computeFrames(j, s.bodies));
   }
   s.motors.resize(model.motors.size());
   for (std::size_t i = 0; i < model.motors.size(); ++i) {

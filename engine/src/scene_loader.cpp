@@ -198,13 +198,32 @@ std::shared_ptr<const ImportedModel> importModel(const Context& ctx, const MapRe
   }
 }
 
+// Solver keys that selected between two implementations of one idea. The solver now has one
+// path per idea (docs/dynamics.md), so a scene that still sets one is told what became of it.
+constexpr std::array<std::pair<const char*, const char*>, 3> kRemovedSolverKeys{{
+    {"batched_contacts", "rigid contact manifolds are always solved four at a time (the same "
+                         "results bit for bit as one by one)"},
+    {"low_rank_responses", "a mechanism's link responses now come from its rotor coordinates or, "
+                           "in full coordinates, from the block's factor"},
+    {"reduced_mechanisms", "a tree of hinges and sliders on a static base, each coupled rigidly "
+                           "to a rotor, is always solved in its rotors' coordinates"},
+}};
+
 void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& s) {
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      for (const auto& [key, now] : kRemovedSolverKeys) {
+        if (entry.first.Scalar() == key)
+          ctx.fail(entry.first, std::string("solver.") + key,
+                   fmt::format("this key is gone: {}; remove it", now));
+      }
+    }
+  }
   MapReader m(ctx, node, "solver",
               {"time_step", "substeps", "velocity_iterations", "position_iterations",
                "velocity_tolerance", "position_tolerance", "position_correction",
                "max_linear_speed", "max_angular_speed", "max_motor_speed", "warm_start",
-               "articulated_contacts", "batched_contacts", "low_rank_responses",
-               "reduced_mechanisms"});
+               "articulated_contacts"});
   s.time_step_s = m.number("time_step", s.time_step_s);
   s.substeps = m.integer("substeps", s.substeps);
   s.velocity_iterations = m.integer("velocity_iterations", s.velocity_iterations);
@@ -217,19 +236,18 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
   s.max_motor_speed_radps = m.number("max_motor_speed", s.max_motor_speed_radps);
   s.warm_start = m.boolean("warm_start", s.warm_start);
   s.articulated_contacts = m.boolean("articulated_contacts", s.articulated_contacts);
-  s.batched_contacts = m.boolean("batched_contacts", s.batched_contacts);
-  s.low_rank_responses = m.boolean("low_rank_responses", s.low_rank_responses);
-  s.reduced_mechanisms = m.boolean("reduced_mechanisms", s.reduced_mechanisms);
 }
 
 void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings& c) {
   MapReader m(ctx, node, "contact",
-              {"margin", "slop", "restitution_threshold", "max_position_correction", "sleep",
-               "sleep_linear_speed", "sleep_angular_speed", "sleep_time"});
+              {"margin", "slop", "restitution_threshold", "max_position_correction",
+               "position_correction", "sleep", "sleep_linear_speed", "sleep_angular_speed",
+               "sleep_time"});
   c.margin_m = m.number("margin", c.margin_m);
   c.slop_m = m.number("slop", c.slop_m);
   c.restitution_threshold_mps = m.number("restitution_threshold", c.restitution_threshold_mps);
   c.max_position_correction_m = m.number("max_position_correction", c.max_position_correction_m);
+  c.position_correction = m.number("position_correction", c.position_correction);
   c.sleep_enabled = m.boolean("sleep", c.sleep_enabled);
   c.sleep_linear_speed_mps = m.number("sleep_linear_speed", c.sleep_linear_speed_mps);
   c.sleep_angular_speed_radps = m.number("sleep_angular_speed", c.sleep_angular_speed_radps);

@@ -30,7 +30,6 @@ namespace sim::render {
 namespace {
 
 const osg::Vec4 kSky(0.62f, 0.74f, 0.86f, 1.0f);
-// Node mask bits of the shadow passes (every other node keeps all bits set).
 // Fragment stage of the shadowed scene; vertices stay with the fixed pipeline, which lights them
 // (gl_Color) and generates the shadow-map coordinates on unit 1 from the technique's TexGen. A
 // fragment the sun cannot see keeps the ambient part only (emission + material ambient times
@@ -49,6 +48,7 @@ void main() {
 }
 )";
 
+// Node mask bits of the shadow passes (every other node keeps all bits set).
 constexpr osg::Node::NodeMask kReceivesShadow = 0x1;
 constexpr osg::Node::NodeMask kCastsShadow = 0x2;
 

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture.h"
+
 namespace sim::dynamics {
 namespace {
 
@@ -67,7 +69,7 @@ TEST(Brake, PowerLiftsTheBrake) {
     m.motors[0].initial_voltage = u;
     Simulator sim(m);
     State s = sim.initialState();
-    for (int n = 0; n < 100; ++n) sim.step(s);
+    checkedSteps(sim, s, 100);
     return s.joints[0].position;
   };
   EXPECT_EQ(run(15.0, 0.3), run(0.0, 0.3));
@@ -131,8 +133,8 @@ TEST(Brake, ReleasedFlagIsPartOfTheState) {
   EXPECT_TRUE(back.motors[0].brake_released);
   State a = released, b = back;
   for (int n = 0; n < 50; ++n) {
-    sim.step(a);
-    sim.step(b);
+    checkedStep(sim, a);
+    checkedStep(sim, b);
   }
   EXPECT_EQ(a, b);
   EXPECT_GT(a.joints[0].position - s.joints[0].position, 1e-3) << "released: it creeps";
@@ -162,7 +164,7 @@ TEST(Brake, PrismaticBrakeHoldsAForce) {
     for (int n = 0; n < 120; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
     ASSERT_GT(s.joints[joint].position, 0.05) << "raised by the powered motor, brake lifted";
     s.motors[static_cast<std::size_t>(lift)].voltage = 0.0;
-    for (int n = 0; n < 48; ++n) sim.step(s);
+    checkedSteps(sim, s, 48);
     const double z = s.joints[joint].position;
     for (int n = 0; n < 240; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
     if (brake > weight) {

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fixture.h"
+
 namespace sim::dynamics::contact_testing {
 
 /// A cylinder shape (local z axis) centred on its body.
@@ -33,9 +35,7 @@ inline double run(Simulator& sim, State& s, double seconds) {
   const int steps = static_cast<int>(std::lround(seconds / sim.model().solver.time_step_s));
   double worst = 0.0;
   for (int i = 0; i < steps; ++i) {
-    const StepReport r = sim.step(s);
-    EXPECT_EQ(r.fault.kind, Fault::Kind::None) << r.fault.describe();
-    if (r.fault.kind != Fault::Kind::None) break;
+    if (checkedStep(sim, s).fault.kind != Fault::Kind::None) break;
     worst = std::max(worst, maxPenetration(s));
   }
   return worst;

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture.h"
 #include "validation_record.h"
 
 #include <algorithm>
@@ -213,7 +214,7 @@ TEST(DriveCoupled, SaveRestoreAndReplayBitIdentical) {
   m.joints[0].friction.viscous = 0.001;
   Simulator sim(m);
   State s = sim.initialState();
-  for (int n = 0; n < 100; ++n) sim.step(s);
+  checkedSteps(sim, s, 100);
   ASSERT_NE(s.motors[0].current_A, 0.0);
   ASSERT_NE(s.joints[0].friction_z, 0.0);
   const State saved = State::deserialize(s.serialize());
@@ -222,8 +223,8 @@ TEST(DriveCoupled, SaveRestoreAndReplayBitIdentical) {
   Simulator other(m);
   for (int n = 0; n < 200; ++n) {
     if (n == 50) a.motors[0].voltage = b.motors[0].voltage = -0.8;
-    sim.step(a);
-    other.step(b);
+    checkedStep(sim, a);
+    checkedStep(other, b);
     ASSERT_TRUE(a == b) << "step " << n;
   }
 }
@@ -603,7 +604,7 @@ TEST(LuGreJoint, SticksWhileDriveBelowFriction) {
   EXPECT_FALSE(s.joints[0].slipping);
   const double x = s.joints[0].position;
   for (int n = 0; n < 480; ++n) {
-    sim.step(s);
+    checkedStep(sim, s);
     ASSERT_FALSE(s.joints[0].slipping) << "step " << n;
     ASSERT_LT(std::abs(s.joints[0].speed), 5e-5);
   }
@@ -620,7 +621,7 @@ TEST(LuGreJoint, SlipsWhenDriveExceedsFriction) {
   State s = settled(sim);
   EXPECT_TRUE(s.joints[0].slipping);
   const double v0 = s.joints[0].speed;
-  sim.step(s);
+  checkedStep(sim, s);
   const double accel = (s.joints[0].speed - v0) / kDt;
   // Backward-Euler viscous row: σ2 at the end speed; 0.1 % covers v0 vs v1.
   const double expected = 2.0 - 1.0 - 0.4 * s.joints[0].speed;

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "fixture.h"
+
 namespace sim::dynamics {
 namespace {
 
@@ -112,7 +114,7 @@ TEST(Impact, FootTouchdownMatchesTheImpactEquation) {
   const VectorXd hinv_jt = h.ldlt().solve(jn.transpose());
   const VectorXd expected = qd - hinv_jt * ((jn * qd) / (jn * hinv_jt));
 
-  sim.step(s);
+  checkedStep(sim, s);
   const VectorXd after = tree.velocities(s);
   ASSERT_FALSE(sim.contacts(s).empty());
   std::printf("velocity change %.4g, solver vs impact equation %.3g, normal speed after %.3g\n",

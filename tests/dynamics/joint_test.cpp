@@ -1,8 +1,9 @@
-// Pins the constraint parts of dynamics/src/constraint_parts.h and the joint coordinates of
+// Pins the constraint parts of dynamics/src/joint_parts.h and motor_block.h and the joint coordinates of
 // dynamics/src/joint_geometry.h: every Jacobian against central finite differences of its position
 // function at random poses, and the block effective mass K = J M^-1 J^T of RowBlock against a
 // dense product.
-#include "constraint_parts.h"
+#include "joint_parts.h"
+#include "motor_block.h"
 #include "joint_geometry.h"
 
 #include <dynamics/math.h>
@@ -322,7 +323,7 @@ TEST_F(JointJacobianTest, MotorCouplingRowMatchesFiniteDifferences) {
     AxisRow ax;
     ax.setup(bodies[0], bodies[1], Vec3::Zero(), -g, g);
     RowBlock block;
-    detail::BlockRow& c = block.add(bodies, 0, 1, -ax.lin, ax.ang_a, ax.lin, ax.ang_b,
+    detail::BlockRow& c = block.add(bodies, 0, 1, detail::Row{-ax.lin, ax.ang_a, ax.lin, ax.ang_b},
                                     detail::ImpulseSink::MotorCoupling, 0);
     c.rotor = 0;
     c.rotor_coef = -1.0 / r;
@@ -458,7 +459,7 @@ TEST_F(JointJacobianTest, RowBlockAssemblesJMinvJtAndSolvesTheRows) {
     const Vec3 zero = Vec3::Zero();
     // Motor characteristic: soft row on the rotor alone.
     {
-      detail::BlockRow& ch = block.add(bodies, kWorldBody, kWorldBody, zero, zero, zero, zero,
+      detail::BlockRow& ch = block.add(bodies, kWorldBody, kWorldBody, detail::Row{zero, zero, zero, zero},
                                        ImpulseSink::MotorCharacteristic, 0);
       ch.rotor = 0;
       ch.rotor_coef = 1.0;
@@ -468,18 +469,18 @@ TEST_F(JointJacobianTest, RowBlockAssemblesJMinvJtAndSolvesTheRows) {
     // Hinge point and rotation rows between 0 and 1, as addJointRows builds them.
     for (int k = 0; k < 3; ++k) {
       const Vec3 e = Vec3::Unit(k);
-      block.add(bodies, 0, 1, -e, -f.arm_a.cross(e), e, f.arm_b.cross(e), ImpulseSink::JointLinear,
+      block.add(bodies, 0, 1, detail::Row{-e, -f.arm_a.cross(e), e, f.arm_b.cross(e)}, ImpulseSink::JointLinear,
                 0);
     }
     HingeRotationPart hr;
     hr.setup(bodies[0], bodies[1], f.axes_a.col(0), f.axes_b.col(1), f.axes_b.col(2));
     for (const Vec3& u : {hr.u1, hr.u2})
-      block.add(bodies, 0, 1, zero, -u, zero, u, ImpulseSink::JointAngular, 0);
+      block.add(bodies, 0, 1, detail::Row{zero, -u, zero, u}, ImpulseSink::JointAngular, 0);
     // Motor coupling on the hinge axis.
     {
       const Vec3 g = detail::hingeAngleGradient(f);
       detail::BlockRow& c =
-          block.add(bodies, 0, 1, zero, -g, zero, g, ImpulseSink::MotorCoupling, 0);
+          block.add(bodies, 0, 1, detail::Row{zero, -g, zero, g}, ImpulseSink::MotorCoupling, 0);
       c.rotor = 0;
       c.rotor_coef = -1.0 / r;
       c.rotor_dw = -rotor_inv_inertia / r;
@@ -490,11 +491,11 @@ TEST_F(JointJacobianTest, RowBlockAssemblesJMinvJtAndSolvesTheRows) {
       const Vec3 d = p.anchor_b - p.anchor_a;
       LineRows line;
       line.setup(bodies[1], bodies[2], p.arm_a, p.arm_b, d, p.axes_a.col(1), p.axes_a.col(2));
-      block.add(bodies, 1, 2, -line.row1.lin, line.row1.ang_a, line.row1.lin, line.row1.ang_b,
+      block.add(bodies, 1, 2, detail::Row{-line.row1.lin, line.row1.ang_a, line.row1.lin, line.row1.ang_b},
                 ImpulseSink::JointLinear, 1);
       const Vec3 arm = rng_.vec(0.5);
-      block.add(bodies, kWorldBody, 2, -Vec3::UnitZ(), zero, Vec3::UnitZ(),
-                arm.cross(Vec3::UnitZ()), ImpulseSink::JointLinear, 2);
+      block.add(bodies, kWorldBody, 2, detail::Row{-Vec3::UnitZ(), zero, Vec3::UnitZ(), arm.cross(Vec3::UnitZ())},
+                ImpulseSink::JointLinear, 2);
     }
     block.order();
     block.assemble({rotor_inv_inertia});
@@ -579,13 +580,13 @@ TEST_F(JointJacobianTest, RowBlockOrderedFactorMatchesDenseSolves) {
                                                 1.0 / rng_.uniform(1e-3, 1e-1)};
     RowBlock block;
     auto randomRow = [&](int a, int b, ImpulseSink sink) -> detail::BlockRow& {
-      return block.add(bodies, a, b, rng_.vec(1.0), rng_.vec(1.0), rng_.vec(1.0), rng_.vec(1.0),
+      return block.add(bodies, a, b,
+                       detail::Row{rng_.vec(1.0), rng_.vec(1.0), rng_.vec(1.0), rng_.vec(1.0)},
                        sink, 0);
     };
     auto motorRow = [&](int rotor) {
-      detail::BlockRow& ch = block.add(bodies, kWorldBody, kWorldBody, Vec3::Zero(), Vec3::Zero(),
-                                       Vec3::Zero(), Vec3::Zero(), ImpulseSink::MotorCharacteristic,
-                                       rotor);
+      detail::BlockRow& ch = block.add(bodies, kWorldBody, kWorldBody, detail::Row{},
+                                       ImpulseSink::MotorCharacteristic, rotor);
       ch.rotor = rotor;
       ch.rotor_coef = 1.0;
       ch.rotor_dw = rotor_inv_inertia[static_cast<std::size_t>(rotor)];

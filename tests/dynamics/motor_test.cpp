@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture.h"
+#include "simulator_testing.h"
 #include "validation_record.h"
 
 namespace sim::dynamics {
@@ -77,7 +79,7 @@ TEST(MotorConvergence, FirstOrderOrBetterWithGravityAndFriction) {
     Simulator sim(std::move(m));
     State s = sim.initialState();
     const int steps = static_cast<int>(std::lround(t_end / dt));
-    for (int i = 0; i < steps; ++i) sim.step(s);
+    checkedSteps(sim, s, steps);
     return s.joints[0].speed;
   };
   const double t_end = 2.0;
@@ -123,7 +125,7 @@ TEST(MotorMultiTurn, AngleIsContinuousOverSeveralTurns) {
   State s = sim.initialState();
   double previous = s.joints[0].position;
   for (int n = 0; n < 2000; ++n) {
-    sim.step(s);
+    checkedStep(sim, s);
     ASSERT_LT(std::abs(s.joints[0].position - previous), 0.1) << "jump at step " << n;
     ASSERT_NEAR(s.joints[0].position, s.motors[0].angle_rad / 2.0, 1e-6);
     previous = s.joints[0].position;
@@ -168,7 +170,7 @@ TEST(Repeater, FollowerLoadReachesTheMotor) {
     Simulator sim(std::move(m));
     State s = sim.initialState();
     for (int n = 1; n <= 10; ++n) {
-      sim.step(s);
+      checkedStep(sim, s);
       const double expected = mo.no_load_speed_radps * (1.0 - std::exp(-c * s.time_s / inertia));
       // Exact in step 1 (1e-12 relative). Later steps drift from the ideal at second order in
       // the jaw's rotation per step (the velocity-level point rows re-project the swinging
@@ -202,8 +204,8 @@ TEST(Repeater, BlockedJawBlocksEverything) {
   EXPECT_NEAR(s.motors[0].torque_Nm, -sim.model().motors[0].stall_torque_Nm, 1e-3);
 }
 
-// Hinge mechanisms solved in their rotors' coordinates (SolverSettings::reduced_mechanisms)
-// against the block in full coordinates, in lockstep: the two-link arm under gravity (its hinges'
+// Hinge mechanisms solved in their rotors' coordinates (the solver's way for such a tree)
+// against the block in full coordinates (detail::SimulatorTesting), in lockstep: the two-link arm under gravity (its hinges'
 // point and rotation rows carry the links' weight and their curvature targets) with the elbow
 // driven onto a stop, and the gripper's jaws on a repeater, the follower driven onto a stop.
 // Poses, joint speeds and every impulse the state keeps.
@@ -211,17 +213,16 @@ TEST(Repeater, BlockedJawBlocksEverything) {
 // to 800 N m); 1e-9 and 1e-6 leave room for rounding through 50 sweeps. Dropping a child joint's
 // wrench from its parent's in the leaf-to-root recovery errs by 29 N m.
 TEST(ReducedMechanism, HingeTreesMatchTheFullCoordinateBlock) {
-  auto arm = [](bool reduced) {
+  auto arm = [] {
     Model m = samples::twoLinkArm(0.005);
     m.gravity_mps2 = Vec3(0.0, 0.0, -9.81);
     m.joints[1].limit_enabled = true;  // the elbow (u = -0.7) runs onto a stop
     m.joints[1].lower_limit = -0.05;
     m.joints[1].upper_limit = 0.05;
     m.motors[0].initial_voltage = 1.0;
-    m.solver.reduced_mechanisms = reduced;
     return m;
   };
-  auto jaws = [](bool reduced) {
+  auto jaws = [] {
     // One jaw's stop only: with both jaws on stops together the split of their impulses is not
     // determined (any split holds the same motion; each method picks its own).
     Model m = samples::gripper(0.005);
@@ -229,18 +230,18 @@ TEST(ReducedMechanism, HingeTreesMatchTheFullCoordinateBlock) {
     m.joints[1].lower_limit = -0.3;
     m.joints[1].upper_limit = 0.3;
     m.motors[0].initial_voltage = 1.0;
-    m.solver.reduced_mechanisms = reduced;
     return m;
   };
   for (auto make : {+arm, +jaws}) {
-    Simulator full(make(false)), reduced(make(true));
+    Simulator full(make()), reduced(make());
+    detail::SimulatorTesting::solveBlocksInFullCoordinates(full);
     State a = full.initialState(), b = reduced.initialState();
     const double h = full.model().solver.time_step_s;
     double worst_q = 0.0, worst_load = 0.0, stop_load = 0.0;
     int reduced_steps = 0;
     for (int n = 0; n < 600; ++n) {
-      ASSERT_EQ(full.step(a).reduced_blocks, 0);
-      reduced_steps += reduced.step(b).reduced_blocks;
+      ASSERT_EQ(checkedStep(full, a).reduced_blocks, 0);
+      reduced_steps += checkedStep(reduced, b).reduced_blocks;
       for (std::size_t j = 0; j < a.joints.size(); ++j) {
         worst_q = std::max({worst_q, std::abs(a.joints[j].position - b.joints[j].position),
                             std::abs(a.joints[j].speed - b.joints[j].speed)});

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "contact_test_util.h"
+#include "fixture.h"
 
 namespace sim::dynamics {
 namespace {
@@ -242,14 +243,14 @@ TEST(ShapeContacts, SaveRestoreWithNewShapesIsBitExact) {
   samples::addSphere(m, "ball", 0.07, 1.0, Vec3(0.3, -0.3, 0.3));
   Simulator sim(m);
   State s = sim.initialState();
-  for (int i = 0; i < 150; ++i) sim.step(s);
+  checkedSteps(sim, s, 150);
   ASSERT_GT(s.contacts.size(), 6u);
   const State restored_image = State::deserialize(s.serialize());
   State restored = restored_image;
   Simulator fresh(m);
   for (int i = 0; i < 150; ++i) {
-    sim.step(s);
-    fresh.step(restored);
+    checkedStep(sim, s);
+    checkedStep(fresh, restored);
     ASSERT_EQ(s.hash(), restored.hash()) << "step " << i;
   }
   EXPECT_TRUE(s == restored);

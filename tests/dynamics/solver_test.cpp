@@ -7,8 +7,12 @@
 #include <cmath>
 #include <numbers>
 
+#include <Eigen/Dense>
 #include <gtest/gtest.h>
 
+#include "check.h"
+#include "dense_factor.h"
+#include "fixture.h"
 
 namespace sim::dynamics {
 namespace {
@@ -47,7 +51,7 @@ double measuredPeriod(double length, double angle0, double dt, double duration) 
   std::vector<double> crossings;
   double previous = s.joints[0].position;
   while (s.time_s < duration) {
-    sim.step(s);
+    checkedStep(sim, s);
     const double q = s.joints[0].position;
     if (previous < 0.0 && q >= 0.0) crossings.push_back(s.time_s - dt * q / (q - previous));
     previous = q;
@@ -138,7 +142,7 @@ TEST(Chain, SplitImpulsesDoNotInjectEnergy) {
   Simulator sim(model);
   State s = sim.initialState();
   const double e0 = totalEnergy(model, s);
-  for (int n = 0; n < 3000; ++n) sim.step(s);
+  checkedSteps(sim, s, 3000);
   // Friction-free but the solver dissipates a little; it must never create energy
   // (1e-3 J is 0.05 % of the chain's 2 J of potential energy swing).
   EXPECT_LT(totalEnergy(model, s), e0 + 1e-3);
@@ -152,12 +156,12 @@ TEST(Limits, HingeStopsAtItsLimit) {
   Simulator sim(std::move(m));
   State s = sim.initialState();
   EXPECT_NEAR(s.joints[0].position, kPi / 2.0, 1e-12);  // starts beyond its upper limit
-  for (int n = 0; n < 3000; ++n) sim.step(s);
+  checkedSteps(sim, s, 3000);
   // Pushed back inside and resting on the lower limit (gravity pulls toward 0, it swings and
   // settles against nothing: it must stay within the limits once inside).
   double lo = 1e9, hi = -1e9;
   for (int n = 0; n < 3000; ++n) {
-    sim.step(s);
+    checkedStep(sim, s);
     lo = std::min(lo, s.joints[0].position);
     hi = std::max(hi, s.joints[0].position);
   }
@@ -172,7 +176,7 @@ TEST(Limits, PendulumRestsOnLimitUnderGravity) {
   m.joints[0].upper_limit = 1.0;
   Simulator sim(std::move(m));
   State s = sim.initialState();
-  for (int n = 0; n < 4000; ++n) sim.step(s);
+  checkedSteps(sim, s, 4000);
   // Gravity pulls it to the lower limit where it rests; split impulses leave < 1e-4 rad.
   EXPECT_NEAR(s.joints[0].position, 0.5, 1e-4);
   EXPECT_NEAR(s.joints[0].speed, 0.0, 1e-3);
@@ -187,7 +191,7 @@ TEST(JointFriction, BreakawayHoldsBelowAndSlipsAbove) {
     m.joints[0].friction.breakaway = breakaway;
     Simulator sim(std::move(m));
     State s = sim.initialState();
-    for (int n = 0; n < 2000; ++n) sim.step(s);
+    checkedSteps(sim, s, 2000);
     return s.joints[0].position;
   };
   const double gravity_torque = 9.81 * std::sin(0.5);  // 4.70 N m at release
@@ -200,7 +204,7 @@ TEST(JointFriction, ViscousDampingDecaysTheSwing) {
   m.joints[0].friction.viscous = 2.0;  // N m s/rad on I = 1 kg m^2: decay time 1 s
   Simulator sim(std::move(m));
   State s = sim.initialState();
-  for (int n = 0; n < 6000; ++n) sim.step(s);
+  checkedSteps(sim, s, 6000);
   EXPECT_LT(std::abs(s.joints[0].position), 0.3 * std::exp(-5.0) * 1.5);
 }
 
@@ -217,7 +221,7 @@ TEST(FreeBody, MomentumIsConservedWithoutGravity) {
   m.bodies.push_back(b);
   Simulator sim(m);
   State s = sim.initialState();
-  for (int n = 0; n < 1000; ++n) sim.step(s);
+  checkedSteps(sim, s, 1000);
   EXPECT_TRUE(s.bodies[0].linear_velocity_mps.isApprox(b.linear_velocity_mps, 1e-14));
   EXPECT_NEAR((s.bodies[0].position_m - Vec3(1, -2, 0.5)).norm(), 0.0, 1e-9);
 }
@@ -341,7 +345,7 @@ TEST(Prismatic, SlidesAlongItsAxisUnderGravity) {
   m.joints.push_back(j);
   Simulator sim(m);
   State s = sim.initialState();
-  for (int n = 0; n < 1000; ++n) sim.step(s);
+  checkedSteps(sim, s, 1000);
   // s(t) = g sin(30 deg) t^2 / 2; semi-implicit Euler overshoots by g sin t dt / 2.
   const double a = 9.81 * 0.5;
   EXPECT_NEAR(s.joints[0].position, 0.5 * a * 1.0 + 0.5 * a * 1e-3, 1e-6);
@@ -372,7 +376,7 @@ TEST(Fixed, WeldedBodiesMoveAsOne) {
   State s = sim.initialState();
   double worst = 0.0;
   for (int n = 0; n < 2000; ++n) {
-    sim.step(s);
+    checkedStep(sim, s);
     worst = std::max(worst, samples::maxAnchorSeparation(m, s));
     const Vec3 e = 2.0 * (s.bodies[1].orientation * s.bodies[0].orientation.conjugate()).vec();
     ASSERT_LT(e.norm(), 1e-4);
@@ -383,4 +387,23 @@ TEST(Fixed, WeldedBodiesMoveAsOne) {
 }
 
 }  // namespace
+// Assertions (dynamics/src/check.h). The cheap invariant holds in every build: a State of
+// another model stops the step with a message instead of reading out of bounds.
+TEST(AssertionsDeathTest, StateOfAnotherModelStopsTheStep) {
+  Simulator sim(samples::chain(3));
+  State other = Simulator(samples::chain(5)).initialState();
+  EXPECT_DEATH(sim.step(other), "not one of this simulator's Model");
+}
+
+// Heavy validation (SIMTRAINER_VALIDATE builds, scripts/validate.sh): an indefinite K is caught
+// where a motor block's factor meets it.
+TEST(AssertionsDeathTest, ValidationCatchesAnIndefiniteBlockFactor) {
+  if (!detail::kValidate) GTEST_SKIP() << "built without SIMTRAINER_VALIDATE";
+  Eigen::MatrixXd k(2, 2);
+  k << 1.0, 2.0, 2.0, 1.0;  // eigenvalues 3 and -1: the second pivot is -3
+  detail::SmallLdlt ldlt;
+  ldlt.resize(2);
+  EXPECT_DEATH(ldlt.factorRows(k, 0, 2), "not positive semi-definite");
+}
+
 }  // namespace sim::dynamics

@@ -5,6 +5,7 @@
 #include <dynamics/simulator.h>
 #include <dynamics/state.h>
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +16,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "fixture.h"
 
 namespace sim::dynamics {
 namespace {
@@ -82,12 +85,12 @@ TEST_P(StateDeterminism, TwoSimulatorsStaySideBySideBitIdentical) {
 TEST_P(StateDeterminism, SaveRestoreReplaysBitIdentically) {
   Simulator sim(GetParam().make());
   State s = sim.initialState();
-  for (int n = 0; n < 250; ++n) sim.step(s);
+  checkedSteps(sim, s, 250);
   const std::vector<std::uint8_t> saved = s.serialize();
   std::vector<std::vector<double>> trace;
   std::vector<std::uint64_t> hashes;
   for (int n = 0; n < 250; ++n) {
-    sim.step(s);
+    checkedStep(sim, s);
     trace.push_back(jointPositions(s));
     hashes.push_back(s.hash());
   }
@@ -109,7 +112,7 @@ TEST_P(StateDeterminism, SaveRestoreReplaysBitIdentically) {
 TEST_P(StateDeterminism, SerializeRoundTripIsExact) {
   Simulator sim(GetParam().make());
   State s = sim.initialState();
-  for (int n = 0; n < 37; ++n) sim.step(s);
+  checkedSteps(sim, s, 37);
   const State back = State::deserialize(s.serialize());
   EXPECT_EQ(back, s);
   EXPECT_EQ(back.hash(), s.hash());
@@ -134,7 +137,7 @@ void expectRejected(const std::vector<std::uint8_t>& bytes, const std::string& n
 State steppedGripper() {
   Simulator sim(samples::gripper(0.005));
   State s = sim.initialState();
-  for (int n = 0; n < 20; ++n) sim.step(s);
+  checkedSteps(sim, s, 20);
   return s;
 }
 
@@ -225,6 +228,33 @@ TEST(FaultDetection, NonFiniteInChainNamesABody) {
   EXPECT_EQ(rep.fault.kind, Fault::Kind::NonFinite);
   EXPECT_EQ(rep.fault.item.rfind("body link", 0), 0u) << rep.fault.item;
   EXPECT_TRUE(rep.fault_is_new);
+}
+
+// The shared fixture (fixture.h): stepping through it, a fault report fails the test (once per
+// faulty step, naming the fault), and healthy steps do not.
+TEST(Fixture, CheckedStepsFailTheTestOnAFaultReport) {
+  Simulator sim(samples::twoLinkArm(0.01));
+  State s = sim.initialState();
+  auto failuresOf = [&](int steps) {
+    ::testing::TestPartResultArray failures;
+    {
+      ::testing::ScopedFakeTestPartResultReporter intercept(
+          ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+      if (steps == 1) checkedStep(sim, s);
+      else checkedSteps(sim, s, steps);
+    }
+    std::vector<std::string> messages;
+    for (int i = 0; i < failures.size(); ++i)
+      messages.emplace_back(failures.GetTestPartResult(i).message());
+    return messages;
+  };
+  EXPECT_TRUE(failuresOf(10).empty());
+  s.bodies[0].angular_velocity_radps.y() = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::string> one = failuresOf(1);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_NE(one[0].find("non-finite value in body upper"), std::string::npos) << one[0];
+  // checkedSteps stops at the first faulty step: one failure, not one per step.
+  EXPECT_EQ(failuresOf(5).size(), 1u);
 }
 
 // A free body (no joints to absorb it) faster than max_linear_speed_mps is a runaway.
@@ -338,10 +368,179 @@ constexpr std::uint64_t kChain20Hash200 = 0xd55844ecd327234f;
 TEST(DeterminismConstant, Chain20After200Steps) {
   Simulator sim(samples::chain(20));
   State s = sim.initialState();
-  for (int n = 0; n < 200; ++n) sim.step(s);
+  checkedSteps(sim, s, 200);
   std::printf("chain(20) hash after 200 steps: 0x%016llx\n",
               static_cast<unsigned long long>(s.hash()));
   EXPECT_EQ(s.hash(), kChain20Hash200);
+}
+
+// More committed constants, one per part of the solver the chain does not reach, under the same
+// rules as kChain20Hash200: each may change only with a deliberate change to the arithmetic of
+// the part it names (say so in that commit). Each run must be fault-free, so that a hash cannot
+// be pinned on a broken run.
+std::uint64_t hashAfter(Model model, int steps, const std::function<void(int, State&)>& drive) {
+  Simulator sim(std::move(model));
+  State s = sim.initialState();
+  for (int n = 0; n < steps; ++n) {
+    drive(n, s);
+    const StepReport r = sim.step(s);
+    EXPECT_EQ(r.fault.kind, Fault::Kind::None) << r.fault.describe();
+  }
+  return s.hash();
+}
+
+void expectPinned(const char* name, std::uint64_t hash, std::uint64_t pinned) {
+  std::printf("%s: 0x%016llx\n", name, static_cast<unsigned long long>(hash));
+  EXPECT_EQ(hash, pinned) << name;
+}
+
+// Contacts: a 3 x 3 pile of columns six high falling, settling and falling asleep (batched and
+// scalar manifolds, warm starts by feature, position passes, sleeping).
+TEST(DeterminismConstant, BoxPile) {
+  Model m = samples::boxPile(3, 3, 6, 1.0 / 240.0);
+  m.solver.velocity_iterations = 10;
+  expectPinned("box pile, 600 steps", hashAfter(m, 600, [](int, State&) {}), 0xc04418a740e1da65);
+}
+
+// A motor block: the grasp (articulated jaw contacts, the mechanism in its rotors' coordinates,
+// limits, the repeater): open onto the stops, close, squeeze and lift.
+TEST(DeterminismConstant, Grasp) {
+  const Model m = samples::graspScene(1.0 / 240.0);
+  const int jaws = m.findMotor("jaws"), lift = m.findMotor("lift");
+  expectPinned("grasp, 600 steps", hashAfter(m, 600, [&](int n, State& s) {
+    s.motors[jaws].voltage = n < 120 ? -1.0 : 1.0;
+    s.motors[lift].voltage = n < 300 ? 0.0 : 1.0;
+  }), 0xec1078ed6a5d4645);
+}
+
+// A block in full coordinates: the gripper's jaws on a seed 000 drive with backlash and eq. 22
+// output friction (drive rows, backlash flanks, the drive's friction), each jaw with a limit.
+TEST(DeterminismConstant, DriveGripper) {
+  Model m = samples::gripper(1.0 / 240.0);
+  DriveDef d;
+  d.backlash = 0.002;
+  d.friction = DriveFriction::LuGre;
+  m.motors[0].drive = d;
+  for (JointDef& j : m.joints) {
+    j.limit_enabled = true;
+    j.lower_limit = -0.3;
+    j.upper_limit = 0.3;
+  }
+  expectPinned("drive gripper, 480 steps", hashAfter(m, 480, [](int n, State& s) {
+    s.motors[0].voltage = n < 240 ? 1.0 : -0.5;
+  }), 0x902e8b5af8108236);
+}
+
+// Tracks: belt rows reaching the motors' rotors through contact friction.
+TEST(DeterminismConstant, TrackedChassis) {
+  const Model m = samples::trackedChassis(1.0 / 240.0);
+  const int left = m.findMotor("left"), right = m.findMotor("right");
+  expectPinned("tracked chassis, 480 steps", hashAfter(m, 480, [&](int n, State& s) {
+    s.motors[left].voltage = 1.0;
+    s.motors[right].voltage = n < 240 ? 1.0 : -1.0;
+  }), 0x59a1d87fd6f25e5a);
+}
+
+// The undriven joint kinds and their axis rows: a ball pendulum, a welded pair, a slider with a
+// limit and Stribeck friction, a hinge with LuGre friction and viscous damping, all under gravity.
+TEST(DeterminismConstant, JointKinds) {
+  Model m;
+  m.solver.time_step_s = 1.0 / 240.0;
+  m.solver.velocity_iterations = 20;
+  m.gravity_mps2 = Vec3(0.0, 0.0, -9.81);
+  auto body = [&m](const char* name, const Vec3& at) {
+    BodyDef b;
+    b.name = name;
+    b.mass_kg = 0.5;
+    b.inertia_kgm2 = samples::boxInertia(0.5, Vec3(0.2, 0.05, 0.05));
+    b.position_m = at;
+    m.bodies.push_back(b);
+    return static_cast<int>(m.bodies.size()) - 1;
+  };
+  auto joint = [&m](const char* name, JointType type, int a, int b, const Vec3& anchor_a,
+                    const Vec3& anchor_b, const Quat& axes) {
+    JointDef j;
+    j.name = name;
+    j.type = type;
+    j.body_a = a;
+    j.body_b = b;
+    j.frame_a.position = anchor_a;
+    j.frame_a.rotation = axes;
+    j.frame_b.position = anchor_b;
+    j.frame_b.rotation = axes;
+    m.joints.push_back(j);
+    return static_cast<int>(m.joints.size()) - 1;
+  };
+  const Quat about_y(Eigen::AngleAxisd(0.5 * M_PI, Vec3::UnitZ()));
+  const int bob = body("bob", Vec3(0.3, 0.0, 0.0));
+  joint("ball", JointType::Ball, kWorld, bob, Vec3::Zero(), Vec3(-0.3, 0.0, 0.0), Quat::Identity());
+  const int welded = body("welded", Vec3(0.6, 0.0, 0.0));
+  joint("weld", JointType::Fixed, bob, welded, Vec3(0.15, 0.0, 0.0), Vec3(-0.15, 0.0, 0.0),
+        Quat::Identity());
+  const int slider = body("slider", Vec3(0.0, 1.0, 0.0));
+  const int s = joint("slide", JointType::Prismatic, kWorld, slider, Vec3(0.0, 1.0, 0.0),
+                      Vec3::Zero(), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitY())));
+  m.joints[s].limit_enabled = true;
+  m.joints[s].lower_limit = -0.2;
+  m.joints[s].upper_limit = 0.2;
+  m.joints[s].friction.breakaway = 0.8;
+  m.joints[s].friction.coulomb = 0.5;
+  m.joints[s].friction.stribeck_speed = 0.05;
+  m.joints[s].friction.curve = JointFrictionCurve::Tustin;
+  const int arm = body("arm", Vec3(0.1, 2.0, 0.0));
+  const int h = joint("hinge", JointType::Hinge, kWorld, arm, Vec3(0.0, 2.0, 0.0),
+                      Vec3(-0.1, 0.0, 0.0), about_y);
+  m.joints[h].friction.model = JointFrictionModel::LuGre;
+  m.joints[h].friction.coulomb = 0.05;
+  m.joints[h].friction.breakaway = 0.08;
+  m.joints[h].friction.stribeck_speed = 0.01;
+  m.joints[h].friction.viscous = 0.01;
+  expectPinned("joint kinds, 480 steps", hashAfter(m, 480, [](int, State&) {}), 0xfcf27ec176592026);
+}
+
+// A flexure from rest (its coordinate 0 in the initial state either way): the planar spring of
+// eq. 2 with unequal stiffnesses, and the torsion spring, under gravity and a constant load.
+TEST(DeterminismConstant, Flexure) {
+  Model m;
+  m.solver.time_step_s = 1.0 / 240.0;
+  m.solver.velocity_iterations = 20;
+  m.gravity_mps2 = Vec3(0.0, -9.81, 0.0);
+  BodyDef link;
+  link.name = "link";
+  link.mass_kg = 0.02;
+  link.inertia_kgm2 = Vec3(1e-7, 2.4e-5, 2.4e-5).asDiagonal();
+  link.position_m = Vec3(0.06, 0.0, 0.0);
+  m.bodies.push_back(link);
+  JointDef j;
+  j.name = "flex";
+  j.type = JointType::Flexure;
+  j.body_b = 0;
+  const Quat axes = Quat(Eigen::AngleAxisd(-M_PI / 2, Vec3::UnitY())) *
+                    Quat(Eigen::AngleAxisd(-M_PI / 2, Vec3::UnitX()));
+  j.frame_a.rotation = axes;
+  j.frame_b.position = Vec3(-0.06, 0.0, 0.0);
+  j.frame_b.rotation = axes;
+  j.flexure.k_x.stiffness = 2.4e6;
+  j.flexure.k_y.stiffness = 944.0;
+  j.flexure.k_z.stiffness = 0.4;
+  j.flexure.damping_linear = 5.0;
+  j.flexure.damping_angular = 1e-3;
+  m.joints.push_back(j);
+  Model prb = m;
+  prb.joints[0].flexure.model = FlexureModel::TorsionSpring;
+  std::uint64_t hashes[2];
+  for (int k = 0; k < 2; ++k) {
+    Simulator sim(k == 0 ? m : prb);
+    sim.setBodyLoad(0, Vec3(0.0, 0.05, 0.0), Vec3(0.0, 0.0, 0.002));
+    State st = sim.initialState();
+    for (int n = 0; n < 480; ++n) {
+      const StepReport r = sim.step(st);
+      EXPECT_EQ(r.fault.kind, Fault::Kind::None) << r.fault.describe();
+    }
+    hashes[k] = st.hash();
+  }
+  expectPinned("flexure (planar spring), 480 steps", hashes[0], 0xddb938196e895b7c);
+  expectPinned("flexure (torsion spring), 480 steps", hashes[1], 0x1149991aa3c1fa39);
 }
 
 }  // namespace

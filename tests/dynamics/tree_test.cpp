@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "fixture.h"
+
 namespace sim::dynamics {
 namespace {
 
@@ -139,7 +141,7 @@ TEST(KinematicTree, ForwardKinematicsMatchesSolverBodies) {
     double worst_x = 0, worst_v = 0, w_max = 0;
     const int steps = static_cast<int>(std::lround(0.4 / h));
     for (int n = 0; n < steps; ++n) {
-      sim.step(s);
+      checkedStep(sim, s);
       for (const BodyState& b : s.bodies) w_max = std::max(w_max, b.angular_velocity_radps.norm());
       if (n % 50 != 49) continue;
       const auto motion = tree.bodyMotions(tree.positions(s), tree.velocities(s));
@@ -356,7 +358,7 @@ Residual compareWithSolver(Model m, double duration) {
     }
     const VectorXd q0 = tree.positions(s), qd0 = tree.velocities(s);
     const State before = s;
-    sim.step(s);
+    checkedStep(sim, s);
     const VectorXd qdd = (tree.velocities(s) - qd0) / h;
     const KinematicTree::Forces id = tree.inverseDynamics(q0, qd0, qdd, m.gravity_mps2);
     for (std::size_t k = 0; k < m.motors.size(); ++k) {

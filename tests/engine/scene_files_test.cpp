@@ -467,6 +467,23 @@ cameras:
                                 "(another is at " + two + ":2)");
 }
 
+// The solver's implementation switches are gone (one path per idea): a scene or an override
+// that still sets one is refused with the file, the line, the key and what became of it.
+TEST_F(SceneFiles, RemovedSolverKeysAreRefusedByName) {
+  for (const char* key : {"batched_contacts", "low_rank_responses", "reduced_mechanisms"}) {
+    const std::string scene = write("old.yaml", std::string("solver:\n  time_step: 0.01\n  ") +
+                                                    key + ": true\nbodies:\n  - {name: b, mass: 1, "
+                                                    "box: [1, 1, 1]}\n");
+    const std::string text = errorOf(scene);
+    EXPECT_EQ(text.rfind(scene + ":3: solver." + key + ": this key is gone: ", 0), 0u) << text;
+    EXPECT_NE(text.find("; remove it"), std::string::npos) << text;
+    const std::string grasp = (kSource / "scenes/grasp.yaml").string();
+    const std::string set = errorOf(grasp, {parseOverride(std::string("solver.") + key + "=false")});
+    EXPECT_NE(set.find("solver." + std::string(key) + ": this key is gone: "), std::string::npos)
+        << set;
+  }
+}
+
 // --set takes true/false for switches, so a solver option can be compared without editing files;
 // anything else that is not a number is refused naming the key, and a switch value on a numeric
 // key is refused by that key's own check.
@@ -475,12 +492,6 @@ TEST(Overrides, SwitchesTakeTrueAndFalse) {
   EXPECT_TRUE(loadScene(grasp).model.solver.articulated_contacts);
   EXPECT_FALSE(loadScene(grasp, {parseOverride("solver.articulated_contacts=false")})
                    .model.solver.articulated_contacts);
-  EXPECT_TRUE(loadScene(grasp).model.solver.low_rank_responses);
-  EXPECT_FALSE(loadScene(grasp, {parseOverride("solver.low_rank_responses=false")})
-                   .model.solver.low_rank_responses);
-  EXPECT_TRUE(loadScene(grasp).model.solver.reduced_mechanisms);
-  EXPECT_FALSE(loadScene(grasp, {parseOverride("solver.reduced_mechanisms=false")})
-                   .model.solver.reduced_mechanisms);
   try {
     parseOverride("solver.articulated_contacts=yes");
     ADD_FAILURE() << "\"yes\" was taken";

@@ -722,8 +722,8 @@ TEST(SceneLoader, SleepSettingsLoad) {
 TEST(SceneLoader, BadContactIsAnError) {
   expectErrorText(replace(kShapes, "  slop: 0.001", "  slope: 0.001"),
                   "test.yaml:10: contact.slope: unknown key (expected one of: margin, slop, "
-                  "restitution_threshold, max_position_correction, sleep, sleep_linear_speed, "
-                  "sleep_angular_speed, sleep_time)");
+                  "restitution_threshold, max_position_correction, position_correction, sleep, "
+                  "sleep_linear_speed, sleep_angular_speed, sleep_time)");
   expectErrorText(replace(kShapes, "contact:\n  margin: 0.02\n  slop: 0.001\n"
                                    "  restitution_threshold: 0.2\n  max_position_correction: 0.1\n",
                           "contact: [0.02]\n"),

@@ -19,22 +19,12 @@ namespace {
 
 constexpr double kPi = std::numbers::pi;
 
-fr::ModifiedLuGreParams seed000() {
-  fr::ModifiedLuGreParams p;
-  p.curve.coulomb = 0.0405;
-  p.curve.breakaway = 0.0467;
-  p.curve.stribeck_speed = 10.47;
-  p.curve.exponent = 2.0;
-  p.sigma0 = 100.0;
-  p.sigma1 = 0.923;
-  p.t_min = 2e-6;
-  return p;
-}
+fr::ModifiedLuGreParams seed000() { return sim::dynamics::drive::DriveUnitParams::seed000Friction(); }
 
 // Fig. 7: J2 ε = a(t) sin(ωt) − M_f, a rising to 0.9 M_S over 4 periods of 1 s.
 void fig7(const std::filesystem::path& file) {
   const auto p = seed000();
-  const double j2 = 0.0021, zone = 1e-4, omega = 2 * kPi, tEnd = 4.0;
+  const double j2 = sim::dynamics::seed000::kOutputInertia_kgm2, zone = 1e-4, omega = 2 * kPi, tEnd = 4.0;
   std::FILE* out = std::fopen(file.c_str(), "w");
   std::fprintf(out, "time_s,torque_Nm,theta_dynamic_rad,friction_dynamic_Nm,theta_static_rad,"
                     "friction_static_Nm\n");
@@ -113,7 +103,7 @@ sim::dynamics::Model driveLink(double backlash, double dt) {
   dyn::BodyDef link;
   link.name = "link";
   link.mass_kg = 0.2;
-  link.inertia_kgm2 = dyn::Vec3(0.0021, 0.0021, 0.0021).asDiagonal();
+  link.inertia_kgm2 = dyn::Mat3::Identity() * dyn::seed000::kOutputInertia_kgm2;
   m.bodies.push_back(link);
   dyn::JointDef j;
   j.name = "hinge";
@@ -123,8 +113,8 @@ sim::dynamics::Model driveLink(double backlash, double dt) {
   m.joints.push_back(j);
   dyn::MotorDef mo;
   mo.name = "drive";
-  mo.rotor_inertia_kgm2 = 9.49e-7;
-  mo.gear_ratio = 28.0;
+  mo.rotor_inertia_kgm2 = dyn::seed000::kInputInertia_kgm2;
+  mo.gear_ratio = dyn::seed000::kGearRatio;
   dyn::DriveDef d;
   d.backlash = backlash;
   mo.drive = d;

@@ -1,39 +1,45 @@
 // Seed 000 drive unit (SPEC §3) as a standalone model: DC motor circuit, input inertia, gearbox
 // with backlash, torsional elasticity and internal damping, output inertia with load-dependent
-// friction. Not yet coupled to the multibody solver (the output shaft here is its own inertia J2
-// with an external torque M_out); see docs/dynamics.md.
+// friction. The output shaft here is its own inertia J2 with an external torque M_out: the
+// independent reference the solver's coupled drive (DriveDef in model.h: the motor's armature
+// circuit and an elastic transmission inside the motor block) is validated against, see
+// docs/dynamics.md. Defaults: the seed 000 gripper (seed000.h).
 #pragma once
 
 #include <dynamics/friction.h>
+#include <dynamics/seed000.h>
 
 #include <string>
 
 namespace sim::dynamics::drive {
 
 struct DriveUnitParams {
-  double L = 0.746e-3;     ///< Armature inductance (H).
-  double R = 7.25;         ///< Armature resistance (Ω).
-  double k_E = 0.0453;     ///< Back-EMF constant (V s/rad), motor side.
-  double k_M = 0.0452;     ///< Torque constant (N m/A).
-  double J1 = 9.49e-7;     ///< Input inertia, motor side (kg m²).
-  double ratio = 28.0;     ///< Gear ratio i (motor speed / output speed).
-  double K_V1 = 0.146;     ///< Internal damping of the transmission, output side (N m s/rad).
-  double c = 1003.0;       ///< Transmission stiffness, output side (N m/rad).
-  double backlash = 0.0;   ///< θ_bn, half the gap, output side (rad).
-  double J2 = 0.0021;      ///< Output inertia (kg m²).
-  double K_ML = 3.266;     ///< Friction growth with transmitted torque (1/(N m)).
+  double L = seed000::kInductance_H;     ///< Armature inductance (H).
+  double R = seed000::kResistance_ohm;   ///< Armature resistance (Ω).
+  double k_E = seed000::kBackEmf;        ///< Back-EMF constant (V s/rad), motor side.
+  double k_M = seed000::kTorqueConstant; ///< Torque constant (N m/A).
+  double J1 = seed000::kInputInertia_kgm2;  ///< Input inertia, motor side (kg m²).
+  double ratio = seed000::kGearRatio;    ///< Gear ratio i (motor speed / output speed).
+  double K_V1 = seed000::kInternalDamping;  ///< Internal damping of the transmission, output side (N m s/rad).
+  double c = seed000::kStiffness;        ///< Transmission stiffness, output side (N m/rad).
+  double backlash = 0.0;                 ///< θ_bn, half the gap, output side (rad).
+  double J2 = seed000::kOutputInertia_kgm2;  ///< Output inertia (kg m²).
+  double K_ML = seed000::kLoadFriction;  ///< Friction growth with transmitted torque (1/(N m)).
   /// Output friction M_f(Ω2): the modified LuGre model (eq. 22); curve.viscous is K_V2.
-  friction::ModifiedLuGreParams friction = [] {
+  friction::ModifiedLuGreParams friction = seed000Friction();
+
+  /// The seed 000 drive's output friction: eq. 22 on its generalised Stribeck curve.
+  static friction::ModifiedLuGreParams seed000Friction() {
     friction::ModifiedLuGreParams f;
-    f.curve.coulomb = 0.0405;
-    f.curve.breakaway = 0.0467;
-    f.curve.stribeck_speed = 10.47;
-    f.curve.exponent = 2.0;
-    f.sigma0 = 100.0;
-    f.sigma1 = 0.923;
-    f.t_min = 2e-6;
+    f.curve.coulomb = seed000::kCoulomb_Nm;
+    f.curve.breakaway = seed000::kBreakaway_Nm;
+    f.curve.stribeck_speed = seed000::kStribeckSpeed;
+    f.curve.exponent = seed000::kStribeckExponent;
+    f.sigma0 = seed000::kSigma0;
+    f.sigma1 = seed000::kSigma1;
+    f.t_min = seed000::kTMin_s;
     return f;
-  }();
+  }
 };
 
 /// Empty when valid, else "FIELD: why".

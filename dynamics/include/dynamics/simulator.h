@@ -1,11 +1,15 @@
 // Stepping a model: the full-coordinate sequential-impulse solver (SPEC §2).
 //
-// One step runs fixed stages per substep:
-//   applyForces -> prepare -> warmStart -> solveVelocity -> integrate -> solvePosition
-//   -> storeImpulses, and then checkFinite once per step.
+// One step (time_step_s) runs these stages per substep (SolverSettings::substeps), each over every
+// constraint kind (Simulator::step in src/simulator.cpp):
+//   integrate forces -> prepare -> warm start -> solve velocity -> integrate positions
+//   -> solve position -> store impulses,
+// then once per step: store the bodies, sleep, and the fault check (numerical trouble is reported
+// in StepReport, never thrown). Restitution is no stage of its own: a contact's bounce is its
+// velocity target, set in prepare. docs/dynamics.md describes the stages and the constraint kinds.
 // Motors are one-degree-of-freedom rotors coupled to their joints by constraint rows; their
 // characteristic Mp (u - w_m / w_xx) is a soft velocity row whose damping part is integrated
-// exactly for the rotor plus the load it sees (see motor.h in src/ for the derivation).
+// exactly for the rotor plus the load it sees (docs/dynamics.md, "Exact characteristic").
 #pragma once
 
 #include <dynamics/model.h>
@@ -39,11 +43,8 @@ struct StepReport {
   SolveEnd velocity_end = SolveEnd::Tolerance;  ///< IterationCap if any substep hit the cap.
   int position_iterations = 0;
   double position_error = 0;  ///< Largest joint error left after position passes (m or rad).
-  /// Motor blocks whose articulated contact responses took the low-rank form (one solve per free
-  /// rotor; SolverSettings::low_rank_responses), largest over the substeps.
-  int low_rank_blocks = 0;
-  /// Motor blocks solved in their rotors' coordinates (SolverSettings::reduced_mechanisms),
-  /// largest over the substeps.
+  /// Motor blocks solved in their rotors' coordinates (docs/dynamics.md: a tree of hinges and
+  /// sliders on a static base, each coupled rigidly to a rotor), largest over the substeps.
   int reduced_blocks = 0;
   Fault fault;                ///< kind != None when the state is unhealthy after this step.
   bool fault_is_new = false;  ///< True only the first time a fault is reported.
@@ -67,6 +68,10 @@ struct ContactReport {
   double normal_force_N = 0.0;
   Vec3 friction_force_N = Vec3::Zero();
 };
+
+namespace detail {
+struct SimulatorTesting;  // dynamics/src/simulator_testing.h: reference paths for tests
+}  // namespace detail
 
 class ModelInvalid : public std::invalid_argument {
  public:
@@ -103,6 +108,7 @@ class Simulator {
   std::vector<ContactReport> contacts(const State& state) const;
 
  private:
+  friend struct detail::SimulatorTesting;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
