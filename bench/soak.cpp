@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +38,13 @@ using Clock = std::chrono::steady_clock;
 using namespace sim::engine;
 
 // Resident set size of this process, bytes (Linux /proc).
+// Bytes the allocator has handed out and not had back: live heap, whatever the allocator keeps
+// cached. RSS also counts freed memory glibc keeps for reuse (arenas after a scene reload).
+double heapInUseBytes() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.uordblks + info.hblkhd);
+}
+
 double residentBytes() {
   std::ifstream statm("/proc/self/statm");
   long pages = 0, resident = 0;
@@ -90,6 +98,14 @@ int main(int argc, char** argv) {
   const std::size_t controls = scene.pult.controls.size();
   std::vector<double> target(controls, 0.0), next_change(controls, 0.0);
   const int grip = scene.pult.find("grip");
+  // A leash: the work site is a few metres across, and a random operator would drive off its edge
+  // and fall until the runaway check stops the run (it did, at 333 s). Past kLeash_m from the
+  // start, the next drive target heads back along the chassis's forward (+x) axis.
+  const int drive = scene.pult.find("drive");
+  const int chassis = scene.model.findBody("chassis");
+  const sim::dynamics::Vec3 start_m =
+      chassis >= 0 ? scene.model.bodies[static_cast<std::size_t>(chassis)].position_m : sim::dynamics::Vec3::Zero();
+  constexpr double kLeash_m = 3.0;
   double next_grip = 5.0, next_fault = 60.0, fault_clear = -1.0, next_change_s = 300.0;
   int faulted_motor = -1, faulted_sensor = -1;
   bool heavy = false;
@@ -106,6 +122,15 @@ int main(int argc, char** argv) {
       if (t >= next_change[c]) {
         next_change[c] = t + 1.0 + 3.0 * random.uniform();
         target[c] = random.uniform() < 0.3 ? 0.0 : 2.0 * random.uniform() - 1.0;
+        if (static_cast<int>(c) == drive && chassis >= 0) {
+          const sim::dynamics::BodyState& body = session.dynamics().bodies[static_cast<std::size_t>(chassis)];
+          sim::dynamics::Vec3 away = body.position_m - start_m;
+          away.z() = 0.0;
+          if (away.norm() > kLeash_m) {
+            const double ahead = (body.orientation * sim::dynamics::Vec3::UnitX()).dot(away);
+            target[c] = ahead > 0.0 ? -0.8 : 0.8;
+          }
+        }
       }
       pult[c] += std::clamp(target[c] - pult[c], -2.0 * frame_s, 2.0 * frame_s);  // 2 /s, as keys
       session.setControl(static_cast<int>(c), pult[c]);
@@ -146,7 +171,7 @@ int main(int argc, char** argv) {
 
   // Memory once a minute (simulated); frame times in the first and last ten minutes.
   const double warm_up_s = std::min(120.0, seconds / 2.0);
-  double rss_warm = 0.0, rss_end = 0.0, rss_peak = 0.0;
+  double rss_warm = 0.0, rss_end = 0.0, rss_peak = 0.0, heap_warm = 0.0, heap_end = 0.0;
   double next_rss = 0.0;
   TimingStats first_ten, last_ten;
   Clock::time_point last_frame = Clock::now();
@@ -162,7 +187,10 @@ int main(int argc, char** argv) {
       next_rss += 60.0;
       const double rss = residentBytes();
       rss_peak = std::max(rss_peak, rss);
-      if (rss_warm == 0.0 && t >= warm_up_s) rss_warm = rss;
+      if (rss_warm == 0.0 && t >= warm_up_s) {
+        rss_warm = rss;
+        heap_warm = heapInUseBytes();
+      }
       rss_end = rss;
     }
     return true;
@@ -171,6 +199,7 @@ int main(int argc, char** argv) {
   const RunResult run = runHeadless(scene, options);
   const double run_wall = std::chrono::duration<double>(Clock::now() - run_start).count();
   rss_end = residentBytes();
+  heap_end = heapInUseBytes();
   const double record_bytes = static_cast<double>(std::filesystem::file_size(record));
 
   const auto replay_start = Clock::now();
@@ -185,6 +214,8 @@ int main(int argc, char** argv) {
   fmt::print("memory: resident {:.1f} MiB after {:.0f} s warm-up, {:.1f} MiB at the end ({:+.2f} %), peak {:.1f} MiB "
              "(the replay's memory not counted)\n",
              rss_warm / 1048576.0, warm_up_s, rss_end / 1048576.0, 100.0 * growth, rss_peak / 1048576.0);
+  fmt::print("heap in use: {:.2f} MiB after warm-up, {:.2f} MiB at the end ({:+.2f} %)\n", heap_warm / 1048576.0,
+             heap_end / 1048576.0, heap_warm > 0.0 ? 100.0 * (heap_end - heap_warm) / heap_warm : 0.0);
   fmt::print("frame time p99: {:.3f} ms in the first {:.0f} s, {:.3f} ms in the last {:.0f} s (mean {:.3f} / {:.3f} ms)\n",
              1e3 * first_ten.p99(), window_s, 1e3 * last_ten.p99(), window_s, 1e3 * first_ten.mean(),
              1e3 * last_ten.mean());
