@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   std::mutex sent_mutex;
   std::vector<std::pair<Clock::time_point, bool>> sent;
   std::atomic<bool> stop{false};
-  std::vector<double> latencies_ms;
+  std::vector<double> latencies_ms, loop_ms;
   std::size_t matched = 0, voltage_followed = 0;
   double last_steer = 0.0;
   int direction = 0;  // +1 rising (held), -1 falling (released), 0 still
@@ -110,6 +110,19 @@ int main(int argc, char** argv) {
   options.realtime = true;
   options.input = &keyboard;
   options.operator_events = &live.operatorQueue();
+  // The latency split in two: the X server and the key thread (sent -> seen), then the loop
+  // (seen -> the end of the frame that applied it). Keys are matched in order.
+  std::vector<double> delivery_ms;
+  std::vector<Clock::time_point> seen_at;
+  std::size_t next_seen = 0;
+  options.on_operator_key = [&](const OperatorEvent& e) {
+    std::lock_guard lock(sent_mutex);
+    if (next_seen < sent.size() && sent[next_seen].second == e.down) {
+      delivery_ms.push_back(1e3 * std::chrono::duration<double>(e.at - sent[next_seen].first).count());
+    }
+    seen_at.push_back(e.at);
+    ++next_seen;
+  };
   const FrameObserver draw = live.observer();
   options.after_frame = [&](const Session& session, const RunResult& so_far,
                             const std::vector<std::string>& notes) {
@@ -122,6 +135,9 @@ int main(int argc, char** argv) {
       if (next_event < sent.size() && moved != 0 && moved != direction &&
           (moved > 0) == sent[next_event].second && sent[next_event].first <= now) {
         latencies_ms.push_back(1e3 * std::chrono::duration<double>(now - sent[next_event].first).count());
+        if (next_event < seen_at.size()) {
+          loop_ms.push_back(1e3 * std::chrono::duration<double>(now - seen_at[next_event]).count());
+        }
         ++matched;
         // The voltage of this frame already follows: u = clamp(drive - steer).
         const double drive = session.state().pult.values[static_cast<std::size_t>(scenario.scene.pult.find("drive"))];
@@ -185,5 +201,10 @@ int main(int argc, char** argv) {
               sent.size(), matched, voltage_followed, percentile(latencies_ms, 0.5),
               percentile(latencies_ms, 0.99), percentile(latencies_ms, 1.0),
               1e3 / scenario.scene.frame_rate_hz);
+  std::printf("of which sent -> seen by the window's key thread (X server): p50 %.2f ms, p99 %.2f ms, "
+              "max %.2f ms\n",
+              percentile(delivery_ms, 0.5), percentile(delivery_ms, 0.99), percentile(delivery_ms, 1.0));
+  std::printf("and seen -> the end of the frame that applied it (the loop): p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+              percentile(loop_ms, 0.5), percentile(loop_ms, 0.99), percentile(loop_ms, 1.0));
   return 0;
 }
