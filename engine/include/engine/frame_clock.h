@@ -19,7 +19,7 @@ namespace sim::engine {
 /// 100 s), and the p99 is then its bucket's upper edge, at most 1 % high.
 class TimingStats {
  public:
-  static constexpr std::size_t kExact = std::size_t{1} << 16;
+  static constexpr std::size_t kExact = std::size_t{1} << 11;  // 16 KiB: no large transient vectors
   void add(double seconds);
   std::size_t count() const { return count_; }
   double mean() const { return count_ > 0 ? sum_ / static_cast<double>(count_) : 0.0; }
