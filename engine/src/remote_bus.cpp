@@ -391,6 +391,14 @@ int Bus::stateSubscribers() const {
   return status.current_count;
 }
 
+bool Bus::identityAcknowledged(double timeout_s) const {
+  const double t = std::max(0.0, timeout_s);
+  const auto seconds = static_cast<std::int32_t>(t);
+  const auto nanoseconds = static_cast<std::uint32_t>((t - seconds) * 1e9);
+  return impl_->identity.writer->wait_for_acknowledgments(eprosima::fastrtps::Duration_t(seconds, nanoseconds)) ==
+         eprosima::fastrtps::types::ReturnCode_t::RETCODE_OK;
+}
+
 int Bus::commandSubscribers() const {
   dds::PublicationMatchedStatus status;
   if (impl_->command.writer == nullptr) return 0;

@@ -509,6 +509,9 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
          !(options.interrupt && options.interrupt->load())) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  if (options.wait_for_subscribers > 0) {
+    bus.identityAcknowledged(std::chrono::duration<double>(wait_end - std::chrono::steady_clock::now()).count());
+  }
 
   RunOptions run;
   run.duration_s = options.duration_s > 0.0 ? options.duration_s : std::numeric_limits<double>::infinity();

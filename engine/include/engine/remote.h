@@ -134,6 +134,10 @@ class Bus {
   bool takeCommand(Command& command);
   /// Station readers of the state topic currently matched.
   int stateSubscribers() const;
+  /// Waits up to `timeout_s` until every matched reader has acknowledged the identity. A reader
+  /// acknowledges only once it has matched this writer, so this tells that the stations see the
+  /// server, not only that the server sees them (discovery is one-sided until then).
+  bool identityAcknowledged(double timeout_s) const;
 
   // Stations and instructor.
   bool takeIdentity(SceneIdentity& identity);
@@ -191,8 +195,6 @@ struct ServeOptions {
   std::string events_path;  ///< Every event, one line each; empty for none.
   bool realtime = true;
   const std::atomic<bool>* interrupt = nullptr;
-  /// Before the first frame, wait up to `wait_timeout_s` for this many stations to match the
-  /// state topic (benchmarks: every subscriber counted from the first frame). 0: start at once.
   /// A scenario's scheduled faults (`faults:`), injected at their times.
   std::vector<ScheduledFault> faults;
   /// A scenario's parameter changes (`changes:`, in time order), applied at their times.
@@ -201,6 +203,9 @@ struct ServeOptions {
   /// a frame not yet written when the next is ready is replaced, as the keep-last-1 topic would).
   /// Off: written inline at the end of each frame.
   bool publish_thread = true;
+  /// Before the first frame, wait up to `wait_timeout_s` for this many stations to match the
+  /// state topic and acknowledge the identity (benchmarks and tests: every subscriber receives
+  /// from the first frame). 0: start at once.
   int wait_for_subscribers = 0;
   double wait_timeout_s = 10.0;
   /// Counters of dropped pult and command samples, updated while serving (for tests).
