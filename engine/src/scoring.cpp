@@ -96,6 +96,8 @@ struct Scorer::Impl {
     double rest_t = 0.0;
     dynamics::Quat upright_from = dynamics::Quat::Identity();  // Swing: the load's initial orientation, inverted
     bool upright_known = false;
+    bool jerk_fired = false;               // Swing: the jerk limit's own hysteresis
+    std::vector<Vec3> velocity_history;    // Swing by jerk: the load's last 2n + 1 velocities, oldest first
     bool time_announced = false;
     double time_excess = 0.0, time_points = 0.0;
   };
@@ -326,10 +328,30 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
         const Vec3 up = (body.orientation * rs.upright_from) * Vec3::UnitZ();
         const double tilt = std::acos(std::clamp(up.z(), -1.0, 1.0));
         const bool carried = rule.held_by.empty() || touching(rule.body, rule.held_by);
-        if (rs.fired && tilt < 0.5 * rule.max_angle_rad) rs.fired = false;  // hysteresis
-        if (carried && active && !rs.fired && tilt > rule.max_angle_rad) {
-          rs.fired = true;
-          fire(r, {bodyName(rule.body)}, "", tilt, "rad");
+        if (rule.max_angle_rad > 0.0) {
+          if (rs.fired && tilt < 0.5 * rule.max_angle_rad) rs.fired = false;  // hysteresis
+          if (carried && active && !rs.fired && tilt > rule.max_angle_rad) {
+            rs.fired = true;
+            fire(r, {bodyName(rule.body)}, "", tilt, "rad");
+          }
+        }
+        if (rule.max_jerk_mps3 > 0.0 && report) {
+          // Jerk as the change of the window-mean acceleration over one window w = n h:
+          // (v(t) - 2 v(t - w) + v(t - 2w)) / w^2. A per-step difference would be dominated by
+          // contact impulses, which change the velocity within one step.
+          const auto n = static_cast<std::size_t>(std::max(1.0, std::round(rule.jerk_window_s / h)));
+          std::vector<Vec3>& v = rs.velocity_history;
+          if (v.size() == 2 * n + 1) v.erase(v.begin());
+          v.push_back(body.linear_velocity_mps);
+          if (v.size() == 2 * n + 1) {
+            const double w = static_cast<double>(n) * h;
+            const double jerk = (v[2 * n] - 2.0 * v[n] + v[0]).norm() / (w * w);
+            if (rs.jerk_fired && jerk < 0.5 * rule.max_jerk_mps3) rs.jerk_fired = false;
+            if (carried && active && !rs.jerk_fired && jerk > rule.max_jerk_mps3) {
+              rs.jerk_fired = true;
+              fire(r, {bodyName(rule.body)}, "", jerk, "m/s^3");
+            }
+          }
         }
         break;
       }

@@ -120,7 +120,7 @@ PenaltyRule readPenalty(Context& ctx, const YAML::Node& node, const std::string&
   const MapReader m(ctx, node, path,
                     {"kind", "name", "points", "max_points", "critical", "during", "between", "min_impulse",
                      "min_speed", "motors", "fraction", "for", "joints", "body", "held_by", "below",
-                     "max_angle", "target", "per_second", "until"});
+                     "max_angle", "max_jerk", "jerk_window", "target", "per_second", "until"});
   PenaltyRule r;
   r.line = m.line();
   const std::string kind = m.string("kind");
@@ -140,7 +140,7 @@ PenaltyRule readPenalty(Context& ctx, const YAML::Node& node, const std::string&
       {K::MotorOverload, {"motors", "fraction", "for"}},
       {K::JointLimit, {"joints", "min_speed"}},
       {K::LoadDropped, {"body", "held_by", "below"}},
-      {K::Swing, {"body", "held_by", "max_angle"}},
+      {K::Swing, {"body", "held_by", "max_angle", "max_jerk", "jerk_window"}},
       {K::Time, {"target", "per_second", "until"}}};
   const std::vector<const char*>& mine = own.at(r.kind);
   for (const auto& entry : own) {
@@ -211,9 +211,24 @@ PenaltyRule readPenalty(Context& ctx, const YAML::Node& node, const std::string&
         }
         default_name = "load dropped";
       } else {
-        r.max_angle_rad = m.positive("max_angle");
-        if (r.max_angle_rad > std::numbers::pi) {
-          ctx.fail(m.value("max_angle"), m.join("max_angle"), "expected an angle in (0, pi] rad");
+        if (!m.has("max_angle") && !m.has("max_jerk")) {
+          ctx.fail(node, m.join("max_angle"), "missing (give max_angle in rad, max_jerk in m/s^3, or both)");
+        }
+        if (m.has("max_angle")) {
+          r.max_angle_rad = m.positive("max_angle");
+          if (r.max_angle_rad > std::numbers::pi) {
+            ctx.fail(m.value("max_angle"), m.join("max_angle"), "expected an angle in (0, pi] rad");
+          }
+        }
+        if (m.has("max_jerk")) r.max_jerk_mps3 = m.positive("max_jerk");
+        if (m.has("jerk_window")) {
+          if (!m.has("max_jerk")) m.forbid("jerk_window", "only with max_jerk");
+          r.jerk_window_s = m.positive("jerk_window");
+          const double h = scenario.scene.model.solver.time_step_s;
+          if (r.jerk_window_s < h * (1.0 - 1e-9) || r.jerk_window_s > 10.0) {
+            ctx.fail(m.value("jerk_window"), m.join("jerk_window"),
+                     fmt::format("expected a window from one time step ({} s) to 10 s", h));
+          }
         }
         default_name = "load swings";
       }

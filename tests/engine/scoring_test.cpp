@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <numbers>
 #include <numeric>
 #include <string>
 
@@ -195,6 +196,53 @@ scoring:
   EXPECT_TRUE(named(r.score, "over").empty());
 }
 
+// The same pendulum with a small swing (w_m = 0.2 rad/s at the bottom, amplitude 0.045 rad): the
+// bob's centre at d = 0.5 m has, passing the bottom (theta = 0, theta'' = 0), the jerk
+// d (w0^2 w_m + w_m^3) exactly (theta''' = -w0^2 cos(theta) theta', w0^2 = m g d / I_p, and the
+// centripetal part's derivative -d theta'^3), first reached at T/2 (the start's peak comes before
+// the window has filled). The scorer's jerk is the second difference of the velocity over a
+// window w, which for a sinusoid of frequency w0 reads (2 sin(w0 w / 2) / (w0 w))^2 of the peak.
+TEST_F(ScoringTest, SwingJerkOfAPendulumAgainstItsClosedForm) {
+  write("pendulum.yaml", R"(name: pendulum
+solver: {time_step: 0.0041666666666666666, substeps: 1, velocity_iterations: 30, position_iterations: 4}
+bodies:
+  - name: bob
+    mass: 1.0
+    box: [0.05, 0.05, 0.05]
+    position: [0, 0, 0.5]
+    angular_velocity: [0.2, 0, 0]
+    linear_velocity: [0, 0.1, 0]
+joints:
+  - {name: pivot, type: hinge, parent: world, child: bob, anchor: [0, 0, 1.0], axis: [1, 0, 0]}
+)");
+  const double d = 0.5, w_m = 0.2, window = 0.1;
+  const double I_p = 1.0 * (0.05 * 0.05 + 0.05 * 0.05) / 12.0 + 1.0 * d * d;
+  const double w0 = std::sqrt(1.0 * 9.81 * d / I_p);
+  const double x = 0.5 * w0 * window;
+  const double peak = d * (w0 * w0 * w_m + w_m * w_m * w_m) * std::pow(std::sin(x) / x, 2);
+  // Within 0.5 % of the peak (measured here: within 0.05 %): the window factor is exact only for
+  // a sinusoid (the centripetal term's third harmonic is filtered more: < 0.05 %), and the step
+  // (1/240 s) samples the peak within w0 h / 2 = 0.009 rad of phase (1 - cos = 4e-5). Leaving
+  // out the centripetal term (1 %) or the window factor (1.6 %) moves the value out of the band.
+  const Scenario s = loadScenario(write("p.scenario.yaml", fmt::format(R"(scene: pendulum.yaml
+duration: 1.0
+scoring:
+  pass_mark: 0
+  penalties:
+    - {{kind: swing, name: under, body: bob, max_jerk: {}, jerk_window: {}, points: 1}}
+    - {{kind: swing, name: over, body: bob, max_jerk: {}, jerk_window: {}, points: 1}}
+)", 0.995 * peak, window, 1.005 * peak, window)));
+  const ScenarioResult r = playScenario(s);
+  const auto under = named(r.score, "under");
+  ASSERT_EQ(under.size(), 1u) << "peak " << peak;
+  EXPECT_EQ(under[0].unit, "m/s^3");
+  EXPECT_GT(under[0].value, 0.995 * peak);
+  EXPECT_LT(under[0].value, 1.005 * peak);
+  // The second difference at t is centred on t - w: the bottom passage at T/2 shows at T/2 + w.
+  EXPECT_NEAR(under[0].time_s, std::numbers::pi / w0 + window, 0.02);
+  EXPECT_TRUE(named(r.score, "over").empty());
+}
+
 TEST_F(ScoringTest, TasksTimeAndTheScoreAddUp) {
   const auto path = write("t.scenario.yaml", std::string("scene: ") + kSourceDir + R"(/scenes/grasp.yaml
 duration: 4.0
@@ -268,6 +316,12 @@ TEST_F(ScoringTest, BadScoringIsAnErrorNamingFileLineAndKey) {
        "scoring.penalties[0].motors[0]", "no motor \"winch\"", 8},
       {"  pass_mark: 50\n  penalties:\n    - {kind: swing, max_angle: 0.1, points: 1}\n", "scoring.penalties[0].body",
        "missing (give body, or scoring.load)", 8},
+      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, body: box, points: 1}\n", "scoring.penalties[0].max_angle",
+       "missing (give max_angle in rad, max_jerk in m/s^3, or both)", 8},
+      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, body: box, max_angle: 0.1, jerk_window: 0.1, points: 1}\n",
+       "scoring.penalties[0].jerk_window", "only with max_jerk", 8},
+      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, body: box, max_jerk: 5, jerk_window: 0.0001, points: 1}\n",
+       "scoring.penalties[0].jerk_window", "expected a window from one time step", 8},
   };
   for (const Case& c : cases) {
     const std::string path = write("bad.scenario.yaml", head + c.body);

@@ -52,7 +52,10 @@ struct PenaltyRule {
   int body = -1;
   std::vector<int> held_by;
   double below_m = 0.0;       ///< LoadDropped: height of the centre of mass.
-  double max_angle_rad = 0.0; ///< Swing: tilt from the load's upright (initial) orientation.
+  // Swing: either limit (0: not checked) exceeded while carried.
+  double max_angle_rad = 0.0;   ///< Tilt from the load's upright (initial) orientation.
+  double max_jerk_mps3 = 0.0;   ///< |d(acceleration)/dt| of the centre of mass...
+  double jerk_window_s = 0.05;  ///< ...with the acceleration averaged over this window (see docs).
   // Time: points per second beyond `target_s` until the task `until` is done (-1: the end).
   double target_s = 0.0;
   int until_task = -1;
