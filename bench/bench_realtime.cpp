@@ -15,7 +15,8 @@
 // the operator) is pressed for 150 ms about every 0.6 s at varying phases of the frame. A press
 // raises steer at the next frame start and the left track's voltage u = drive - steer with it;
 // a release lets it spring back. The latency runs from the moment the key event is sent to the
-// end of the first frame whose steer value (and voltage) moved the new way.
+// end of the first step whose steer value (and the voltage computed from it) moved the new way;
+// it is also split into its parts, and timed to the end of that frame.
 #include <engine/input_mapping.h>
 #include <engine/live_view.h>
 #include <engine/scenario.h>
@@ -96,58 +97,73 @@ int main(int argc, char** argv) {
   std::size_t left_motor = 0;
   while (scenario.scene.model.motors[left_motor].name != "drive_left") ++left_motor;
 
-  // Key events sent (time, press), read by the simulation thread's observer.
+  // Key events sent (time, press), read by the simulation thread's observers.
   std::mutex sent_mutex;
   std::vector<std::pair<Clock::time_point, bool>> sent;
   std::atomic<bool> stop{false};
-  std::vector<double> latencies_ms, loop_ms;
+  std::vector<double> latencies_ms, frame_end_ms, delivery_ms, applied_ms, step_ms;
   std::size_t matched = 0, voltage_followed = 0;
   double last_steer = 0.0;
   int direction = 0;  // +1 rising (held), -1 falling (released), 0 still
   std::size_t next_event = 0;
+  bool frame_end_pending = false;  // a key's voltage came in this frame: time the frame's end too
+  const auto drive_control = static_cast<std::size_t>(scenario.scene.pult.find("drive"));
 
   PlayOptions options;
   options.realtime = true;
   options.input = &keyboard;
   options.operator_events = &live.operatorQueue();
-  // The latency split in two: the X server and the key thread (sent -> seen), then the loop
-  // (seen -> the end of the frame that applied it). Keys are matched in order.
-  std::vector<double> delivery_ms;
-  std::vector<Clock::time_point> seen_at;
+  // The latency split: sent -> seen by the window's key thread (the X server), seen -> applied
+  // to the pult at the next frame start (the wait for the frame), applied -> the end of the step
+  // that computed the voltage from it. Keys are matched in order.
+  std::vector<Clock::time_point> seen_at, applied_at;
   std::size_t next_seen = 0;
   options.on_operator_key = [&](const OperatorEvent& e) {
+    const auto now = Clock::now();
     std::lock_guard lock(sent_mutex);
     if (next_seen < sent.size() && sent[next_seen].second == e.down) {
       delivery_ms.push_back(1e3 * std::chrono::duration<double>(e.at - sent[next_seen].first).count());
     }
     seen_at.push_back(e.at);
+    applied_at.push_back(now);
     ++next_seen;
   };
-  const FrameObserver draw = live.observer();
-  options.after_frame = [&](const Session& session, const RunResult& so_far,
-                            const std::vector<std::string>& notes) {
+  // The voltage is computed in the first step after the pult changed; its end is when the motor
+  // has the voltage the key caused (the frame's further steps, the recording and the snapshot
+  // for the view come after it and are measured separately, to the frame's end).
+  options.after_step = [&](const Session& session, const sim::dynamics::StepReport&) {
     const auto now = Clock::now();
     const double s = session.state().pult.values[steer];
     const int moved = s > last_steer ? 1 : (s < last_steer ? -1 : 0);
     {
       std::lock_guard lock(sent_mutex);
-      // The oldest key event not yet seen: its effect is this frame's new direction.
+      // The oldest key event not yet matched: its effect is this step's new direction.
       if (next_event < sent.size() && moved != 0 && moved != direction &&
           (moved > 0) == sent[next_event].second && sent[next_event].first <= now) {
         latencies_ms.push_back(1e3 * std::chrono::duration<double>(now - sent[next_event].first).count());
         if (next_event < seen_at.size()) {
-          loop_ms.push_back(1e3 * std::chrono::duration<double>(now - seen_at[next_event]).count());
+          applied_ms.push_back(1e3 * std::chrono::duration<double>(applied_at[next_event] - seen_at[next_event]).count());
+          step_ms.push_back(1e3 * std::chrono::duration<double>(now - applied_at[next_event]).count());
         }
         ++matched;
-        // The voltage of this frame already follows: u = clamp(drive - steer).
-        const double drive = session.state().pult.values[static_cast<std::size_t>(scenario.scene.pult.find("drive"))];
-        const double expected = std::clamp(drive - s, -1.0, 1.0);
+        // The voltage of this step follows: u = clamp(drive - steer).
+        const double expected = std::clamp(session.state().pult.values[drive_control] - s, -1.0, 1.0);
         if (session.dynamics().motors[left_motor].voltage == expected) ++voltage_followed;
+        frame_end_pending = true;
         ++next_event;
       }
     }
     if (moved != 0) direction = moved;
     last_steer = s;
+  };
+  const FrameObserver draw = live.observer();
+  options.after_frame = [&](const Session& session, const RunResult& so_far,
+                            const std::vector<std::string>& notes) {
+    if (frame_end_pending) {
+      std::lock_guard lock(sent_mutex);
+      frame_end_ms.push_back(1e3 * std::chrono::duration<double>(Clock::now() - sent[next_event - 1].first).count());
+      frame_end_pending = false;
+    }
     return draw(session, so_far, notes) && !stop.load();
   };
 
@@ -196,15 +212,18 @@ int main(int argc, char** argv) {
               r.draw_wall_s > 0 ? static_cast<double>(r.drawn_frames) / r.draw_wall_s : 0.0,
               1e3 * r.draw_time.mean(), 1e3 * r.draw_time.p99());
   std::printf("keys: %zu events typed, %zu seen in the pult, %zu with the voltage following in the same "
-              "frame; key -> voltage latency p50 %.2f ms, p99 %.2f ms, max %.2f ms (frame period "
+              "step; key -> voltage latency p50 %.2f ms, p99 %.2f ms, max %.2f ms (frame period "
               "%.2f ms)\n",
               sent.size(), matched, voltage_followed, percentile(latencies_ms, 0.5),
               percentile(latencies_ms, 0.99), percentile(latencies_ms, 1.0),
               1e3 / scenario.scene.frame_rate_hz);
-  std::printf("of which sent -> seen by the window's key thread (X server): p50 %.2f ms, p99 %.2f ms, "
-              "max %.2f ms\n",
-              percentile(delivery_ms, 0.5), percentile(delivery_ms, 0.99), percentile(delivery_ms, 1.0));
-  std::printf("and seen -> the end of the frame that applied it (the loop): p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-              percentile(loop_ms, 0.5), percentile(loop_ms, 0.99), percentile(loop_ms, 1.0));
+  auto split = [](const char* what, const std::vector<double>& v) {
+    std::printf("  %s: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", what, percentile(v, 0.5), percentile(v, 0.99),
+                percentile(v, 1.0));
+  };
+  split("sent -> seen by the window's key thread (X server)", delivery_ms);
+  split("seen -> applied at the next frame start (waiting for the frame)", applied_ms);
+  split("applied -> the end of the step that computed the voltage", step_ms);
+  split("(for comparison: sent -> the end of that frame, snapshot for the view included)", frame_end_ms);
   return 0;
 }

@@ -509,6 +509,7 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
       applyTimeline();
       healthy = outputs.step(session, result.run);
       scorer.sample(session, &outputs.lastReport());  // the grader ignores a faulted step
+      if (options.after_step) options.after_step(session, outputs.lastReport());
       if (!healthy) break;  // a numerical fault ends the run at once
     }
     if (!healthy) break;

@@ -159,6 +159,9 @@ struct PlayOptions {
   OperatorQueue* operator_events = nullptr;
   /// As RunOptions::on_operator_key.
   std::function<void(const OperatorEvent& event)> on_operator_key;
+  /// As RunOptions::after_step: after every step, with the step's report (bench_realtime times
+  /// the first step whose motor voltage follows a key).
+  std::function<void(const Session& session, const dynamics::StepReport& report)> after_step;
   /// The grader to feed (its grade is also copied into the result); null: the run makes its own.
   /// Given by a caller that must still read the grade when the run throws (result files).
   Scorer* scorer = nullptr;
