@@ -208,8 +208,18 @@ bool within(const Expectation& e, double v) {
   return (!e.min || v >= *e.min) && (!e.max || v <= *e.max);
 }
 
+// A value with 6 significant digits, or as many more as it takes for the printed value to fall
+// on the same side of the bounds as the value itself ("0.52 expected in [0.52, 0.52]" misleads).
+std::string shown(const Expectation& e, double v) {
+  for (int digits = 6; digits < 17; ++digits) {
+    std::string text = fmt::format("{:.{}g}", v, digits);
+    if (!std::isfinite(v) || within(e, std::strtod(text.c_str(), nullptr)) == within(e, v)) return text;
+  }
+  return fmt::format("{}", v);
+}
+
 std::string observed(const Expectation& e, double v, double t) {
-  return fmt::format("{} = {:.6g} at t = {:.6g} s, expected {}", e.signal.text, v, t, boundsText(e));
+  return fmt::format("{} = {} at t = {:.6g} s, expected {}", e.signal.text, shown(e, v), t, boundsText(e));
 }
 
 void decide(ExpectationResult& r, bool passed, double t, std::string detail) {
@@ -356,6 +366,13 @@ void ExpectationChecker::sample(const Session& session) {
     c.sampled = true;
     c.last_value = v;
     c.last_t = t;
+    if (e.kind == Expectation::Kind::During && t + kTimeEps >= e.from_s && t - kTimeEps <= e.to_s) {
+      if (!c.in_window || v < c.low) c.low = v, c.low_t = t;
+      if (!c.in_window || v > c.high) c.high = v, c.high_t = t;
+      c.in_window = true;
+    } else if (e.kind == Expectation::Kind::During && r.decided && !r.passed && !c.ranged && t - kTimeEps > e.to_s) {
+      addRange(e, c, r, false);
+    }
     if (r.decided) continue;
     switch (e.kind) {
       case Expectation::Kind::At:
@@ -366,14 +383,15 @@ void ExpectationChecker::sample(const Session& session) {
         if (t - kTimeEps > e.to_s) {
           decide(r, true, e.to_s, fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text,
                                               boundsText(e), e.from_s, e.to_s));
+          addRange(e, c, r, false);
         } else if (!within(e, v)) {
           decide(r, false, t, observed(e, v, t));
         }
         break;
       case Expectation::Kind::By:
         if (t - kTimeEps > e.to_s) {
-          decide(r, false, t, fmt::format("{} never {} by {:g} s (last {:.6g})", e.signal.text,
-                                          boundsText(e), e.to_s, v));
+          decide(r, false, t, fmt::format("{} never {} by {:g} s (last {})", e.signal.text,
+                                          boundsText(e), e.to_s, shown(e, v)));
         } else if (within(e, v)) {
           decide(r, true, t, observed(e, v, t));
         }
@@ -384,11 +402,22 @@ void ExpectationChecker::sample(const Session& session) {
   }
 }
 
+void ExpectationChecker::addRange(const Expectation& e, Check& c, ExpectationResult& r, bool cut_short) {
+  c.ranged = true;
+  if (!c.in_window) return;
+  r.detail += fmt::format("; {} the window {} ranged from {} (t = {:.6g} s) to {} (t = {:.6g} s)",
+                          cut_short ? "in what ran of" : "over", e.signal.text, shown(e, c.low), c.low_t,
+                          shown(e, c.high), c.high_t);
+}
+
 void ExpectationChecker::finish(double end_t) {
   for (std::size_t i = 0; i < checks_.size(); ++i) {
     const Expectation& e = scenario_.expectations[i];
     const Check& c = checks_[i];
     ExpectationResult& r = results_[i];
+    if (e.kind == Expectation::Kind::During && r.decided && !checks_[i].ranged) {
+      addRange(e, checks_[i], r, end_t + kTimeEps < e.to_s);
+    }
     if (r.decided) continue;
     switch (e.kind) {
       case Expectation::Kind::At:
@@ -401,10 +430,11 @@ void ExpectationChecker::finish(double end_t) {
         } else {
           decide(r, false, end_t, fmt::format("the run ended at {:.6g} s inside the window", end_t));
         }
+        addRange(e, checks_[i], r, end_t + kTimeEps < e.to_s);
         break;
       case Expectation::Kind::By:
-        decide(r, false, end_t, fmt::format("{} never {} by {:g} s (last {:.6g} at {:.6g} s)", e.signal.text,
-                                            boundsText(e), e.to_s, c.last_value, c.last_t));
+        decide(r, false, end_t, fmt::format("{} never {} by {:g} s (last {} at {:.6g} s)", e.signal.text,
+                                            boundsText(e), e.to_s, shown(e, c.last_value), c.last_t));
         break;
       case Expectation::Kind::End:
         decide(r, within(e, c.last_value), c.last_t, observed(e, c.last_value, c.last_t));

@@ -156,6 +156,26 @@ void evaluateOrdered(const SchemeDef& scheme, SchemeState& state, const PultStat
       case BlockType::DeadZone:
         y = deadZone(b, in(0));
         break;
+      case BlockType::Abs:
+        y = std::abs(in(0));
+        break;
+      case BlockType::Sqrt:
+        y = std::sqrt(std::max(0.0, in(0)));
+        break;
+      case BlockType::Min:
+      case BlockType::Max:
+        y = in(0);
+        for (std::size_t k = 1; k < b.inputs.size(); ++k) y = b.type == BlockType::Min ? std::min(y, in(k)) : std::max(y, in(k));
+        break;
+      case BlockType::Norm:
+        for (std::size_t k = 0; k < b.inputs.size(); ++k) y += in(k) * in(k);
+        y = std::sqrt(y);
+        break;
+      case BlockType::Deadband: {
+        const double x = in(0);
+        y = std::abs(x) <= b.width ? 0.0 : x;
+        break;
+      }
       case BlockType::RateLimiter: {
         // m0: last output, m1: 1 once started (the first evaluation takes the input as is).
         const double step = b.rate * dt_s;

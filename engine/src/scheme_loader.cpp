@@ -42,6 +42,12 @@ const std::vector<BlockSpec>& blockSpecs() {
       {"selector", BlockType::Selector, {"index", "inputs"}},
       {"latch", BlockType::Latch, {"input", "initial", "reset"}},
       {"timer", BlockType::Timer, {"input"}},
+      {"abs", BlockType::Abs, {"input"}},
+      {"sqrt", BlockType::Sqrt, {"input"}},
+      {"min", BlockType::Min, {"inputs"}},
+      {"max", BlockType::Max, {"inputs"}},
+      {"norm", BlockType::Norm, {"inputs"}},
+      {"deadband", BlockType::Deadband, {"input", "width"}},
   };
   return specs;
 }
@@ -102,16 +108,18 @@ std::optional<SensorDef> parseSensor(const std::vector<std::string>& p, const dy
     return index;
   };
   if (kind == "body") {
-    if (!need(3, "body.<name>.<x|y|z|vx|vy|vz|speed>")) return {};
+    if (!need(3, "body.<name>.<x|y|z|vx|vy|vz|speed|roll|pitch|yaw|tilt>")) return {};
     if ((s.index = find(model.bodies, "body")) < 0) return {};
     static const std::map<std::string, std::pair<SensorKind, int>> fields = {
         {"x", {SensorKind::BodyPosition, 0}},  {"y", {SensorKind::BodyPosition, 1}},
         {"z", {SensorKind::BodyPosition, 2}},  {"vx", {SensorKind::BodyVelocity, 0}},
         {"vy", {SensorKind::BodyVelocity, 1}}, {"vz", {SensorKind::BodyVelocity, 2}},
-        {"speed", {SensorKind::BodySpeed, 0}}};
+        {"speed", {SensorKind::BodySpeed, 0}}, {"roll", {SensorKind::BodyAngle, 0}},
+        {"pitch", {SensorKind::BodyAngle, 1}}, {"yaw", {SensorKind::BodyAngle, 2}},
+        {"tilt", {SensorKind::BodyAngle, 3}}};
     const auto it = fields.find(p[2]);
     if (it == fields.end()) {
-      error = fmt::format("unknown body field \"{}\" (expected x, y, z, vx, vy, vz, speed)", p[2]);
+      error = fmt::format("unknown body field \"{}\" (expected x, y, z, vx, vy, vz, speed, roll, pitch, yaw, tilt)", p[2]);
       return {};
     }
     s.kind = it->second.first;
@@ -353,6 +361,9 @@ PendingBlock readBlock(Context& ctx, const YAML::Node& node, const std::string& 
       b.kd = m.number("kd", 0.0);
       b.lo = m.number("min", -1.0);
       b.hi = m.number("max", 1.0);
+      if (!m.has("kp") && !m.has("ki") && !m.has("kd")) {
+        ctx.fail(node, m.join("kp"), "missing: a pid needs at least one of kp, ki, kd (without them it outputs 0)");
+      }
       break;
     case BlockType::Lag: one("input"); b.tau = m.positive("tau"); break;
     case BlockType::Lookup: {
@@ -388,6 +399,16 @@ PendingBlock readBlock(Context& ctx, const YAML::Node& node, const std::string& 
       b.initial = m.boolean("initial", false) ? 1.0 : 0.0;
       break;
     case BlockType::Timer: one("input"); break;
+    case BlockType::Abs:
+    case BlockType::Sqrt: one("input"); break;
+    case BlockType::Min:
+    case BlockType::Max:
+    case BlockType::Norm: p.inputs = pendingInputs(ctx, m, "inputs", 1); break;
+    case BlockType::Deadband:
+      one("input");
+      b.width = m.number("width");
+      if (!(b.width >= 0.0)) ctx.fail(m.value("width"), m.join("width"), "expected a width >= 0");
+      break;
   }
   if (b.lo > b.hi) ctx.fail(node, m.join("max"), fmt::format("expected max >= min, got [{}, {}]", b.lo, b.hi));
   return p;

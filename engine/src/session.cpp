@@ -44,6 +44,19 @@ double gaussian(std::uint64_t& s) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
+// Roll, pitch, yaw (R = Rz(yaw) Ry(pitch) Rx(roll): the aircraft convention, yaw and roll in
+// (-pi, pi], pitch in [-pi/2, pi/2]) or the tilt (the angle between the body's z axis and the
+// world's), rad.
+double bodyAngle(const dynamics::Quat& q, int which) {
+  const Eigen::Matrix3d r = q.normalized().toRotationMatrix();
+  switch (which) {
+    case 0: return std::atan2(r(2, 1), r(2, 2));
+    case 1: return std::asin(std::clamp(-r(2, 0), -1.0, 1.0));
+    case 2: return std::atan2(r(1, 0), r(0, 0));
+    default: return std::atan2(std::hypot(r(0, 2), r(1, 2)), r(2, 2));  // not acos: exact near 0
+  }
+}
+
 }  // namespace
 
 int schemeSensorIndex(const Scene& scene, const std::string& signal, std::string& error) {
@@ -193,6 +206,7 @@ void Session::readSensors(const std::vector<SensorDef>& sensors, std::vector<dou
       case SensorKind::BodyPosition: v = s.bodies[k].position_m[d.axis]; break;
       case SensorKind::BodyVelocity: v = s.bodies[k].linear_velocity_mps[d.axis]; break;
       case SensorKind::BodySpeed: v = s.bodies[k].linear_velocity_mps.norm(); break;
+      case SensorKind::BodyAngle: v = bodyAngle(s.bodies[k].orientation, d.axis); break;
       case SensorKind::JointPosition: v = s.joints[k].position; break;
       case SensorKind::JointSpeed: v = s.joints[k].speed; break;
       case SensorKind::MotorSpeed: v = s.motors[k].speed_radps; break;

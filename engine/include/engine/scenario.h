@@ -116,7 +116,12 @@ class ExpectationChecker {
   struct Check {
     bool sampled = false;
     double last_value = 0.0, last_t = 0.0;
+    // `during`: the lowest and highest value seen in the window and when (reported with a
+    // failure, which is decided at the first violation but keeps being watched).
+    bool in_window = false, ranged = false;
+    double low = 0.0, low_t = 0.0, high = 0.0, high_t = 0.0;
   };
+  static void addRange(const Expectation& e, Check& c, ExpectationResult& r, bool cut_short);
   const Scenario& scenario_;
   std::vector<Check> checks_;
   std::vector<ExpectationResult> results_;

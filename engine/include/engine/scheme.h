@@ -48,6 +48,7 @@ enum class SensorKind {
   BodyPosition,     ///< m, component `axis` of the centre of mass
   BodyVelocity,     ///< m/s, component `axis`
   BodySpeed,        ///< m/s, magnitude
+  BodyAngle,        ///< rad: axis 0, 1, 2 = roll, pitch, yaw (z-y'-x'' Euler angles), 3 = tilt
   JointPosition,    ///< rad or m (unwrapped)
   JointSpeed,       ///< rad/s or m/s
   MotorSpeed,       ///< rotor rad/s
@@ -76,7 +77,7 @@ struct SignalRef {
 
 enum class BlockType {
   Constant, Gain, Sum, Product, Saturation, DeadZone, RateLimiter, Integrator, Delay, Pid, Lag,
-  Lookup, Comparator, Switch, Selector, Latch, Timer
+  Lookup, Comparator, Switch, Selector, Latch, Timer, Abs, Sqrt, Min, Max, Norm, Deadband
 };
 
 /// One block. Inputs and parameters by type (docs/scenes.md, `scheme`):
@@ -91,7 +92,9 @@ enum class BlockType {
 /// comparator: 1 when in[0] > in[1] + hysteresis/2, 0 when below in[1] - hysteresis/2, else held |
 /// switch: in[0] > 0.5 ? in[1] : in[2] | selector: in[1 + round(in[0])] clamped to the choices |
 /// latch: toggles on each rising edge of in[0] (a button); in[1] (optional) resets to `initial` |
-/// timer: seconds in[0] has been > 0.5, 0 otherwise.
+/// timer: seconds in[0] has been > 0.5, 0 otherwise | abs: |in[0]| | sqrt: sqrt(in[0]), 0 for a
+/// negative input | min, max: of in[i] | norm: sqrt(sum in[i]^2) | deadband: 0 while |in[0]| <=
+/// width, else in[0] unchanged (unlike dead_zone, any range and no shift).
 struct BlockDef {
   std::string name;
   BlockType type = BlockType::Gain;
@@ -133,7 +136,7 @@ SchemeState initialSchemeState(const SchemeDef& scheme);
 bool outputsFromMemory(BlockType type);
 
 /// Resolves a signal as written in a scene or scenario: a number, `time`, `pult.<control>`,
-/// `body.<name>.<x|y|z|vx|vy|vz|speed>`, `joint.<name>.<position|angle|speed>`,
+/// `body.<name>.<x|y|z|vx|vy|vz|speed|roll|pitch|yaw|tilt>`, `joint.<name>.<position|angle|speed>`,
 /// `motor.<name>.<speed|angle|voltage|torque>`, `contact.<body>[.<other>].force`, or a block of
 /// `scheme`. Sensors are added to `sensors` (once each). On failure returns nullopt and says why
 /// in `error`.
