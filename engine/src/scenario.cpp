@@ -16,6 +16,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -255,15 +256,38 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
       }
     }
   }
-  const std::filesystem::path scene_path =
-      std::filesystem::path(file).parent_path() / top.string("scene");
-  s.scene = loadScene(scene_path.lexically_normal().string(), overrides);
+  const std::string scene_path =
+      (std::filesystem::path(file).parent_path() / top.string("scene")).lexically_normal().string();
+  if (std::error_code ec; !std::filesystem::is_regular_file(scene_path, ec)) {
+    ctx.fail(top.value("scene"), "scene", fmt::format("no scene file {}", scene_path));
+  }
+  try {
+    s.scene = loadScene(scene_path, overrides);
+  } catch (const SceneError& e) {
+    // A `set:` key the scene does not have is this file's mistake: name its line.
+    const std::string prefix = "--set ";
+    if (e.key().rfind(prefix, 0) != 0 || !top.has("set")) throw;
+    const std::string key = e.key().substr(prefix.size());
+    const YAML::Node set = top.value("set");
+    for (const auto& entry : set) {
+      if (entry.first.Scalar() == key) ctx.fail(entry.first, "set." + key, e.message() + " (scene " + scene_path + ")");
+    }
+    throw;
+  }
   s.duration_s = top.positive("duration");
+  // Something scheduled after the end would silently never happen.
+  auto within_run = [&](const YAML::Node& node, const std::string& path, double at_s) {
+    if (at_s > s.duration_s + kTimeEps) {
+      ctx.fail(node["at"], path + ".at", fmt::format("at {:g} s is after the scenario ends ({:g} s)", at_s, s.duration_s));
+    }
+  };
   for (const auto& [node, path] : listItems(ctx, top, "timeline", false)) {
     s.timeline.push_back(readAction(ctx, node, path, s.scene));
+    within_run(node, path, s.timeline.back().at_s);
   }
   for (const auto& [node, path] : listItems(ctx, top, "faults", false)) {
     s.faults.push_back(readFault(ctx, node, path, s.scene));
+    within_run(node, path, s.faults.back().at_s);
   }
   for (const auto& [node, path] : listItems(ctx, top, "changes", false)) {
     const MapReader m(ctx, node, path, {"at", "set", "value"});
@@ -291,6 +315,7 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
       why = e.what();
     }
     if (!why.empty()) ctx.fail(m.value("set"), m.join("set"), "cannot change " + key + ": " + why);
+    within_run(node, path, c.at_s);
     s.changes.push_back(c);
   }
   std::stable_sort(s.changes.begin(), s.changes.end(),
@@ -639,6 +664,17 @@ std::vector<ScenarioResult> runScenarios(
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+  // One run's results are told apart by name (JUnit test cases, the summary): a second file with
+  // a name already taken fails, naming the first.
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].load_error.empty()) continue;
+    const auto [it, fresh] = first.emplace(results[i].name, i);
+    if (fresh) continue;
+    results[i].loaded = false;  // reported as a load error: the file must change
+    results[i].load_error = fmt::format("{}: the scenario name \"{}\" is also that of {} in this run; give one a "
+                                        "different `name`\n", files[i], results[i].name, files[it->second]);
+  }
   return results;
 }
 

@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
+#include <vector>
+#include <set>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 namespace sim::engine::detail {
 
@@ -42,12 +42,48 @@ inline void hashBytes(std::uint64_t& h, std::string_view bytes) {
   for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
 }
 
-// Parses YAML text; a syntax error becomes a SceneError at its line.
+// Parses YAML text; a syntax error becomes a SceneError at its line, with the column and the
+// line's text. A tab in an indentation is named as the cause (YAML indents with spaces only;
+// yaml-cpp then reports something generic, sometimes a line or two later).
 inline YAML::Node parseYaml(const std::string& text, const std::string& file) {
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg);
+    std::size_t start = 0;
+    for (int line = 1; start <= text.size(); ++line) {
+      const std::size_t end = std::min(text.find('\n', start), text.size());
+      const std::size_t indent_end = text.find_first_not_of(" \t", start);
+      const std::size_t tab = text.find('\t', start);
+      if (tab < std::min(end, indent_end)) {
+        throw SceneError(file, line, "",
+                         fmt::format("a tab in the indentation (column {}): YAML indents with spaces only", tab - start + 1));
+      }
+      start = end + 1;
+    }
+    if (e.mark.is_null()) throw SceneError(file, 0, "", e.msg);
+    std::size_t at = 0;
+    for (int line = 0; line < e.mark.line && at != std::string::npos; ++line) {
+      at = text.find('\n', at);
+      if (at != std::string::npos) ++at;
+    }
+    const std::string line_text = at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+    // yaml-cpp notices an unclosed flow collection only on a later line: name the line that
+    // opened it (the nearest line above with more `{` or `[` than it closes).
+    std::string hint;
+    std::vector<std::string> lines;
+    for (std::size_t b = 0; b < at && at != std::string::npos;) {
+      const std::size_t nl = text.find('\n', b);
+      lines.push_back(text.substr(b, nl - b));
+      b = nl + 1;
+    }
+    for (std::size_t k = lines.size(); k-- > 0;) {
+      long open = 0;
+      for (char c : lines[k]) open += (c == '{' || c == '[') ? 1 : (c == '}' || c == ']') ? -1 : 0;
+      if (open > 0) hint = fmt::format("; line {} opens a `{{` or `[` it does not close", k + 1);
+      if (open != 0 || lines[k].find_first_not_of(" \t") != std::string::npos) break;
+    }
+    throw SceneError(file, e.mark.line + 1, "",
+                     fmt::format("{} (column {}: `{}`){}", e.msg, e.mark.column + 1, line_text, hint));
   }
 }
 
