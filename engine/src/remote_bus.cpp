@@ -200,6 +200,11 @@ Wire& toWire(const Plain& in, Wire& out) {
   return out;
 }
 
+template <class Wire, class Plain>
+void fromWire(Wire& in, Plain& out) {
+  fields(out, in, [](auto& p, const auto& w) { get(p, w); });
+}
+
 // Takes the next valid sample (skipping disposals and other notices) into `out`.
 template <class Wire, class Plain>
 bool takeNext(dds::DataReader* reader, Wire& sample, Plain& out) {
@@ -207,7 +212,7 @@ bool takeNext(dds::DataReader* reader, Wire& sample, Plain& out) {
   dds::SampleInfo info;
   while (reader->take_next_sample(&sample, &info) == ReturnCode_t::RETCODE_OK) {
     if (!info.valid_data) continue;
-    fields(out, sample, [](auto& p, const auto& w) { get(p, w); });
+    fromWire(sample, out);
     return true;
   }
   return false;
