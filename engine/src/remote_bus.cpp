@@ -21,10 +21,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <concepts>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 namespace sim::engine::remote {
 
@@ -40,11 +43,6 @@ std::int64_t monotonicNs() {
 }
 
 namespace {
-
-template <std::size_t N>
-std::string str(const eprosima::fastrtps::fixed_string<N>& s) {
-  return s.to_string();
-}
 
 // How a topic is delivered.
 enum class Delivery {
@@ -97,13 +95,125 @@ struct Endpoint {
   dds::DataReader* reader = nullptr;
 };
 
-// Takes the next valid sample (skipping disposals and other notices).
+// Each topic's mapping, declared once: fields(plain, wire, f) calls f(plain member, wire member)
+// for every field of the topic, in IDL order. `plain` is const when publishing and mutable when
+// taking, so the one list serves both directions (toWire and fromWire below).
+template <class P, class T>
+concept PlainOf = std::same_as<std::remove_const_t<P>, T>;
+
+template <PlainOf<SceneIdentity> P, class F>
+void fields(P& p, gen::SceneIdentity& w, F&& f) {
+  f(p.run_id, w.run_id());
+  f(p.scene_name, w.scene_name());
+  f(p.scene_file, w.scene_file());
+  f(p.scene_hash, w.scene_hash());
+  f(p.body_count, w.body_count());
+  f(p.motor_count, w.motor_count());
+  f(p.controls, w.controls());
+  f(p.frame_rate_hz, w.frame_rate_hz());
+  f(p.time_step_s, w.time_step_s());
+}
+
+template <PlainOf<StateFrame> P, class F>
+void fields(P& p, gen::StateFrame& w, F&& f) {
+  f(p.run_id, w.run_id());
+  f(p.frame, w.frame());
+  f(p.step, w.step());
+  f(p.sim_time_s, w.sim_time_s());
+  f(p.paused, w.paused());
+  f(p.poses, w.poses());
+  f(p.motor_angle_rad, w.motor_angle_rad());
+  f(p.motor_speed_radps, w.motor_speed_radps());
+  f(p.motor_voltage, w.motor_voltage());
+  f(p.pult, w.pult());
+  f(p.state_hash, w.state_hash());
+  f(p.sent_ns, w.sent_ns());
+  f(p.scored, w.scored());
+  f(p.score, w.score());
+}
+
+template <PlainOf<PultInput> P, class F>
+void fields(P& p, gen::PultInput& w, F&& f) {
+  f(p.station, w.station());
+  f(p.seq, w.seq());
+  f(p.values, w.values());
+}
+
+template <PlainOf<StationStatus> P, class F>
+void fields(P& p, gen::StationStatus& w, F&& f) {
+  f(p.station, w.station());
+  f(p.role, w.role());
+  f(p.last_step, w.last_step());
+  f(p.frames_received, w.frames_received());
+  f(p.dropped, w.dropped());
+  f(p.link_ok, w.link_ok());
+  f(p.has_pult, w.has_pult());
+  f(p.scored, w.scored());
+  f(p.score, w.score());
+}
+
+template <PlainOf<Command> P, class F>
+void fields(P& p, gen::Command& w, F&& f) {
+  f(p.issuer, w.issuer());
+  f(p.seq, w.seq());
+  f(p.kind, w.kind());  // taken: any number; the server checks it before use
+  f(p.target, w.target());
+  f(p.fault, w.fault());
+  f(p.value, w.value());
+}
+
+template <PlainOf<Event> P, class F>
+void fields(P& p, gen::Event& w, F&& f) {
+  f(p.run_id, w.run_id());
+  f(p.step, w.step());
+  f(p.sim_time_s, w.sim_time_s());
+  f(p.kind, w.kind());
+  f(p.text, w.text());  // published cut to 1000 characters (publishEvent)
+}
+
+// One field, plain -> wire and wire -> plain: the same type is copied (numbers, sequences of
+// numbers, reusing the wire sample's capacity); strings become bounded strings and back.
 template <class T>
-bool takeNext(dds::DataReader* reader, T& sample) {
+void put(T& w, const T& p) { w = p; }
+template <std::size_t N>
+void put(eprosima::fastrtps::fixed_string<N>& w, const std::string& p) { w = p; }
+template <std::size_t N>
+void put(std::vector<eprosima::fastrtps::fixed_string<N>>& w, const std::vector<std::string>& p) {
+  w.assign(p.begin(), p.end());
+}
+void put(std::int32_t& w, CommandKind p) { w = static_cast<std::int32_t>(p); }
+
+template <class T>
+void get(T& p, const T& w) { p = w; }
+template <std::size_t N>
+void get(std::string& p, const eprosima::fastrtps::fixed_string<N>& w) { p = w.to_string(); }
+template <std::size_t N>
+void get(std::vector<std::string>& p, const std::vector<eprosima::fastrtps::fixed_string<N>>& w) {
+  p.clear();
+  for (const auto& s : w) p.push_back(s.to_string());
+}
+void get(CommandKind& p, std::int32_t w) { p = static_cast<CommandKind>(w); }
+
+template <class Plain, class Wire>
+Wire& toWire(const Plain& in, Wire& out) {
+  fields(in, out, [](const auto& p, auto& w) { put(w, p); });
+  return out;
+}
+
+template <class Wire, class Plain>
+void fromWire(Wire& in, Plain& out) {
+  fields(out, in, [](auto& p, const auto& w) { get(p, w); });
+}
+
+// Takes the next valid sample (skipping disposals and other notices) into `out`.
+template <class Wire, class Plain>
+bool takeNext(dds::DataReader* reader, Wire& sample, Plain& out) {
   if (reader == nullptr) return false;
   dds::SampleInfo info;
   while (reader->take_next_sample(&sample, &info) == ReturnCode_t::RETCODE_OK) {
-    if (info.valid_data) return true;
+    if (!info.valid_data) continue;
+    fromWire(sample, out);
+    return true;
   }
   return false;
 }
@@ -227,161 +337,62 @@ Bus::~Bus() = default;
 
 void Bus::publishIdentity(const SceneIdentity& in) {
   gen::SceneIdentity s;
-  s.run_id(in.run_id);
-  s.scene_name(in.scene_name);
-  s.scene_file(in.scene_file);
-  s.scene_hash(in.scene_hash);
-  s.body_count(in.body_count);
-  s.motor_count(in.motor_count);
-  for (const std::string& c : in.controls) s.controls().push_back(c);
-  s.frame_rate_hz(in.frame_rate_hz);
-  s.time_step_s(in.time_step_s);
-  impl_->identity.writer->write(&s);
+  impl_->identity.writer->write(&toWire(in, s));
 }
 
 bool Bus::takeIdentity(SceneIdentity& out) {
   gen::SceneIdentity s;
-  if (!takeNext(impl_->identity.reader, s)) return false;
-  out.run_id = s.run_id();
-  out.scene_name = str(s.scene_name());
-  out.scene_file = str(s.scene_file());
-  out.scene_hash = s.scene_hash();
-  out.body_count = s.body_count();
-  out.motor_count = s.motor_count();
-  out.controls.clear();
-  for (const auto& c : s.controls()) out.controls.push_back(str(c));
-  out.frame_rate_hz = s.frame_rate_hz();
-  out.time_step_s = s.time_step_s();
-  return true;
+  return takeNext(impl_->identity.reader, s, out);
 }
 
 void Bus::publishState(const StateFrame& in) {
-  gen::StateFrame& s = impl_->state_out;
-  s.run_id(in.run_id);
-  s.frame(in.frame);
-  s.step(in.step);
-  s.sim_time_s(in.sim_time_s);
-  s.paused(in.paused);
-  s.poses() = in.poses;
-  s.motor_angle_rad() = in.motor_angle_rad;
-  s.motor_speed_radps() = in.motor_speed_radps;
-  s.motor_voltage() = in.motor_voltage;
-  s.pult() = in.pult;
-  s.state_hash(in.state_hash);
-  s.sent_ns(in.sent_ns);
-  s.scored(in.scored);
-  s.score(in.score);
-  impl_->state.writer->write(&s);
+  impl_->state.writer->write(&toWire(in, impl_->state_out));
 }
 
 bool Bus::takeState(StateFrame& out) {
-  gen::StateFrame& s = impl_->state_in;
-  if (!takeNext(impl_->state.reader, s)) return false;
-  out.run_id = s.run_id();
-  out.frame = s.frame();
-  out.step = s.step();
-  out.sim_time_s = s.sim_time_s();
-  out.paused = s.paused();
-  out.poses = s.poses();
-  out.motor_angle_rad = s.motor_angle_rad();
-  out.motor_speed_radps = s.motor_speed_radps();
-  out.motor_voltage = s.motor_voltage();
-  out.pult = s.pult();
-  out.state_hash = s.state_hash();
-  out.sent_ns = s.sent_ns();
-  out.scored = s.scored();
-  out.score = s.score();
-  return true;
+  return takeNext(impl_->state.reader, impl_->state_in, out);
 }
 
 void Bus::publishPult(const PultInput& in) {
   gen::PultInput s;
-  s.station(in.station);
-  s.seq(in.seq);
-  s.values() = in.values;
-  impl_->pult.writer->write(&s);
+  impl_->pult.writer->write(&toWire(in, s));
 }
 
 bool Bus::takePult(PultInput& out) {
   gen::PultInput s;
-  if (!takeNext(impl_->pult.reader, s)) return false;
-  out.station = str(s.station());
-  out.seq = s.seq();
-  out.values = s.values();
-  return true;
+  return takeNext(impl_->pult.reader, s, out);
 }
 
 void Bus::publishStatus(const StationStatus& in) {
   gen::StationStatus s;
-  s.station(in.station);
-  s.role(in.role);
-  s.last_step(in.last_step);
-  s.frames_received(in.frames_received);
-  s.dropped(in.dropped);
-  s.link_ok(in.link_ok);
-  s.has_pult(in.has_pult);
-  s.scored(in.scored);
-  s.score(in.score);
-  impl_->status.writer->write(&s);
+  impl_->status.writer->write(&toWire(in, s));
 }
 
 bool Bus::takeStatus(StationStatus& out) {
   gen::StationStatus s;
-  if (!takeNext(impl_->status.reader, s)) return false;
-  out.station = str(s.station());
-  out.role = str(s.role());
-  out.last_step = s.last_step();
-  out.frames_received = s.frames_received();
-  out.dropped = s.dropped();
-  out.link_ok = s.link_ok();
-  out.has_pult = s.has_pult();
-  out.scored = s.scored();
-  out.score = s.score();
-  return true;
+  return takeNext(impl_->status.reader, s, out);
 }
 
 void Bus::publishCommand(const Command& in) {
   gen::Command s;
-  s.issuer(in.issuer);
-  s.seq(in.seq);
-  s.kind(static_cast<std::int32_t>(in.kind));
-  s.target(in.target);
-  s.fault(in.fault);
-  s.value(in.value);
-  impl_->command.writer->write(&s);
+  impl_->command.writer->write(&toWire(in, s));
 }
 
 bool Bus::takeCommand(Command& out) {
   gen::Command s;
-  if (!takeNext(impl_->command.reader, s)) return false;
-  out.issuer = str(s.issuer());
-  out.seq = s.seq();
-  out.kind = static_cast<CommandKind>(s.kind());  // checked by the server before use
-  out.target = str(s.target());
-  out.fault = str(s.fault());
-  out.value = s.value();
-  return true;
+  return takeNext(impl_->command.reader, s, out);
 }
 
 void Bus::publishEvent(const Event& in) {
   gen::Event s;
-  s.run_id(in.run_id);
-  s.step(in.step);
-  s.sim_time_s(in.sim_time_s);
-  s.kind(in.kind);
-  s.text(in.text.size() > 1000 ? in.text.substr(0, 1000) : in.text);
+  toWire(in, s);
+  if (in.text.size() > 1000) s.text(in.text.substr(0, 1000));  // within string<1024>
   impl_->event.writer->write(&s);
 }
 
 bool Bus::takeEvent(Event& out) {
   gen::Event s;
-  if (!takeNext(impl_->event.reader, s)) return false;
-  out.run_id = s.run_id();
-  out.step = s.step();
-  out.sim_time_s = s.sim_time_s();
-  out.kind = str(s.kind());
-  out.text = str(s.text());
-  return true;
+  return takeNext(impl_->event.reader, s, out);
 }
 
 int Bus::stateSubscribers() const {

@@ -14,6 +14,7 @@
 
 #include "contact_test_util.h"
 #include "fixture.h"
+#include "shape_test_util.h"
 
 namespace sim::dynamics {
 namespace {
@@ -61,25 +62,10 @@ std::vector<Vec3> cubeCorners(double half) {
 
 /// A static body carrying an n x n grid of `cell`-sized squares (two triangles each) at z = 0.
 int addMeshGround(Model& m, int n, double cell) {
-  std::vector<Vec3> v;
-  std::vector<std::array<int, 3>> t;
-  for (int j = 0; j <= n; ++j)
-    for (int i = 0; i <= n; ++i) v.emplace_back((i - 0.5 * n) * cell, (j - 0.5 * n) * cell, 0.0);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) {
-      const int a = j * (n + 1) + i;
-      t.push_back({a, a + 1, a + n + 2});
-      t.push_back({a, a + n + 2, a + n + 1});
-    }
   BodyDef g;
   g.name = "terrain";
   g.is_static = true;
-  ShapeDef s;
-  s.type = ShapeType::TriangleMesh;
-  std::string error;
-  s.mesh = makeTriangleMesh(v, t, &error);
-  EXPECT_TRUE(s.mesh) << error;
-  g.shapes.push_back(s);
+  g.shapes.push_back(shape_testing::meshShape(shape_testing::grid(n, cell)));
   m.bodies.push_back(g);
   return static_cast<int>(m.bodies.size()) - 1;
 }

@@ -7,6 +7,8 @@
 #include <engine/scene.h>
 #include <engine/session.h>
 
+#include "scene_text.h"
+
 #include <gtest/gtest.h>
 
 #include "replay_check.h"
@@ -185,10 +187,7 @@ TEST(Brake, ScenarioFaultOnAMotorWithoutABrakeNamesTheLine) {
 
 TEST(Brake, BadBrakeKeysNameTheField) {
   auto error = [](const std::string& brake) {
-    const std::string yaml =
-        "bodies:\n  - {name: link, mass: 2, inertia: [0.1, 0.1, 0.1], position: [0.5, 0, 0]}\n"
-        "joints:\n  - {name: hinge, type: hinge, parent: world, child: link, anchor: [0, 0, 0], axis: [0, 1, 0]}\n"
-        "motors:\n  - {name: drive, joint: hinge, Mp: 0.5, w_xx: 5, t_m: 0.01, brake: " + brake + "}\n";
+    const std::string yaml = sim::engine::testing::hingedLinkScene(", brake: " + brake);
     try {
       sim::engine::loadSceneFromString(yaml, "brake.yaml");
     } catch (const std::exception& e) {

@@ -5,6 +5,8 @@
 #include <engine/mesh_import.h>
 #include <engine/scene.h>
 
+#include "scene_text.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using dynamics::Vec3;
+using testing::unitBoxLine;
+using testing::unitBoxScene;
 
 const fs::path kSource = SIMTRAINER_SOURCE_DIR;
 const std::string kMf4 = (kSource / "assets/mf4/mf4.glb").string();
@@ -88,35 +92,23 @@ bodies:
 }
 
 TEST_F(SceneFiles, VisualErrorsNameTheKey) {
-  const std::string missing = write("missing.yaml", R"(bodies:
-  - name: b
-    mass: 1
-    box: [1, 1, 1]
-    visual: {file: nowhere.glb}
-)");
+  const std::string missing = write("missing.yaml", unitBoxScene(R"(    visual: {file: nowhere.glb}
+)"));
   const std::string text = errorOf(missing);
   EXPECT_NE(text.find("missing.yaml:5: bodies[b].visual.file: "), std::string::npos) << text;
   EXPECT_NE(text.find("nowhere.glb"), std::string::npos) << text;
 
-  const std::string node = write("node.yaml", R"(bodies:
-  - name: b
-    mass: 1
-    box: [1, 1, 1]
-    visual:
+  const std::string node = write("node.yaml", unitBoxScene(R"(    visual:
       - file: )" + kMf4 + R"(
         node: elbw
-)");
+)"));
   const std::string node_text = errorOf(node);
   EXPECT_NE(node_text.find("node.yaml:7: bodies[b].visual[0].node: "), std::string::npos)
       << node_text;
   EXPECT_NE(node_text.find("elbow"), std::string::npos) << "lists the known nodes: " << node_text;
 
-  const std::string format = write("format.yaml", R"(bodies:
-  - name: b
-    mass: 1
-    box: [1, 1, 1]
-    visual: {file: model.ply}
-)");
+  const std::string format = write("format.yaml", unitBoxScene(R"(    visual: {file: model.ply}
+)"));
   const std::string format_text = errorOf(format);
   EXPECT_NE(format_text.find("format.yaml:5: bodies[b].visual.file: "), std::string::npos)
       << format_text;
@@ -124,21 +116,13 @@ TEST_F(SceneFiles, VisualErrorsNameTheKey) {
 
   // A corrupt file: the importer's complaint reaches the user with the place.
   write("broken.glb", "glTF this is not");
-  const std::string broken = write("broken.yaml", R"(bodies:
-  - name: b
-    mass: 1
-    box: [1, 1, 1]
-    visual: {file: broken.glb, up: x}
-)");
+  const std::string broken = write("broken.yaml", unitBoxScene(R"(    visual: {file: broken.glb, up: x}
+)"));
   EXPECT_NE(errorOf(broken).find("broken.yaml:5: bodies[b].visual.up: expected z or y"),
             std::string::npos)
       << errorOf(broken);
-  const std::string broken2 = write("broken2.yaml", R"(bodies:
-  - name: b
-    mass: 1
-    box: [1, 1, 1]
-    visual: {file: broken.glb}
-)");
+  const std::string broken2 = write("broken2.yaml", unitBoxScene(R"(    visual: {file: broken.glb}
+)"));
   const std::string broken_text = errorOf(broken2);
   EXPECT_NE(broken_text.find("broken2.yaml:5: bodies[b].visual.file: "), std::string::npos)
       << broken_text;
@@ -242,13 +226,9 @@ bodies:
   EXPECT_GT(loaded.model.bodies[0].shapes[0].mesh->triangles.size(), 12u);
 
   // Hull keys on a box are errors; inline points and a file together too.
-  const std::string mixed = write("mixed.yaml", R"(bodies:
-  - name: b
-    mass: 1
-    box: [1, 1, 1]
-    shapes:
+  const std::string mixed = write("mixed.yaml", unitBoxScene(R"(    shapes:
       - {type: hull, file: )" + kContainer + R"(, points: [[0, 0, 0]]}
-)");
+)"));
   EXPECT_NE(errorOf(mixed).find(":6: bodies[b].shapes[0].points: give either file or the inline "
                                 "points, not both"),
             std::string::npos)
@@ -399,35 +379,24 @@ TEST_F(SceneFiles, BadInertiaAndEmptyModelFileAreLocated) {
     EXPECT_NE(e.errors()[0].message().find("positive definite"), std::string::npos);
   }
   write("empty.glb", "");
-  const std::string visual = write("visual.yaml", R"(bodies:
-  - name: b
-    mass: 1
-    box: [1, 1, 1]
-    visual: {file: empty.glb}
-)");
+  const std::string visual = write("visual.yaml", unitBoxScene(R"(    visual: {file: empty.glb}
+)"));
   EXPECT_EQ(errorOf(visual),
             visual + ":5: bodies[b].visual.file: " + (dir_ / "empty.glb").string() + ": file is empty");
-  const std::string hull = write("hull.yaml", R"(bodies:
-  - name: b
-    mass: 1
-    box: [1, 1, 1]
-    shapes:
+  const std::string hull = write("hull.yaml", unitBoxScene(R"(    shapes:
       - type: hull
         file: empty.glb
-)");
+)"));
   EXPECT_EQ(errorOf(hull), hull + ":7: bodies[b].shapes[0].file: " + (dir_ / "empty.glb").string() +
                                ": file is empty");
 }
 
 TEST_F(SceneFiles, CamerasAndTheirErrors) {
-  const std::string path = write("cams.yaml", R"(
-bodies:
-  - {name: cart, mass: 1, box: [1, 1, 1]}
-cameras:
+  const std::string path = write("cams.yaml", "\n" + unitBoxLine(R"(cameras:
   - {name: chase, type: follow, body: cart}
   - {name: eye, type: onboard, body: cart, direction: [0, 0, -2], fov: 90}
   - {name: post, type: fixed, position: [1, 2, 3], target: [0, 0, 0], inset: [0.7, 0, 0.3, 0.25]}
-)");
+)"));
   const Scene scene = loadScene(path);
   ASSERT_EQ(scene.cameras.size(), 3u);
   EXPECT_FALSE(scene.cameras[0].inset.has_value());
@@ -439,8 +408,7 @@ cameras:
   EXPECT_EQ(scene.cameras[1].fov_deg, 90.0);
 
   const auto cameraError = [&](const std::string& item) {
-    return errorOf(write("bad.yaml", "bodies:\n  - {name: cart, mass: 1, box: [1, 1, 1]}\n"
-                                     "cameras:\n  - " + item + "\n"));
+    return errorOf(write("bad.yaml", unitBoxLine("cameras:\n  - " + item + "\n")));
   };
   const std::string bad = (dir_ / "bad.yaml").string();
   EXPECT_EQ(cameraError("{name: c, type: follow}"),
@@ -472,8 +440,7 @@ cameras:
 TEST_F(SceneFiles, RemovedSolverKeysAreRefusedByName) {
   for (const char* key : {"batched_contacts", "low_rank_responses", "reduced_mechanisms"}) {
     const std::string scene = write("old.yaml", std::string("solver:\n  time_step: 0.01\n  ") +
-                                                    key + ": true\nbodies:\n  - {name: b, mass: 1, "
-                                                    "box: [1, 1, 1]}\n");
+                                                    key + ": true\n" + unitBoxLine("", "b"));
     const std::string text = errorOf(scene);
     EXPECT_EQ(text.rfind(scene + ":3: solver." + key + ": this key is gone: ", 0), 0u) << text;
     EXPECT_NE(text.find("; remove it"), std::string::npos) << text;

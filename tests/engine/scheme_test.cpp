@@ -5,6 +5,8 @@
 #include <engine/scheme.h>
 #include <engine/session.h>
 
+#include "scene_text.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,15 +17,7 @@ namespace sim::engine {
 namespace {
 
 // One hinged link with a motor, a pult of four controls; tests append a scheme at the end.
-const std::string kBase = R"(solver:
-  time_step: 0.01
-bodies:
-  - {name: link, mass: 2.0, box: [1.0, 0.2, 0.1], position: [1, 0, 0]}
-joints:
-  - {name: hinge, type: hinge, parent: world, child: link, anchor: [0, 0, 0], axis: [0, 0, 1]}
-motors:
-  - {name: drive, joint: hinge, Mp: 0.2, w_xx: 5.0, t_m: 0.1, r: 50}
-pult:
+const std::string kBase = "solver:\n  time_step: 0.01\n" + testing::hingedLinkScene() + R"(pult:
   - {name: stick, type: axis, min: -1, max: 1}
   - {name: button, type: button}
   - {name: mode, type: switch, positions: 3}

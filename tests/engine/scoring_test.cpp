@@ -162,21 +162,27 @@ TEST_F(ScoringTest, ADroppedBoxIsPenalisedOnceAndOnlyWhileItShouldBeHeld) {
   EXPECT_TRUE(held.score.passed);
 }
 
-// A pendulum (1 kg at 0.5 m below a hinge about x) started hanging with 1 rad/s: by energy its
-// swing reaches theta_max with I_p w0^2 / 2 = m g d (1 - cos theta_max).
-TEST_F(ScoringTest, SwingOfAPendulumAgainstItsEnergy) {
-  write("pendulum.yaml", R"(name: pendulum
-solver: {time_step: 0.0041666666666666666, substeps: 1, velocity_iterations: 30, position_iterations: 4}
+// A pendulum: a 1 kg bob (5 cm cube) 0.5 m below a hinge about x, started hanging with the angular
+// speed `w_radps` (so its centre moves at 0.5 w along y); a step of 1/240 s.
+std::string pendulumScene(double w_radps) {
+  return fmt::format(R"(name: pendulum
+solver: {{time_step: 0.0041666666666666666, substeps: 1, velocity_iterations: 30, position_iterations: 4}}
 bodies:
   - name: bob
     mass: 1.0
     box: [0.05, 0.05, 0.05]
     position: [0, 0, 0.5]
-    angular_velocity: [1.0, 0, 0]
-    linear_velocity: [0, 0.5, 0]
+    angular_velocity: [{}, 0, 0]
+    linear_velocity: [0, {}, 0]
 joints:
-  - {name: pivot, type: hinge, parent: world, child: bob, anchor: [0, 0, 1.0], axis: [1, 0, 0]}
-)");
+  - {{name: pivot, type: hinge, parent: world, child: bob, anchor: [0, 0, 1.0], axis: [1, 0, 0]}}
+)", w_radps, 0.5 * w_radps);
+}
+
+// A pendulum (1 kg at 0.5 m below a hinge about x) started hanging with 1 rad/s: by energy its
+// swing reaches theta_max with I_p w0^2 / 2 = m g d (1 - cos theta_max).
+TEST_F(ScoringTest, SwingOfAPendulumAgainstItsEnergy) {
+  write("pendulum.yaml", pendulumScene(1.0));
   const double I_p = 1.0 * (0.05 * 0.05 + 0.05 * 0.05) / 12.0 + 1.0 * 0.5 * 0.5;
   const double theta_max = std::acos(1.0 - 0.5 * I_p * 1.0 / (1.0 * 9.81 * 0.5));
   const Scenario s = loadScenario(write("p.scenario.yaml", fmt::format(R"(scene: pendulum.yaml
@@ -203,18 +209,7 @@ scoring:
 // the window has filled). The scorer's jerk is the second difference of the velocity over a
 // window w, which for a sinusoid of frequency w0 reads (2 sin(w0 w / 2) / (w0 w))^2 of the peak.
 TEST_F(ScoringTest, SwingJerkOfAPendulumAgainstItsClosedForm) {
-  write("pendulum.yaml", R"(name: pendulum
-solver: {time_step: 0.0041666666666666666, substeps: 1, velocity_iterations: 30, position_iterations: 4}
-bodies:
-  - name: bob
-    mass: 1.0
-    box: [0.05, 0.05, 0.05]
-    position: [0, 0, 0.5]
-    angular_velocity: [0.2, 0, 0]
-    linear_velocity: [0, 0.1, 0]
-joints:
-  - {name: pivot, type: hinge, parent: world, child: bob, anchor: [0, 0, 1.0], axis: [1, 0, 0]}
-)");
+  write("pendulum.yaml", pendulumScene(0.2));
   const double d = 0.5, w_m = 0.2, window = 0.1;
   const double I_p = 1.0 * (0.05 * 0.05 + 0.05 * 0.05) / 12.0 + 1.0 * d * d;
   const double w0 = std::sqrt(1.0 * 9.81 * d / I_p);

@@ -1,0 +1,75 @@
+// Sleeping (dynamics/src/sleep.cpp): islands at rest fall asleep with their load still reported,
+// restore bit for bit, and wake as a whole group when hit.
+#include <dynamics/samples.h>
+#include <dynamics/simulator.h>
+
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "contact_test_util.h"
+#include "fixture.h"
+
+namespace sim::dynamics {
+namespace {
+
+using contact_testing::run;
+
+constexpr double kG = 9.81;
+
+// Sleeping: a pile of four columns (the benchmark's) falls asleep soon after it lands, with
+// the load it carries still reported; a sleeping state restores bit for bit; a box sliding into
+// a column wakes that column's whole group and nothing else.
+TEST(Contact, PileFallsAsleepKeepsItsLoadAndWakesWhenHit) {
+  Model m = samples::boxPile(2, 2, 10, 1.0 / 240.0);
+  m.solver.velocity_iterations = 10;
+  BodyDef striker = m.bodies[1];
+  striker.name = "striker";
+  striker.position_m = Vec3(m.bodies[1].position_m.x() - 0.6, m.bodies[1].position_m.y(), 0.1);
+  m.bodies.push_back(striker);
+  const int column = 1;  // bodies 1..10 are the first column, bottom up
+  const int hit = static_cast<int>(m.bodies.size()) - 1;
+  Simulator sim(m);
+  State s = sim.initialState();
+  run(sim, s, 2.0);
+  for (std::size_t i = 1; i < m.bodies.size(); ++i) {
+    EXPECT_TRUE(s.bodies[i].asleep) << m.bodies[i].name;
+    EXPECT_EQ(s.bodies[i].linear_velocity_mps.norm(), 0.0);
+  }
+  // Ground contacts still carry the pile's weight: 41 boxes of 1 kg.
+  double ground = 0.0;
+  for (const ContactReport& c : sim.contacts(s))
+    if (c.body_a == 0 || c.body_b == 0) ground += c.normal_force_N;
+  EXPECT_NEAR(ground, 41 * kG, 0.01 * 41 * kG);
+  // Asleep and restored: bit for bit.
+  {
+    State restored = State::deserialize(s.serialize());
+    State original = s;
+    Simulator sim2(m);
+    for (int i = 0; i < 20; ++i) {
+      checkedStep(sim, original);
+      checkedStep(sim2, restored);
+    }
+    EXPECT_TRUE(original == restored);
+    // Nothing awake: the steps left the bodies and the carried contacts exactly as they were.
+    State before = s;
+    original.time_s = before.time_s;
+    original.step = before.step;
+    EXPECT_TRUE(original == before);
+  }
+  s.bodies[hit].asleep = false;
+  s.bodies[hit].linear_velocity_mps = Vec3(3.0, 0.0, 0.0);  // 0.4 m to the column, mu g = 4.9 m/s^2
+  bool woke = false;
+  for (int i = 0; i < 60 && !woke; ++i) {
+    checkedStep(sim, s);
+    woke = !s.bodies[column].asleep;
+  }
+  ASSERT_TRUE(woke) << "the struck column stayed asleep";
+  for (int i = column; i < column + 10; ++i) EXPECT_FALSE(s.bodies[i].asleep) << m.bodies[i].name;
+  for (std::size_t i = column + 10; i < m.bodies.size() - 1; ++i)
+    EXPECT_TRUE(s.bodies[i].asleep) << m.bodies[i].name << " woke without being touched";
+}
+
+}  // namespace
+}  // namespace sim::dynamics
