@@ -43,6 +43,13 @@ class ObservabilityTest : public testing::ScratchDirTest {
     for (const SignalRef& r : refs) out.push_back(session.signal(r, sensor_values));
     return out;
   }
+
+  // A scenario on the grasp scene whose timeline sets `lift` at 0; `rest` follows.
+  Scenario graspScenario(const std::string& name, double duration_s, double lift, const std::string& rest) {
+    return loadScenario(write(name, fmt::format("scene: {}/scenes/grasp.yaml\nduration: {}\ntimeline:\n"
+                                                "  - {{at: 0.0, control: lift, set: {:.17g}}}{}",
+                                                kSourceDir, duration_s, lift, rest)));
+  }
 };
 
 // Bodies placed by quaternions built here from the three elementary rotations (Eigen's
@@ -165,14 +172,11 @@ TEST(ObservabilityBlocks, BadBlocksAndSignalsAreLocatedErrors) {
 // reports the lowest and highest values and when they came, against the same values taken
 // from every step of the run.
 TEST_F(ObservabilityTest, DuringFailuresReportTheRangeSeenInTheWindow) {
-  const Scenario s = loadScenario(write("d.scenario.yaml", "scene: " + kSourceDir + R"(/scenes/grasp.yaml
-duration: 1.0
-timeline:
-  - {at: 0.0, control: lift, set: 1}
+  const Scenario s = graspScenario("d.scenario.yaml", 1.0, 1.0, R"(
 expect:
   - {name: stays low, signal: body.palm.z, max: 0.2, during: [0.1, 0.6]}
   - {name: stays above, signal: body.palm.z, min: 0.1, during: [0.1, 0.6]}
-)"));
+)");
   const auto palm = static_cast<std::size_t>(s.scene.model.findBody("palm"));
   double low = 1e300, high = -1e300, low_t = 0.0, high_t = 0.0;
   PlayOptions options;
@@ -198,14 +202,11 @@ expect:
 
 // 0.51999999 against a bound of 0.52: six digits would print "0.52 ... expected >= 0.52".
 TEST_F(ObservabilityTest, FailedValuesPrintTheDigitsThatShowWhy) {
-  const Scenario s = loadScenario(write("v.scenario.yaml", "scene: " + kSourceDir + R"(/scenes/grasp.yaml
-duration: 0.5
-timeline:
-  - {at: 0.0, control: lift, set: 0.51999999}
+  const Scenario s = graspScenario("v.scenario.yaml", 0.5, 0.51999999, R"(
 expect:
   - {name: close, signal: pult.lift, min: 0.52, at: 0.25}
   - {name: far, signal: pult.lift, min: 0.6, at: 0.25}
-)"));
+)");
   const ScenarioResult r = playScenario(s);
   ASSERT_EQ(r.expectations.size(), 2u);
   EXPECT_FALSE(r.expectations[0].passed);
