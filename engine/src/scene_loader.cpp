@@ -295,6 +295,20 @@ Quat readOrientation(const Context& ctx, const MapReader& m) {
   return Quat::Identity();
 }
 
+// A colour [r, g, b] or [r, g, b, a], each in [0, 1].
+std::array<float, 4> readColor(const Context& ctx, const YAML::Node& node, const std::string& key) {
+  if (!node.IsSequence() || (node.size() != 3 && node.size() != 4)) {
+    ctx.fail(node, key, "expected a colour [r, g, b] or [r, g, b, a], each in [0, 1], got " + describe(node));
+  }
+  std::array<float, 4> rgba{0.0f, 0.0f, 0.0f, 1.0f};
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const double c = ctx.number(node[i], fmt::format("{}[{}]", key, i));
+    if (!(c >= 0.0 && c <= 1.0)) ctx.fail(node[i], fmt::format("{}[{}]", key, i), fmt::format("expected a value in [0, 1], got {}", c));
+    rgba[i] = static_cast<float>(c);
+  }
+  return rgba;
+}
+
 // Box edge lengths [x, y, z], each positive.
 Vec3 readBoxSize(const Context& ctx, const MapReader& m, const std::string& key) {
   const Vec3 size = ctx.vec3(m.value(key), m.join(key));
@@ -353,7 +367,7 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
   MapReader m(ctx, node, path,
               {"type", "position", "orientation", "rpy", "size", "radius", "half_length",
                "points", "vertices", "triangles", "file", "node", "scale", "up", "material",
-               "group", "mask", "belt"});
+               "group", "mask", "belt", "color"});
   dynamics::ShapeDef shape;
   const std::string type = m.string("type");
   using dynamics::ShapeType;
@@ -527,7 +541,7 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
   MapReader m(ctx, node, path,
               {"name", "mass", "density", "inertia", "center_of_mass", "box", "position",
                "orientation", "rpy", "static", "linear_velocity", "angular_velocity", "shapes",
-               "collide", "visual"});
+               "collide", "visual", "color"});
   dynamics::BodyDef body;
   body.name = m.string("name");
   claimName(ctx, state, m, "body", body.name);
@@ -541,10 +555,14 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
   // `box` alone only gives inertia and looks (a body without shapes never touches anything).
   // Shapes are placed in the reference frame; they move with it to the centre of mass below.
   const std::size_t body_index = scene.model.bodies.size();
+  BodyLook look;
   for (const auto& [shape_node, shape_path] : listItems(ctx, m, "shapes", /*named=*/false)) {
     body.shapes.push_back(readShape(ctx, shape_node, shape_path, scene, body_index,
                                     body.shapes.size(), body.is_static, state));
+    look.shape_colors_rgba.push_back(std::nullopt);
+    if (shape_node["color"]) look.shape_colors_rgba.back() = readColor(ctx, shape_node["color"], shape_path + ".color");
   }
+  if (m.has("color")) look.color_rgba = readColor(ctx, m.value("color"), m.join("color"));
   if (m.boolean("collide", false)) {
     if (m.has("shapes")) {
       ctx.failAt(m.keyLine("collide"), m.join("collide"),
@@ -624,7 +642,6 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
   body.angular_velocity_radps = place.rotation * m.vec3("angular_velocity", Vec3::Zero());
   for (dynamics::ShapeDef& shape : body.shapes) shape.pose.position -= center;
 
-  BodyLook look;
   look.reference.position = -center;
   if (box) {
     look.box_size_m = {box->x(), box->y(), box->z()};

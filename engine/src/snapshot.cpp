@@ -243,6 +243,8 @@ std::vector<render::BodyVisual> bodyVisuals(const Scene& scene) {
     if (i < scene.looks.size()) visual.box_size_m = scene.looks[i].box_size_m;
     // Static bodies (ground, fixtures) are drawn darker.
     if (body.is_static) visual.color_rgba = {0.45f, 0.46f, 0.44f, 1.0f};
+    const BodyLook* look = i < scene.looks.size() ? &scene.looks[i] : nullptr;
+    if (look && look->color_rgba) visual.color_rgba = *look->color_rgba;
     // A body looks like its visual models; without any, like its collision shapes; without
     // those, like its box.
     if (i < scene.looks.size()) {
@@ -264,7 +266,9 @@ std::vector<render::BodyVisual> bodyVisuals(const Scene& scene) {
         MeshPart part = shapeMesh(body.shapes[s]);
         if (part.indices.empty()) continue;
         part.name = body.name + ".shape" + std::to_string(s);
-        part.color_rgba = body.shapes[s].type == dynamics::ShapeType::Plane
+        const bool own = look && s < look->shape_colors_rgba.size() && look->shape_colors_rgba[s];
+        part.color_rgba = own ? *look->shape_colors_rgba[s]
+                          : body.shapes[s].type == dynamics::ShapeType::Plane && !(look && look->color_rgba)
                               ? std::array<float, 4>{0.50f, 0.53f, 0.47f, 1.0f}  // ground
                               : visual.color_rgba;
         visual.meshes.push_back(std::move(part));

@@ -86,6 +86,10 @@ struct BodyLook {
   dynamics::Frame reference;
   std::vector<VisualDef> visuals;
   bool hidden = false;  ///< `visual: []`: draw nothing for this body (not even its shapes).
+  /// `color:` of the body and of each of its shapes (RGBA in [0, 1]; parallel to the shapes),
+  /// where given: plain shapes and the box are drawn in it (model files keep their materials).
+  std::optional<std::array<float, 4>> color_rgba;
+  std::vector<std::optional<std::array<float, 4>>> shape_colors_rgba;
 };
 
 /// A view point the renderer offers (`cameras:`); the first one, or the one marked default, is
