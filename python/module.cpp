@@ -733,9 +733,12 @@ of structure (bodies, shapes, joints, motors, time step, ...).)doc")
             const dynamics::StepReport& r = c.lastReport();
             return py::dict("velocity_iterations"_a = r.velocity_iterations, "velocity_residual"_a = r.velocity_residual,
                             "at_iteration_cap"_a = r.velocity_end == dynamics::SolveEnd::IterationCap,
-                            "position_iterations"_a = r.position_iterations, "position_error"_a = r.position_error);
+                            "velocity_end"_a = dynamics::solveEndName(r.velocity_end),
+                            "position_iterations"_a = r.position_iterations, "position_error"_a = r.position_error,
+                            "position_end"_a = dynamics::solveEndName(r.position_end));
           },
-          "The solver's effort in the last step: velocity iterations and residual, whether it hit the cap, position error.")
+          "The solver's effort in the last step: velocity iterations and residual, whether it hit the cap, how "
+          "each solve ended ('tolerance', 'cap', 'no work'), position error.")
       .def(
           "record",
           [](const std::shared_ptr<Core>& c, const std::string& path) {

@@ -51,14 +51,15 @@ bool sameState(const engine::SessionState& a, const engine::SessionState& b) {
 TraceBuffer::TraceBuffer(const dynamics::Model& model, int every)
     : columns_(engine::traceColumns(model)), every_(static_cast<std::uint64_t>(std::max(1, every))) {}
 
-void TraceBuffer::add(const dynamics::State& state) {
-  const std::vector<double> row = engine::traceRow(state);
+void TraceBuffer::add(const dynamics::State& state, const dynamics::StepReport& report) {
+  const std::vector<double> row = engine::traceRow(state, report);
   values_.insert(values_.end(), row.begin(), row.end());
 }
 
-void TraceBuffer::afterStep(const dynamics::State& state, bool faulted) {
+void TraceBuffer::afterStep(const dynamics::State& state, const dynamics::StepReport& report,
+                            bool faulted) {
   ++steps_;
-  if (steps_ % every_ == 0 || faulted) add(state);
+  if (steps_ % every_ == 0 || faulted) add(state, report);
 }
 
 SessionCore::SessionCore(engine::Scene scene) : session_(std::move(scene)) {}
@@ -80,7 +81,7 @@ std::uint64_t SessionCore::step(std::uint64_t n, const std::function<bool()>& in
     pristine_ = false;
     ++done;
     const bool faulted = last_report_.fault.kind != dynamics::Fault::Kind::None;
-    for (const auto& trace : traces_) trace->afterStep(session_.dynamics(), faulted);
+    for (const auto& trace : traces_) trace->afterStep(session_.dynamics(), last_report_, faulted);
     if (faulted) {
       fault_ = last_report_.fault;
       throw NumericalFaultError(*fault_);
@@ -206,12 +207,13 @@ void SessionCore::restore(const SavedState& saved) {
   }
   session_.restore(saved.state);
   fault_.reset();
+  last_report_ = dynamics::StepReport{};  // no step produced the restored state here
   pristine_ = false;
 }
 
 std::shared_ptr<TraceBuffer> SessionCore::addTrace(int every) {
   auto trace = std::make_shared<TraceBuffer>(session_.scene().model, every);
-  trace->start(session_.dynamics());
+  trace->start(session_.dynamics(), last_report_);
   traces_.push_back(trace);
   return trace;
 }

@@ -62,8 +62,10 @@ bool sameState(const engine::SessionState& a, const engine::SessionState& b);
 class TraceBuffer {
  public:
   TraceBuffer(const dynamics::Model& model, int every);
-  void start(const dynamics::State& state) { add(state); }
-  void afterStep(const dynamics::State& state, bool faulted);
+  /// The first row: the current state and the report of the step that produced it (a default
+  /// one before any step, as the CLI's initial row).
+  void start(const dynamics::State& state, const dynamics::StepReport& report) { add(state, report); }
+  void afterStep(const dynamics::State& state, const dynamics::StepReport& report, bool faulted);
   const std::vector<std::string>& columns() const { return columns_; }
   std::size_t rows() const { return columns_.empty() ? 0 : values_.size() / columns_.size(); }
   const std::vector<double>& values() const { return values_; }  ///< Row-major.
@@ -71,7 +73,7 @@ class TraceBuffer {
   bool attached = true;
 
  private:
-  void add(const dynamics::State& state);
+  void add(const dynamics::State& state, const dynamics::StepReport& report);
   std::vector<std::string> columns_;
   std::vector<double> values_;
   std::uint64_t every_ = 1;

@@ -51,6 +51,26 @@ std::string joinErrors(const std::vector<ModelError>& errors) {
 ModelInvalid::ModelInvalid(std::vector<ModelError> errors)
     : std::invalid_argument(joinErrors(errors)), errors_(std::move(errors)) {}
 
+const char* solveEndName(SolveEnd end) {
+  switch (end) {
+    case SolveEnd::NoWork: return "no work";
+    case SolveEnd::Tolerance: return "tolerance";
+    case SolveEnd::IterationCap: return "cap";
+  }
+  return "?";
+}
+
+const char* rowKindName(RowKind kind) {
+  switch (kind) {
+    case RowKind::None: return "none";
+    case RowKind::JointAxis: return "joint axis";
+    case RowKind::Contact: return "contact";
+    case RowKind::MotorBlock: return "motor block";
+    case RowKind::Joint: return "joint";
+  }
+  return "?";
+}
+
 std::string Fault::describe() const {
   if (kind == Kind::None) return "no fault";
   std::ostringstream out;
@@ -256,52 +276,84 @@ void warmStart(StepContext& ctx) {
     repeater::warmStart(ctx, static_cast<int>(i));
 }
 
+/// Whether the velocity solve has rows this substep: axis rows, contacts, motor blocks (motors
+/// and repeaters are in blocks) or a joint outside any block.
+bool velocityWork(const StepContext& ctx) {
+  const Joints& joints = ctx.joints;
+  return !joints.with_axis_rows.empty() || ctx.contacts.pointCount() > 0 ||
+         !ctx.blocks.blocks.empty() ||
+         std::find(joints.in_block.begin(), joints.in_block.end(), 0) != joints.in_block.end();
+}
+
+/// Keeps the report's worst end over the substeps (SolveEnd's order).
+void noteEnd(SolveEnd& report_end, SolveEnd end) { report_end = std::max(report_end, end); }
+
 void solveVelocity(StepContext& ctx, StepReport& report) {
   const SolverSettings& cfg = ctx.model.solver;
   Joints& joints = ctx.joints;
   MotorBlocks& blocks = ctx.blocks;
-  bool capped = true;
+  SolveEnd end = SolveEnd::NoWork;
   double residual = 0.0;
+  RowKind residual_kind = RowKind::None;
   blocks.articulation.articulateContacts(ctx);
-  int iterations = 1;
-  for (; iterations <= cfg.velocity_iterations; ++iterations) {
-    double largest = 0.0;
-    // Along the joints' axes: viscous (soft), Coulomb friction (bounded), limit (one-sided).
-    for (const int j : joints.with_axis_rows) {
-      largest = std::max(largest, joint_friction::solveVelocity(ctx, j));
-      largest = std::max(largest, limit::solveVelocity(ctx, j));
-    }
-    // Contacts: friction, torsion and non-penetration rows.
-    largest = std::max(largest, std::abs(ctx.contacts.solveVelocity(
-                                    ctx.bodies.solver, ctx.rotors.speed, ctx.rotors.inv_inertia,
-                                    iterations % 2 == 0, cfg.velocity_tolerance)));
-    // Rows outside a block may read its impulses (a driven joint's friction bound).
-    if (!blocks.all_closed) blocks.articulation.flush();
-    // Driven mechanisms (SPEC eqs. 13-16 with the characteristic), each solved as one block.
-    for (std::size_t bi = 0; bi < blocks.blocks.size(); ++bi)
-      if (!blocks.closed[bi] || !blocks.articulation.blockStillHolds(ctx, static_cast<int>(bi)))
-        blocks.solve(ctx, static_cast<int>(bi), largest);
-    // The other joints' hard rows last: they win.
-    for (std::size_t jj = 0; jj < joints.work.size(); ++jj) {
-      if (joints.in_block[jj]) continue;
-      const int j = static_cast<int>(jj);
-      double d = 0.0;
-      switch (joints[j].type) {
-        case JointType::Hinge: d = hinge::solveVelocity(ctx, j); break;
-        case JointType::Flexure: d = flexure::solveVelocity(ctx, j); break;
-        case JointType::Fixed: d = fixed::solveVelocity(ctx, j); break;
-        case JointType::Prismatic: d = prismatic::solveVelocity(ctx, j); break;
-        case JointType::Ball: d = ball::solveVelocity(ctx, j); break;
+  int iterations = 0;
+  if (velocityWork(ctx)) {
+    end = SolveEnd::IterationCap;
+    for (iterations = 1; iterations <= cfg.velocity_iterations; ++iterations) {
+      double largest = 0.0;
+      RowKind kind = RowKind::None;
+      // Each kind's largest change, then where the sweep's largest came from (the report).
+      const auto note = [&](double d, RowKind k) {
+        if (d > largest) {
+          largest = d;
+          kind = k;
+        }
+      };
+      // Along the joints' axes: viscous (soft), Coulomb friction (bounded), limit (one-sided).
+      double axis = 0.0;
+      for (const int j : joints.with_axis_rows) {
+        axis = std::max(axis, joint_friction::solveVelocity(ctx, j));
+        axis = std::max(axis, limit::solveVelocity(ctx, j));
       }
-      largest = std::max(largest, d);
+      note(axis, RowKind::JointAxis);
+      // Contacts: friction, torsion and non-penetration rows.
+      note(std::abs(ctx.contacts.solveVelocity(ctx.bodies.solver, ctx.rotors.speed,
+                                               ctx.rotors.inv_inertia, iterations % 2 == 0,
+                                               cfg.velocity_tolerance)),
+           RowKind::Contact);
+      // Rows outside a block may read its impulses (a driven joint's friction bound).
+      if (!blocks.all_closed) blocks.articulation.flush();
+      // Driven mechanisms (SPEC eqs. 13-16 with the characteristic), each solved as one block.
+      double block = 0.0;
+      for (std::size_t bi = 0; bi < blocks.blocks.size(); ++bi)
+        if (!blocks.closed[bi] || !blocks.articulation.blockStillHolds(ctx, static_cast<int>(bi)))
+          blocks.solve(ctx, static_cast<int>(bi), block);
+      note(block, RowKind::MotorBlock);
+      // The other joints' hard rows last: they win.
+      double joint = 0.0;
+      for (std::size_t jj = 0; jj < joints.work.size(); ++jj) {
+        if (joints.in_block[jj]) continue;
+        const int j = static_cast<int>(jj);
+        double d = 0.0;
+        switch (joints[j].type) {
+          case JointType::Hinge: d = hinge::solveVelocity(ctx, j); break;
+          case JointType::Flexure: d = flexure::solveVelocity(ctx, j); break;
+          case JointType::Fixed: d = fixed::solveVelocity(ctx, j); break;
+          case JointType::Prismatic: d = prismatic::solveVelocity(ctx, j); break;
+          case JointType::Ball: d = ball::solveVelocity(ctx, j); break;
+        }
+        joint = std::max(joint, d);
+      }
+      note(joint, RowKind::Joint);
+      residual = largest;
+      residual_kind = kind;
+      if (largest <= cfg.velocity_tolerance) {
+        end = SolveEnd::Tolerance;
+        break;
+      }
     }
-    residual = largest;
-    if (largest <= cfg.velocity_tolerance) {
-      capped = false;
-      break;
-    }
+    iterations = std::min(iterations, cfg.velocity_iterations);
   }
-  iterations = std::min(iterations, cfg.velocity_iterations);
   blocks.articulation.flush();
   for (std::size_t j = 0; j < joints.work.size(); ++j)
     if (joints.work[j].type == JointType::Flexure) flexure::storeImpulses(ctx, static_cast<int>(j));
@@ -310,8 +362,11 @@ void solveVelocity(StepContext& ctx, StepReport& report) {
                                      [](const ReducedBlock& r) { return r.ready; });
   report.reduced_blocks = std::max(report.reduced_blocks, static_cast<int>(reduced));
   report.velocity_iterations = std::max(report.velocity_iterations, iterations);
-  report.velocity_residual = std::max(report.velocity_residual, residual);
-  if (capped) report.velocity_end = SolveEnd::IterationCap;
+  if (residual >= report.velocity_residual) {
+    report.velocity_residual = residual;
+    report.velocity_residual_kind = residual_kind;
+  }
+  noteEnd(report.velocity_end, end);
 }
 
 void integratePositions(StepContext& ctx) {
@@ -325,7 +380,12 @@ void solvePosition(StepContext& ctx, StepReport& report) {
   const double beta = cfg.position_correction;
   double largest = 0.0;
   int iterations = 0;
-  for (; iterations < cfg.position_iterations; ++iterations) {
+  // No work: no contacts, joints, motors or repeaters (their couplings have position rows).
+  SolveEnd end = ctx.contacts.pointCount() > 0 || !ctx.joints.work.empty() ||
+                         !ctx.motors.motor.empty() || !ctx.motors.repeater.empty()
+                     ? SolveEnd::IterationCap
+                     : SolveEnd::NoWork;
+  for (; end != SolveEnd::NoWork && iterations < cfg.position_iterations; ++iterations) {
     largest = ctx.contacts.solvePosition(ctx.model.contact, ctx.bodies.positions,
                                          ctx.bodies.orientations, ctx.bodies.solver);
     for (std::size_t jj = 0; jj < ctx.joints.work.size(); ++jj) {
@@ -346,10 +406,14 @@ void solvePosition(StepContext& ctx, StepReport& report) {
       largest = std::max(largest, motor::solvePosition(ctx, static_cast<int>(m), beta));
     for (std::size_t i = 0; i < ctx.motors.repeater.size(); ++i)
       largest = std::max(largest, repeater::solvePosition(ctx, static_cast<int>(i), beta));
-    if (largest <= cfg.position_tolerance_m) break;
+    if (largest <= cfg.position_tolerance_m) {
+      end = SolveEnd::Tolerance;
+      break;
+    }
   }
   report.position_iterations = std::max(report.position_iterations, iterations);
   report.position_error = std::max(report.position_error, largest);
+  noteEnd(report.position_end, end);
 }
 
 void storeImpulses(StepContext& ctx) {

@@ -446,6 +446,7 @@ int playCommand(const PlayArgs& args) {
   fmt::print("  {} steps, {:.6g} s simulated in {:.3g} s (real-time factor {:.4g})\n",
              result.run.steps, result.run.sim_time_s, result.run.wall_time_s,
              result.run.realTimeFactor());
+  fmt::print("{}", sim::engine::formatSolveSummary(scenario.scene.model.solver, result.run, "  "));
   printScenarioResult(result);
   simtrainer_app::printGrade(result);
   if (result.run.frames > 0 && options.realtime) {

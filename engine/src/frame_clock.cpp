@@ -8,16 +8,18 @@
 namespace sim::engine {
 
 namespace {
-constexpr double kLowest = 1e-6;      // s: the first bucket's upper edge
-constexpr double kGrowth = 1.01;      // each bucket 1 % wider than the last
-constexpr std::size_t kBuckets = 1852;  // up to 1e-6 * 1.01^1852 = 100 s
-
-std::size_t bucketOf(double seconds) {
-  if (!(seconds > kLowest)) return 0;
-  const double b = std::ceil(std::log(seconds / kLowest) / std::log(kGrowth));
-  return std::min(kBuckets - 1, static_cast<std::size_t>(b));
-}
+constexpr double kGrowth = 1.01;  // each bucket 1 % wider than the last
 }  // namespace
+
+TimingStats::TimingStats(double lowest, double highest)
+    : lowest_(lowest),
+      bucket_count_(static_cast<std::size_t>(std::ceil(std::log(highest / lowest) / std::log(kGrowth))) + 1) {}
+
+std::size_t TimingStats::bucketOf(double value) const {
+  if (!(value > lowest_)) return 0;
+  const double b = std::ceil(std::log(value / lowest_) / std::log(kGrowth));
+  return std::min(bucket_count_ - 1, static_cast<std::size_t>(b));
+}
 
 void TimingStats::add(double seconds) {
   ++count_;
@@ -28,7 +30,7 @@ void TimingStats::add(double seconds) {
     return;
   }
   if (buckets_.empty()) {
-    buckets_.assign(kBuckets, 0);
+    buckets_.assign(bucket_count_, 0);
     for (const double s : samples_) ++buckets_[bucketOf(s)];
     samples_.clear();
     samples_.shrink_to_fit();
@@ -36,18 +38,18 @@ void TimingStats::add(double seconds) {
   ++buckets_[bucketOf(seconds)];
 }
 
-double TimingStats::p99() const {
+double TimingStats::quantile(double q) const {
   if (count_ == 0) return 0.0;
-  const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(count_)));
+  const auto rank = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(q * static_cast<double>(count_))));
   if (buckets_.empty()) {
     std::vector<double> sorted = samples_;
     std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank - 1), sorted.end());
     return sorted[rank - 1];
   }
   std::size_t seen = 0;
-  for (std::size_t b = 0; b < kBuckets; ++b) {
+  for (std::size_t b = 0; b < bucket_count_; ++b) {
     seen += buckets_[b];
-    if (seen >= rank) return std::min(max_, kLowest * std::pow(kGrowth, static_cast<double>(b)));
+    if (seen >= rank) return std::min(max_, lowest_ * std::pow(kGrowth, static_cast<double>(b)));
   }
   return max_;
 }

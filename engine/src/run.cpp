@@ -101,10 +101,53 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   return result;
 }
 
+void SolveStats::add(dynamics::SolveEnd end, double residual_at_end, dynamics::RowKind kind) {
+  switch (end) {
+    case dynamics::SolveEnd::NoWork: ++no_work; break;
+    case dynamics::SolveEnd::Tolerance: ++tolerance; break;
+    case dynamics::SolveEnd::IterationCap:
+      ++cap;
+      ++cap_by_kind[static_cast<std::size_t>(kind)];
+      break;
+  }
+  residual.add(residual_at_end);
+}
+
 void RunResult::record(const dynamics::StepReport& report) {
   max_velocity_iterations = std::max(max_velocity_iterations, report.velocity_iterations);
   if (report.velocity_end == dynamics::SolveEnd::IterationCap) ++steps_at_iteration_cap;
   max_position_error = std::max(max_position_error, report.position_error);
+  velocity_solve.add(report.velocity_end, report.velocity_residual, report.velocity_residual_kind);
+  position_solve.add(report.position_end, report.position_error, dynamics::RowKind::None);
+}
+
+std::string formatSolveSummary(const dynamics::SolverSettings& solver, const RunResult& result,
+                               const std::string& indent) {
+  std::string text;
+  auto out = std::back_inserter(text);
+  auto solve = [&](const char* name, const SolveStats& s, double tolerance, int cap,
+                   const char* unit) {
+    fmt::format_to(out,
+                   "{}{} solve: steps ended by tolerance {}, cap {}, no work {} (tolerance {:g} "
+                   "{}, cap {}); residual at the end p50 {:.3g}  p99 {:.3g}  max {:.3g} {}\n",
+                   indent, name, s.tolerance, s.cap, s.no_work, tolerance, unit, cap,
+                   s.residual.quantile(0.5), s.residual.p99(), s.residual.max(), unit);
+  };
+  solve("velocity", result.velocity_solve, solver.velocity_tolerance, solver.velocity_iterations,
+        "N s");
+  if (result.velocity_solve.cap > 0) {
+    fmt::format_to(out, "{}  steps at the cap by the row kind that changed most in the last sweep:",
+                   indent);
+    for (std::size_t k = 0; k < result.velocity_solve.cap_by_kind.size(); ++k) {
+      if (result.velocity_solve.cap_by_kind[k] == 0) continue;
+      fmt::format_to(out, " {} {}", dynamics::rowKindName(static_cast<dynamics::RowKind>(k)),
+                     result.velocity_solve.cap_by_kind[k]);
+    }
+    text += '\n';
+  }
+  solve("position", result.position_solve, solver.position_tolerance_m, solver.position_iterations,
+        "m");
+  return text;
 }
 
 std::string formatSummary(const Scene& scene, const RunResult& result) {
@@ -130,6 +173,7 @@ std::string formatSummary(const Scene& scene, const RunResult& result) {
                  "max position error {:.3g}\n",
                  result.max_velocity_iterations, model.solver.velocity_iterations,
                  result.steps_at_iteration_cap, result.max_position_error);
+  text += formatSolveSummary(model.solver, result, "  ");
   if (result.frames > 0) {
     auto ms = [](const TimingStats& t) {
       return fmt::format("mean {:.3f}  p99 {:.3f}  max {:.3f} ms", 1e3 * t.mean(), 1e3 * t.p99(),

@@ -26,7 +26,7 @@ class SessionOutputs {
       : trace_every_(static_cast<std::uint64_t>(std::max(1, trace_every))) {
     if (!trace_path.empty()) {
       trace_ = std::make_unique<TraceWriter>(trace_path, session.scene().model);
-      trace_->write(session.dynamics());
+      trace_->write(session.dynamics(), dynamics::StepReport{});
     }
     if (!record_path.empty()) {
       recording_ = std::make_unique<RecordingWriter>(record_path, session.scene(), header);
@@ -44,7 +44,7 @@ class SessionOutputs {
     result.record(report);
     if (after_step_) after_step_(session, report);
     const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
-    if (trace_ && (result.steps % trace_every_ == 0 || faulted)) trace_->write(session.dynamics());
+    if (trace_ && (result.steps % trace_every_ == 0 || faulted)) trace_->write(session.dynamics(), report);
     if (faulted) result.fault = report.fault;
     return !faulted;
   }

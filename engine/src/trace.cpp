@@ -26,10 +26,15 @@ std::vector<std::string> traceColumns(const dynamics::Model& model) {
       columns.push_back(fmt::format("body.{}.{}", body.name, field));
     }
   }
+  for (const char* solve : {"velocity", "position"}) {
+    for (const char* field : {"end", "iterations", "residual"}) {
+      columns.push_back(fmt::format("solver.{}.{}", solve, field));
+    }
+  }
   return columns;
 }
 
-std::vector<double> traceRow(const dynamics::State& state) {
+std::vector<double> traceRow(const dynamics::State& state, const dynamics::StepReport& report) {
   std::vector<double> row{state.time_s};
   for (const auto& joint : state.joints) {
     row.push_back(joint.position);
@@ -43,6 +48,10 @@ std::vector<double> traceRow(const dynamics::State& state) {
     const auto& q = body.orientation;
     row.insert(row.end(), {p.x(), p.y(), p.z(), q.w(), q.x(), q.y(), q.z()});
   }
+  row.insert(row.end(), {static_cast<double>(report.velocity_end),
+                         static_cast<double>(report.velocity_iterations), report.velocity_residual,
+                         static_cast<double>(report.position_end),
+                         static_cast<double>(report.position_iterations), report.position_error});
   return row;
 }
 
@@ -61,8 +70,8 @@ TraceWriter::~TraceWriter() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void TraceWriter::write(const dynamics::State& state) {
-  const auto row = traceRow(state);
+void TraceWriter::write(const dynamics::State& state, const dynamics::StepReport& report) {
+  const auto row = traceRow(state, report);
   if (row.size() != columns_) {
     throw std::logic_error(
         fmt::format("trace row has {} values for {} columns", row.size(), columns_));

@@ -6,13 +6,16 @@
 #include <engine/scene.h>
 #include <engine/session.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace sim::engine {
 namespace {
@@ -80,6 +83,79 @@ TEST(Run, BoxStackStaysStacked) {
     EXPECT_NEAR(end.z(), start.z(), 1e-3) << scene.model.bodies[i].name;
     EXPECT_LT((end - start).head<2>().norm(), 1e-3) << scene.model.bodies[i].name;
   }
+}
+
+// How each step's solves ended (StepReport) reaches both outputs alike: the trace's last six
+// columns row by row and the summary's counts and residual statistics. The box stack at 4 sweeps
+// and 1e-5 N s has steps of all three ends: at the cap while it settles, by the tolerance, and
+// with no work once it sleeps (no rows between sleeping bodies).
+TEST(Run, SolverColumnsOfTheTraceAgreeWithTheSummary) {
+  const Scene scene = loadScene(std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/box_stack.yaml",
+                                {{"solver.velocity_iterations", "4"}, {"solver.velocity_tolerance", "1e-5"}});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "simtrainer_run_solver_columns.csv").string();
+  RunOptions options;
+  options.duration_s = 2.0;
+  options.trace_path = path;
+  const RunResult result = runHeadless(scene, options);
+  ASSERT_FALSE(result.fault.has_value());
+
+  std::ifstream in(path);
+  std::string header;
+  ASSERT_TRUE(std::getline(in, header));
+  const std::string names =
+      ",solver.velocity.end,solver.velocity.iterations,solver.velocity.residual,"
+      "solver.position.end,solver.position.iterations,solver.position.residual";
+  ASSERT_GE(header.size(), names.size());
+  EXPECT_EQ(header.substr(header.size() - names.size()), names);
+  std::uint64_t velocity[3] = {}, position[3] = {};
+  double velocity_max = 0.0, position_max = 0.0;
+  std::uint64_t rows = 0;
+  for (std::string line; std::getline(in, line); ++rows) {
+    std::vector<double> v;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) v.push_back(std::stod(cell));
+    ASSERT_GE(v.size(), 6u);
+    const double* solver = v.data() + v.size() - 6;
+    if (rows == 0) {  // the initial state: no step yet
+      for (int k = 0; k < 6; ++k) EXPECT_EQ(solver[k], 0.0);
+      continue;
+    }
+    const auto vend = static_cast<int>(solver[0]), pend = static_cast<int>(solver[3]);
+    ASSERT_TRUE(vend >= 0 && vend <= 2 && pend >= 0 && pend <= 2) << line;
+    ++velocity[vend];
+    ++position[pend];
+    EXPECT_LE(solver[1], 4.0);
+    EXPECT_EQ(vend == 2, solver[2] > scene.model.solver.velocity_tolerance) << line;
+    velocity_max = std::max(velocity_max, solver[2]);
+    position_max = std::max(position_max, solver[5]);
+  }
+  std::remove(path.c_str());
+  ASSERT_EQ(rows, result.steps + 1);
+  EXPECT_EQ(velocity[0], result.velocity_solve.no_work);
+  EXPECT_EQ(velocity[1], result.velocity_solve.tolerance);
+  EXPECT_EQ(velocity[2], result.velocity_solve.cap);
+  EXPECT_EQ(velocity[2], result.steps_at_iteration_cap);
+  EXPECT_EQ(position[0], result.position_solve.no_work);
+  EXPECT_EQ(position[1], result.position_solve.tolerance);
+  EXPECT_EQ(position[2], result.position_solve.cap);
+  for (int end = 0; end < 3; ++end) {
+    EXPECT_GT(velocity[end], 0u) << "velocity end " << end;
+    EXPECT_GT(position[end], 0u) << "position end " << end;
+  }
+  EXPECT_EQ(velocity_max, result.velocity_solve.residual.max());
+  EXPECT_EQ(position_max, result.position_solve.residual.max());
+
+  const std::string summary = formatSummary(scene, result);
+  EXPECT_NE(summary.find(fmt::format("velocity solve: steps ended by tolerance {}, cap {}, no work {}",
+                                     velocity[1], velocity[2], velocity[0])),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find(fmt::format("position solve: steps ended by tolerance {}, cap {}, no work {}",
+                                     position[1], position[2], position[0])),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find(fmt::format("max {:.3g} N s", velocity_max)), std::string::npos) << summary;
 }
 
 // A NaN reaching a body's velocity mid-session (issue 31: numerical faults) stops the run at that

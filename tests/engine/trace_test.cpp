@@ -63,7 +63,13 @@ TEST(Trace, ColumnsInDocumentedOrder) {
                                           "body.arm.qw",
                                           "body.arm.qx",
                                           "body.arm.qy",
-                                          "body.arm.qz"};
+                                          "body.arm.qz",
+                                          "solver.velocity.end",
+                                          "solver.velocity.iterations",
+                                          "solver.velocity.residual",
+                                          "solver.position.end",
+                                          "solver.position.iterations",
+                                          "solver.position.residual"};
   EXPECT_EQ(columns, expected);
 }
 
@@ -75,12 +81,19 @@ TEST(Trace, WritesHeaderAndFullPrecisionRows) {
   state.joints[0].speed = -1.0 / 3.0;
   state.motors[0].voltage = 1.0;
   state.bodies[1].position_m = {1.0, 2.0, 3.0};
+  dynamics::StepReport report;
+  report.velocity_end = dynamics::SolveEnd::IterationCap;
+  report.velocity_iterations = 20;
+  report.velocity_residual = 1.0 / 7.0;
+  report.position_end = dynamics::SolveEnd::Tolerance;
+  report.position_iterations = 3;
+  report.position_error = 2e-9;
 
   const std::string path =
       (std::filesystem::temp_directory_path() / "simtrainer_trace_test.csv").string();
   {
     TraceWriter writer(path, model);
-    writer.write(state);
+    writer.write(state, report);
     writer.flush();
     EXPECT_EQ(writer.rows(), 1u);
   }
@@ -94,12 +107,15 @@ TEST(Trace, WritesHeaderAndFullPrecisionRows) {
   EXPECT_FALSE(std::getline(lines, extra));
   EXPECT_EQ(header.rfind("time,joint.elbow.angle,joint.elbow.speed,motor.drive.angle,", 0), 0u);
   EXPECT_EQ(row.rfind("0.01,0.10000000000000001,-0.33333333333333331,0,0,1,0,", 0), 0u) << row;
+  // The solver's columns last: end codes (2 cap, 1 tolerance), iterations, residuals.
+  const std::string tail = ",2,20,0.14285714285714285,1,3,2.0000000000000001e-09";
+  EXPECT_EQ(row.substr(row.size() - tail.size()), tail) << row;
 
   // Every value parses back to the same double.
   std::vector<double> values;
   std::istringstream cells(row);
   for (std::string cell; std::getline(cells, cell, ',');) values.push_back(std::stod(cell));
-  EXPECT_EQ(values, traceRow(state));
+  EXPECT_EQ(values, traceRow(state, report));
   EXPECT_EQ(values.size(), traceColumns(model).size());
 }
 

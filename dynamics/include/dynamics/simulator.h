@@ -23,8 +23,22 @@
 
 namespace sim::dynamics {
 
-/// Why the velocity solve of a substep stopped.
-enum class SolveEnd { Tolerance, IterationCap };
+/// Why a solve (velocity or position) of a substep stopped, in rising order of concern: a step's
+/// report keeps the largest over its substeps (docs/dynamics.md, "How each solve ends").
+enum class SolveEnd {
+  NoWork,       ///< Nothing to solve: no rows (no contacts, joints, motors or repeaters).
+  Tolerance,    ///< A sweep (pass) found every row within the solve's tolerance.
+  IterationCap  ///< The sweep (pass) cap ended the solve first.
+};
+
+/// "no work", "tolerance", "cap".
+const char* solveEndName(SolveEnd end);
+
+/// The kind of row that changed most in the velocity solve's last sweep.
+enum class RowKind { None, JointAxis, Contact, MotorBlock, Joint };
+
+/// "none", "joint axis", "contact", "motor block", "joint".
+const char* rowKindName(RowKind kind);
 
 /// Numerical trouble found by the per-step check.
 struct Fault {
@@ -38,11 +52,15 @@ struct Fault {
 };
 
 struct StepReport {
-  int velocity_iterations = 0;   ///< Largest count used by any substep.
+  int velocity_iterations = 0;   ///< Largest count used by any substep (0: no work).
   double velocity_residual = 0;  ///< Largest impulse change in the last sweep (N s / N m s).
-  SolveEnd velocity_end = SolveEnd::Tolerance;  ///< IterationCap if any substep hit the cap.
+  SolveEnd velocity_end = SolveEnd::NoWork;  ///< The largest end over the substeps.
+  RowKind velocity_residual_kind = RowKind::None;  ///< Where velocity_residual was found.
   int position_iterations = 0;
-  double position_error = 0;  ///< Largest joint error left after position passes (m or rad).
+  /// The position solve's residual: the largest error its last pass found (contacts' penetration
+  /// beyond the slop, joints, limits, couplings; m or rad), largest over the substeps.
+  double position_error = 0;
+  SolveEnd position_end = SolveEnd::NoWork;  ///< The largest end over the substeps.
   /// Motor blocks solved in their rotors' coordinates (docs/dynamics.md: a tree of hinges and
   /// sliders on a static base, each coupled rigidly to a rotor), largest over the substeps.
   int reduced_blocks = 0;

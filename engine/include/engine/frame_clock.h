@@ -13,20 +13,28 @@
 
 namespace sim::engine {
 
-/// Per-frame durations of one activity (seconds): mean, 99th percentile and maximum, in bounded
-/// memory, so a training day's session does not grow with it. The first kExact samples are kept
-/// and the p99 is exact; later ones go into a histogram of 1 % wide logarithmic buckets (1 µs to
-/// 100 s), and the p99 is then its bucket's upper edge, at most 1 % high.
+/// Per-frame durations of one activity (seconds), or any other positive quantity (a solver's
+/// residual per step): mean, percentiles and maximum, in bounded memory, so a training day's
+/// session does not grow with it. The first kExact samples are kept and the percentiles are exact;
+/// later ones go into a histogram of 1 % wide logarithmic buckets from `lowest` to `highest` (1 µs
+/// to 100 s for times), and a percentile is then its bucket's upper edge, at most 1 % high (values
+/// outside the range count in the end buckets).
 class TimingStats {
  public:
   static constexpr std::size_t kExact = std::size_t{1} << 11;  // 16 KiB: no large transient vectors
+  TimingStats() : TimingStats(1e-6, 100.0) {}  // seconds
+  TimingStats(double lowest, double highest);
   void add(double seconds);
   std::size_t count() const { return count_; }
   double mean() const { return count_ > 0 ? sum_ / static_cast<double>(count_) : 0.0; }
-  double p99() const;  ///< Nearest-rank 99th percentile.
+  double p99() const { return quantile(0.99); }  ///< Nearest-rank 99th percentile.
+  double quantile(double q) const;               ///< Nearest rank, 0 < q <= 1.
   double max() const { return max_; }
 
  private:
+  std::size_t bucketOf(double value) const;
+  double lowest_;                       // the first bucket's upper edge
+  std::size_t bucket_count_;
   std::vector<double> samples_;         // the first kExact
   std::vector<std::uint32_t> buckets_;  // all of them, once there were more
   std::size_t count_ = 0;

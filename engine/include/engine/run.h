@@ -10,6 +10,7 @@
 #include <engine/recording.h>
 #include <engine/scene.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -79,6 +80,22 @@ struct RunOptions {
   std::function<void(const OperatorEvent& event)> on_operator_key;
 };
 
+/// How one solve (velocity or position) ended over a run's steps: the steps by their end
+/// (StepReport::velocity_end, position_end) and the residual at the end of each step.
+struct SolveStats {
+  std::uint64_t no_work = 0;    ///< Steps with nothing to solve.
+  std::uint64_t tolerance = 0;  ///< Steps whose substeps all ended by the tolerance (or no work).
+  std::uint64_t cap = 0;        ///< Steps where some substep's solve stopped at the cap.
+  /// Velocity solve: impulse change in the last sweep (N s or N m s); position solve: error
+  /// found by the last pass (m or rad).
+  TimingStats residual{1e-18, 1e6};
+  /// Velocity solve, steps at the cap: the kind of row with the largest change in the last
+  /// sweep (indexed by dynamics::RowKind).
+  std::array<std::uint64_t, 5> cap_by_kind{};
+
+  void add(dynamics::SolveEnd end, double residual_at_end, dynamics::RowKind kind);
+};
+
 struct RunResult {
   std::uint64_t steps = 0;
   double sim_time_s = 0.0;
@@ -86,6 +103,8 @@ struct RunResult {
   int max_velocity_iterations = 0;           ///< Largest count any substep used.
   std::uint64_t steps_at_iteration_cap = 0;  ///< Steps where some substep hit the cap.
   double max_position_error = 0.0;           ///< Largest joint error left after position passes.
+  SolveStats velocity_solve;                 ///< How each step's velocity solve ended.
+  SolveStats position_solve;                 ///< How each step's position solve ended.
   std::optional<dynamics::Fault> fault;      ///< Set when a numerical fault stopped the run.
   bool interrupted = false;                  ///< Stopped by RunOptions::interrupt.
   std::uint64_t frames = 0;
@@ -133,5 +152,10 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options);
 /// A human-readable multi-line summary of a run (steps, times, final joint and motor values,
 /// solver effort).
 std::string formatSummary(const Scene& scene, const RunResult& result);
+
+/// The summary's lines on how the solves ended (steps by end, residuals at the end), each
+/// starting with `indent`.
+std::string formatSolveSummary(const dynamics::SolverSettings& solver, const RunResult& result,
+                               const std::string& indent = "");
 
 }  // namespace sim::engine

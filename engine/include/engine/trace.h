@@ -3,11 +3,18 @@
 //   joint.<name>.angle, joint.<name>.speed                  (per joint; m and m/s for prismatic)
 //   motor.<name>.angle, .speed, .voltage, .torque           (per motor; rotor side, u normalised)
 //   body.<name>.x, .y, .z, .qw, .qx, .qy, .qz               (per body; centre of mass, world)
+//   solver.velocity.end, .iterations, .residual             (the step's velocity solve)
+//   solver.position.end, .iterations, .residual             (the step's position solve)
+// The solver's columns are the StepReport of the step that produced the row: end 0 no work,
+// 1 tolerance, 2 iteration cap (dynamics::SolveEnd); the velocity residual is the last sweep's
+// largest impulse change (N s or N m s), the position residual the last pass's largest error (m or
+// rad). The initial row (before any step) has 0 in each.
 // Numbers are written with 17 significant digits so a trace round-trips doubles exactly. Every
 // later feature keeps this format (new columns are appended, never reordered).
 #pragma once
 
 #include <dynamics/model.h>
+#include <dynamics/simulator.h>
 #include <dynamics/state.h>
 
 #include <cstdio>
@@ -26,8 +33,9 @@ class TraceError : public std::runtime_error {
 /// The column names for a model, in file order.
 std::vector<std::string> traceColumns(const dynamics::Model& model);
 
-/// One row of values for a state, parallel to traceColumns().
-std::vector<double> traceRow(const dynamics::State& state);
+/// One row of values for a state and the report of the step that produced it (a default
+/// StepReport for the initial state), parallel to traceColumns().
+std::vector<double> traceRow(const dynamics::State& state, const dynamics::StepReport& report);
 
 /// Writes a trace file. The header is written on construction; rows as they come.
 class TraceWriter {
@@ -38,7 +46,7 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
-  void write(const dynamics::State& state);
+  void write(const dynamics::State& state, const dynamics::StepReport& report);
   /// Flushes buffered rows to the file; throws TraceError on a write error.
   void flush();
   std::size_t rows() const { return rows_; }
