@@ -650,11 +650,11 @@ TEST(SceneLoader, BadShapeIsAnError) {
   expectErrorText(replace(kShapes, "        position: [0.2, 0, 0]", "        colour: red"),
                   "test.yaml:28: bodies[box].shapes[1].colour: unknown key (expected one of: "
                   "type, position, orientation, rpy, size, radius, half_length, points, vertices, "
-                  "triangles, file, node, scale, up, material, group, mask, belt)");
+                  "triangles, file, node, scale, up, material, group, mask, belt, color)");
   expectErrorText(replace(kShapes, "        position: [0.2, 0, 0]", "        name: ball"),
                   "test.yaml:28: bodies[box].shapes[1].name: unknown key (expected one of: "
                   "type, position, orientation, rpy, size, radius, half_length, points, vertices, "
-                  "triangles, file, node, scale, up, material, group, mask, belt)");
+                  "triangles, file, node, scale, up, material, group, mask, belt, color)");
   // Pose as for bodies.
   expectErrorText(replace(kShapes, "        position: [0.2, 0, 0]",
                           "        orientation: [1, 0, 0, 0]\n        rpy: [0, 0, 0]"),
