@@ -76,12 +76,6 @@ void warmStart(StepContext& ctx, int j) {
   HingeRotationPart::applyAngular(a, b, imp.angular);
 }
 
-double solveVelocity(StepContext& ctx, int j) {
-  const HingeSweep& sweep = ctx.joints.sweeps[static_cast<std::size_t>(ctx.joints.sweep[j])];
-  JointImpulses& imp = ctx.state.joints[static_cast<std::size_t>(j)].impulses;
-  return sweep.block.solve(ctx.bodies[sweep.a], ctx.bodies[sweep.b], imp.linear, imp.angular);
-}
-
 double solvePosition(StepContext& ctx, int j, double beta) {
   const JointWork& w = ctx.joints[j];
   const SolverBody& a = ctx.bodies[w.a];
