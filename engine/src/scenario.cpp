@@ -395,8 +395,6 @@ void ExpectationChecker::sample(const Session& session) {
       if (!c.in_window || v < c.low) c.low = v, c.low_t = t;
       if (!c.in_window || v > c.high) c.high = v, c.high_t = t;
       c.in_window = true;
-    } else if (e.kind == Expectation::Kind::During && r.decided && !r.passed && !c.ranged && t - kTimeEps > e.to_s) {
-      addRange(e, c, r, false);
     }
     if (r.decided) continue;
     switch (e.kind) {
@@ -408,7 +406,6 @@ void ExpectationChecker::sample(const Session& session) {
         if (t - kTimeEps > e.to_s) {
           decide(r, true, e.to_s, fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text,
                                               boundsText(e), e.from_s, e.to_s));
-          addRange(e, c, r, false);
         } else if (!within(e, v)) {
           decide(r, false, t, observed(e, v, t));
         }
@@ -427,8 +424,7 @@ void ExpectationChecker::sample(const Session& session) {
   }
 }
 
-void ExpectationChecker::addRange(const Expectation& e, Check& c, ExpectationResult& r, bool cut_short) {
-  c.ranged = true;
+void ExpectationChecker::addRange(const Expectation& e, const Check& c, ExpectationResult& r, bool cut_short) {
   if (!c.in_window) return;
   r.detail += fmt::format("; {} the window {} ranged from {} (t = {:.6g} s) to {} (t = {:.6g} s)",
                           cut_short ? "in what ran of" : "over", e.signal.text, shown(e, c.low), c.low_t,
@@ -440,9 +436,8 @@ void ExpectationChecker::finish(double end_t) {
     const Expectation& e = scenario_.expectations[i];
     const Check& c = checks_[i];
     ExpectationResult& r = results_[i];
-    if (e.kind == Expectation::Kind::During && r.decided && !checks_[i].ranged) {
-      addRange(e, checks_[i], r, end_t + kTimeEps < e.to_s);
-    }
+    // A `during`'s range is added once, here: its window has closed or the run has ended.
+    if (e.kind == Expectation::Kind::During) addRange(e, checks_[i], r, end_t + kTimeEps < e.to_s);
     if (r.decided) continue;
     switch (e.kind) {
       case Expectation::Kind::At:
@@ -455,7 +450,6 @@ void ExpectationChecker::finish(double end_t) {
         } else {
           decide(r, false, end_t, fmt::format("the run ended at {:.6g} s inside the window", end_t));
         }
-        addRange(e, checks_[i], r, end_t + kTimeEps < e.to_s);
         break;
       case Expectation::Kind::By:
         decide(r, false, end_t, fmt::format("{} never {} by {:g} s (last {} at {:.6g} s)", e.signal.text,

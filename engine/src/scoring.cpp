@@ -97,7 +97,8 @@ struct Scorer::Impl {
     dynamics::Quat upright_from = dynamics::Quat::Identity();  // Swing: the load's initial orientation, inverted
     bool upright_known = false;
     bool jerk_fired = false;               // Swing: the jerk limit's own hysteresis
-    std::vector<Vec3> velocity_history;    // Swing by jerk: the load's last 2n + 1 velocities, oldest first
+    std::vector<Vec3> velocity_history;    // Swing by jerk: the load's last 2n + 1 velocities, a ring
+    std::size_t velocities_seen = 0;
     bool time_announced = false;
     double time_excess = 0.0, time_points = 0.0;
   };
@@ -341,11 +342,15 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
           // contact impulses, which change the velocity within one step.
           const auto n = static_cast<std::size_t>(std::max(1.0, std::round(rule.jerk_window_s / h)));
           std::vector<Vec3>& v = rs.velocity_history;
-          if (v.size() == 2 * n + 1) v.erase(v.begin());
-          v.push_back(body.linear_velocity_mps);
-          if (v.size() == 2 * n + 1) {
+          const std::size_t size = 2 * n + 1;
+          v.resize(size);
+          const std::size_t now = rs.velocities_seen++ % size;
+          v[now] = body.linear_velocity_mps;
+          if (rs.velocities_seen >= size) {
             const double w = static_cast<double>(n) * h;
-            const double jerk = (v[2 * n] - 2.0 * v[n] + v[0]).norm() / (w * w);
+            const Vec3& oldest = v[(now + 1) % size];  // 2n steps ago
+            const Vec3& middle = v[(now + n + 1) % size];  // n steps ago
+            const double jerk = (v[now] - 2.0 * middle + oldest).norm() / (w * w);
             if (rs.jerk_fired && jerk < 0.5 * rule.max_jerk_mps3) rs.jerk_fired = false;
             if (carried && active && !rs.jerk_fired && jerk > rule.max_jerk_mps3) {
               rs.jerk_fired = true;

@@ -118,10 +118,10 @@ class ExpectationChecker {
     double last_value = 0.0, last_t = 0.0;
     // `during`: the lowest and highest value seen in the window and when (reported with a
     // failure, which is decided at the first violation but keeps being watched).
-    bool in_window = false, ranged = false;
+    bool in_window = false;
     double low = 0.0, low_t = 0.0, high = 0.0, high_t = 0.0;
   };
-  static void addRange(const Expectation& e, Check& c, ExpectationResult& r, bool cut_short);
+  static void addRange(const Expectation& e, const Check& c, ExpectationResult& r, bool cut_short);
   const Scenario& scenario_;
   std::vector<Check> checks_;
   std::vector<ExpectationResult> results_;
