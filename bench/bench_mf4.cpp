@@ -119,7 +119,9 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(best.steps), best.max_velocity_iterations,
         static_cast<unsigned long long>(best.steps_at_iteration_cap),
         scene_only ? "" : (all_passed ? ", expectations passed" : ", EXPECTATIONS FAILED"));
-    std::fputs(formatSolveSummary((scene_only ? scene : scenario.scene).model.solver, best, "  ").c_str(), stdout);
+    std::fputs(
+        formatSolveSummary((scene_only ? scene : scenario.scene).model.solver, best, "  ").c_str(),
+        stdout);
     return all_passed ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mf4: %s\n", e.what());

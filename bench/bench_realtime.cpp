@@ -66,8 +66,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--camera" && i + 1 < argc) {
       camera = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: bench_realtime [--seconds S] [--size WxH] [--shadows on|off] "
-                           "[--no-insets] [--camera NAME]\n");
+      std::fprintf(stderr,
+                   "usage: bench_realtime [--seconds S] [--size WxH] [--shadows on|off] "
+                   "[--no-insets] [--camera NAME]\n");
       return 2;
     }
   }
@@ -91,8 +92,8 @@ int main(int argc, char** argv) {
 
   sim::input::InputOptions input_options;
   input_options.sdl_keyboard = false;
-  sim::input::InputSystem keyboard(sim::input::defaultKeyboardMapping(inputControls(scenario.scene.pult)),
-                                   input_options);
+  sim::input::InputSystem keyboard(
+      sim::input::defaultKeyboardMapping(inputControls(scenario.scene.pult)), input_options);
   const auto steer = static_cast<std::size_t>(scenario.scene.pult.find("steer"));
   std::size_t left_motor = 0;
   while (scenario.scene.model.motors[left_motor].name != "drive_left") ++left_motor;
@@ -122,7 +123,8 @@ int main(int argc, char** argv) {
     const auto now = Clock::now();
     std::lock_guard lock(sent_mutex);
     if (next_seen < sent.size() && sent[next_seen].second == e.down) {
-      delivery_ms.push_back(1e3 * std::chrono::duration<double>(e.at - sent[next_seen].first).count());
+      delivery_ms.push_back(1e3 *
+                            std::chrono::duration<double>(e.at - sent[next_seen].first).count());
     }
     seen_at.push_back(e.at);
     applied_at.push_back(now);
@@ -140,14 +142,19 @@ int main(int argc, char** argv) {
       // The oldest key event not yet matched: its effect is this step's new direction.
       if (next_event < sent.size() && moved != 0 && moved != direction &&
           (moved > 0) == sent[next_event].second && sent[next_event].first <= now) {
-        latencies_ms.push_back(1e3 * std::chrono::duration<double>(now - sent[next_event].first).count());
+        latencies_ms.push_back(1e3 *
+                               std::chrono::duration<double>(now - sent[next_event].first).count());
         if (next_event < seen_at.size()) {
-          applied_ms.push_back(1e3 * std::chrono::duration<double>(applied_at[next_event] - seen_at[next_event]).count());
-          step_ms.push_back(1e3 * std::chrono::duration<double>(now - applied_at[next_event]).count());
+          applied_ms.push_back(
+              1e3 *
+              std::chrono::duration<double>(applied_at[next_event] - seen_at[next_event]).count());
+          step_ms.push_back(1e3 *
+                            std::chrono::duration<double>(now - applied_at[next_event]).count());
         }
         ++matched;
         // The voltage of this step follows: u = clamp(drive - steer).
-        const double expected = std::clamp(session.state().pult.values[drive_control] - s, -1.0, 1.0);
+        const double expected =
+            std::clamp(session.state().pult.values[drive_control] - s, -1.0, 1.0);
         if (session.dynamics().motors[left_motor].voltage == expected) ++voltage_followed;
         frame_end_pending = true;
         ++next_event;
@@ -161,7 +168,8 @@ int main(int argc, char** argv) {
                             const std::vector<std::string>& notes) {
     if (frame_end_pending) {
       std::lock_guard lock(sent_mutex);
-      frame_end_ms.push_back(1e3 * std::chrono::duration<double>(Clock::now() - sent[next_event - 1].first).count());
+      frame_end_ms.push_back(
+          1e3 * std::chrono::duration<double>(Clock::now() - sent[next_event - 1].first).count());
       frame_end_pending = false;
     }
     return draw(session, so_far, notes) && !stop.load();
@@ -201,29 +209,33 @@ int main(int argc, char** argv) {
   std::printf("bench_realtime: %s in a %dx%d window, shadows %s, %zu inset(s), %s, camera %s\n",
               scenario.name.c_str(), setup.width, setup.height, shadows_on ? "on" : "off",
               inset_count, renderer.c_str(), camera.c_str());
-  std::printf("simulation: %llu frames, %.3f s simulated in %.3f s wall: simulated/wall %.4f; "
-              "overruns %llu, resyncs %llu (%.3f s lost); work per frame mean %.3f ms, p99 %.3f ms\n",
-              static_cast<unsigned long long>(r.frames), r.sim_time_s, r.wall_time_s,
-              r.wall_time_s > 0 ? r.sim_time_s / r.wall_time_s : 0.0,
-              static_cast<unsigned long long>(r.overruns), static_cast<unsigned long long>(r.resyncs),
-              r.lost_s, 1e3 * r.frame_time.mean(), 1e3 * r.frame_time.p99());
-  std::printf("view: %llu frames drawn in %.1f s (%.2f per second), draw time mean %.1f ms, p99 %.1f ms\n",
-              static_cast<unsigned long long>(r.drawn_frames), wall,
-              r.draw_wall_s > 0 ? static_cast<double>(r.drawn_frames) / r.draw_wall_s : 0.0,
-              1e3 * r.draw_time.mean(), 1e3 * r.draw_time.p99());
-  std::printf("keys: %zu events typed, %zu seen in the pult, %zu with the voltage following in the same "
-              "step; key -> voltage latency p50 %.2f ms, p99 %.2f ms, max %.2f ms (frame period "
-              "%.2f ms)\n",
-              sent.size(), matched, voltage_followed, percentile(latencies_ms, 0.5),
-              percentile(latencies_ms, 0.99), percentile(latencies_ms, 1.0),
-              1e3 / scenario.scene.frame_rate_hz);
+  std::printf(
+      "simulation: %llu frames, %.3f s simulated in %.3f s wall: simulated/wall %.4f; "
+      "overruns %llu, resyncs %llu (%.3f s lost); work per frame mean %.3f ms, p99 %.3f ms\n",
+      static_cast<unsigned long long>(r.frames), r.sim_time_s, r.wall_time_s,
+      r.wall_time_s > 0 ? r.sim_time_s / r.wall_time_s : 0.0,
+      static_cast<unsigned long long>(r.overruns), static_cast<unsigned long long>(r.resyncs),
+      r.lost_s, 1e3 * r.frame_time.mean(), 1e3 * r.frame_time.p99());
+  std::printf(
+      "view: %llu frames drawn in %.1f s (%.2f per second), draw time mean %.1f ms, p99 %.1f ms\n",
+      static_cast<unsigned long long>(r.drawn_frames), wall,
+      r.draw_wall_s > 0 ? static_cast<double>(r.drawn_frames) / r.draw_wall_s : 0.0,
+      1e3 * r.draw_time.mean(), 1e3 * r.draw_time.p99());
+  std::printf(
+      "keys: %zu events typed, %zu seen in the pult, %zu with the voltage following in the same "
+      "step; key -> voltage latency p50 %.2f ms, p99 %.2f ms, max %.2f ms (frame period "
+      "%.2f ms)\n",
+      sent.size(), matched, voltage_followed, percentile(latencies_ms, 0.5),
+      percentile(latencies_ms, 0.99), percentile(latencies_ms, 1.0),
+      1e3 / scenario.scene.frame_rate_hz);
   auto split = [](const char* what, const std::vector<double>& v) {
-    std::printf("  %s: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", what, percentile(v, 0.5), percentile(v, 0.99),
-                percentile(v, 1.0));
+    std::printf("  %s: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", what, percentile(v, 0.5),
+                percentile(v, 0.99), percentile(v, 1.0));
   };
   split("sent -> seen by the window's key thread (X server)", delivery_ms);
   split("seen -> applied at the next frame start (waiting for the frame)", applied_ms);
   split("applied -> the end of the step that computed the voltage", step_ms);
-  split("(for comparison: sent -> the end of that frame, snapshot for the view included)", frame_end_ms);
+  split("(for comparison: sent -> the end of that frame, snapshot for the view included)",
+        frame_end_ms);
   return 0;
 }

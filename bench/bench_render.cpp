@@ -16,9 +16,9 @@
 #include <engine/session_view.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <string>
 
@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
   std::string shadows = "on";
   int shadow_map = sim::engine::ViewSetup{}.shadow_map_size;
   std::string camera = "follow";
-  std::string scenario_path = std::string(SIMTRAINER_SOURCE_DIR) +
-                              "/scenes/scenarios/mf4_grip_lift.scenario.yaml";
+  std::string scenario_path =
+      std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/scenarios/mf4_grip_lift.scenario.yaml";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--frames" && i + 1 < argc) {
@@ -54,10 +54,11 @@ int main(int argc, char** argv) {
     } else if (arg == "--camera" && i + 1 < argc) {
       camera = argv[++i];
     } else {
-      std::fprintf(stderr,
-                   "usage: bench_render [--frames N] [--size WxH] [--window] [--no-hud] "
-                   "[--shadows on|off|auto] [--shadow-map TEXELS] [--no-insets] [--camera NAME] [--compare] "
-                   "[--compare-hud]\n");
+      std::fprintf(
+          stderr,
+          "usage: bench_render [--frames N] [--size WxH] [--window] [--no-hud] "
+          "[--shadows on|off|auto] [--shadow-map TEXELS] [--no-insets] [--camera NAME] [--compare] "
+          "[--compare-hud]\n");
       return 2;
     }
   }
@@ -97,8 +98,9 @@ int main(int argc, char** argv) {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
   };
-  const auto timed = [&](SessionView& v, TimingStats& wall, TimingStats& cpu_time, const Session& session,
-                         const RunResult& so_far, const std::vector<std::string>& notes) {
+  const auto timed = [&](SessionView& v, TimingStats& wall, TimingStats& cpu_time,
+                         const Session& session, const RunResult& so_far,
+                         const std::vector<std::string>& notes) {
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = threadCpu();
     v.show(session, so_far, notes);
@@ -112,23 +114,27 @@ int main(int argc, char** argv) {
     return ++drawn < frames;
   };
   playScenario(scenario, options);
-  std::printf("bench_render: %d frames of %s at %dx%d (%s, HUD %s, shadows %s, %zu insets, "
-              "camera %s)\n",
-              drawn, scenario.scene.name.c_str(), width, height, window ? "window" : "pixel buffer",
-              hud ? "on" : "off", view.view().shadowsOn() ? "on" : "off", view.view().insetCount(),
-              camera.c_str());
+  std::printf(
+      "bench_render: %d frames of %s at %dx%d (%s, HUD %s, shadows %s, %zu insets, "
+      "camera %s)\n",
+      drawn, scenario.scene.name.c_str(), width, height, window ? "window" : "pixel buffer",
+      hud ? "on" : "off", view.view().shadowsOn() ? "on" : "off", view.view().insetCount(),
+      camera.c_str());
   std::printf("OpenGL renderer: %s\n", view.view().glRenderer().c_str());
   std::printf("draw time per frame: mean %.2f ms  p99 %.2f ms  max %.2f ms  -> %.1f frames/s\n",
               1e3 * draw.mean(), 1e3 * draw.p99(), 1e3 * draw.max(), 1.0 / draw.mean());
-  std::printf("drawing thread's CPU time per frame: mean %.2f ms (all of the frame's work only "
-              "with LP_NUM_THREADS=0)\n", 1e3 * cpu.mean());
+  std::printf(
+      "drawing thread's CPU time per frame: mean %.2f ms (all of the frame's work only "
+      "with LP_NUM_THREADS=0)\n",
+      1e3 * cpu.mean());
   if (plain) {
     std::printf("same frames without %s: mean %.2f ms  p99 %.2f ms  max %.2f ms\n",
-                compare_hud ? "the HUD" : "shadows and insets",
-                1e3 * draw_plain.mean(), 1e3 * draw_plain.p99(), 1e3 * draw_plain.max());
-    std::printf("ratio (as configured / plain): mean %.2f  p99 %.2f  CPU time %.2f (%.2f / %.2f ms)\n",
-                draw.mean() / draw_plain.mean(), draw.p99() / draw_plain.p99(),
-                cpu.mean() / cpu_plain.mean(), 1e3 * cpu.mean(), 1e3 * cpu_plain.mean());
+                compare_hud ? "the HUD" : "shadows and insets", 1e3 * draw_plain.mean(),
+                1e3 * draw_plain.p99(), 1e3 * draw_plain.max());
+    std::printf(
+        "ratio (as configured / plain): mean %.2f  p99 %.2f  CPU time %.2f (%.2f / %.2f ms)\n",
+        draw.mean() / draw_plain.mean(), draw.p99() / draw_plain.p99(),
+        cpu.mean() / cpu_plain.mean(), 1e3 * cpu.mean(), 1e3 * cpu_plain.mean());
   }
   return 0;
 }

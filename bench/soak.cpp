@@ -110,7 +110,9 @@ int main(int argc, char** argv) {
   }
   const bool own_record = record.empty();
   if (own_record) {
-    record = (std::filesystem::temp_directory_path() / fmt::format("simtrainer_soak_{}.rec", ::getpid())).string();
+    record =
+        (std::filesystem::temp_directory_path() / fmt::format("simtrainer_soak_{}.rec", ::getpid()))
+            .string();
   }
   const std::string scene_file = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/mf4.yaml";
   const Scene scene = loadScene(scene_file);
@@ -128,7 +130,8 @@ int main(int argc, char** argv) {
   const int drive = scene.pult.find("drive");
   const int chassis = scene.model.findBody("chassis");
   const sim::dynamics::Vec3 start_m =
-      chassis >= 0 ? scene.model.bodies[static_cast<std::size_t>(chassis)].position_m : sim::dynamics::Vec3::Zero();
+      chassis >= 0 ? scene.model.bodies[static_cast<std::size_t>(chassis)].position_m
+                   : sim::dynamics::Vec3::Zero();
   constexpr double kLeash_m = 3.0;
   double next_grip = 5.0, next_fault = 60.0, fault_clear = -1.0, next_change_s = 300.0;
   int faulted_motor = -1, faulted_sensor = -1;
@@ -147,7 +150,8 @@ int main(int argc, char** argv) {
         next_change[c] = t + 1.0 + 3.0 * random.uniform();
         target[c] = random.uniform() < 0.3 ? 0.0 : 2.0 * random.uniform() - 1.0;
         if (static_cast<int>(c) == drive && chassis >= 0) {
-          const sim::dynamics::BodyState& body = session.dynamics().bodies[static_cast<std::size_t>(chassis)];
+          const sim::dynamics::BodyState& body =
+              session.dynamics().bodies[static_cast<std::size_t>(chassis)];
           sim::dynamics::Vec3 away = body.position_m - start_m;
           away.z() = 0.0;
           if (away.norm() > kLeash_m) {
@@ -167,13 +171,15 @@ int main(int argc, char** argv) {
     if (t >= next_fault) {
       next_fault += 60.0;
       fault_clear = t + 10.0;
-      faulted_motor = static_cast<int>(random.uniform() * static_cast<double>(session.motorFaults().size()));
+      faulted_motor =
+          static_cast<int>(random.uniform() * static_cast<double>(session.motorFaults().size()));
       MotorFault fault;
       fault.kind = random.uniform() < 0.5 ? MotorFault::Kind::Weak : MotorFault::Kind::Reversed;
       fault.value = 0.5;
       session.setMotorFault(faulted_motor, fault);
       if (!session.sensorFaults().empty()) {
-        faulted_sensor = static_cast<int>(random.uniform() * static_cast<double>(session.sensorFaults().size()));
+        faulted_sensor =
+            static_cast<int>(random.uniform() * static_cast<double>(session.sensorFaults().size()));
         session.setSensorFault(faulted_sensor, {SensorFault::Kind::Noise, 0.002});
       }
       ++faults;
@@ -186,7 +192,8 @@ int main(int argc, char** argv) {
       next_change_s += 300.0;
       heavy = !heavy;
       std::vector<Override> overrides = session.scene().overrides;
-      overrides.push_back(parseOverride(heavy ? "bodies.container.mass=14" : "bodies.container.mass=10"));
+      overrides.push_back(
+          parseOverride(heavy ? "bodies.container.mass=14" : "bodies.container.mass=10"));
       const std::string why = session.changeScene(loadScene(scene_file, overrides));
       if (!why.empty()) std::fprintf(stderr, "soak: change refused: %s\n", why.c_str());
       ++changes;
@@ -206,12 +213,14 @@ int main(int argc, char** argv) {
   std::vector<double> first_ten, last_ten;
   first_ten.reserve(window_frames);
   last_ten.reserve(window_frames);
-  options.after_frame = [&](const Session& session, const RunResult&, const std::vector<std::string>&) {
+  options.after_frame = [&](const Session& session, const RunResult&,
+                            const std::vector<std::string>&) {
     const auto now = Clock::now();
     const double frame = std::chrono::duration<double>(now - last_frame).count();
     last_frame = now;
     const double t = session.time();
-    if (t > frame_s && t <= window_s && first_ten.size() < window_frames) first_ten.push_back(frame);
+    if (t > frame_s && t <= window_s && first_ten.size() < window_frames)
+      first_ten.push_back(frame);
     if (t > seconds - window_s && last_ten.size() < window_frames) last_ten.push_back(frame);
     if (t >= next_rss) {
       next_rss += 60.0;
@@ -240,20 +249,29 @@ int main(int argc, char** argv) {
   if (own_record) std::filesystem::remove(record);
 
   const double growth = rss_warm > 0.0 ? (rss_end - rss_warm) / rss_warm : 0.0;
-  fmt::print("soak: mf4, {:.0f} s simulated ({} steps) in {:.1f} s; seeded operator {}, {} motor and sensor "
-             "faults, {} parameter changes\n",
-             run.sim_time_s, run.steps, run_wall, seed, faults, changes);
-  fmt::print("memory: resident {:.1f} MiB after {:.0f} s warm-up, {:.1f} MiB at the end ({:+.2f} %), peak {:.1f} MiB "
-             "(the replay's memory not counted)\n",
-             rss_warm / 1048576.0, warm_up_s, rss_end / 1048576.0, 100.0 * growth, rss_peak / 1048576.0);
-  fmt::print("anonymous resident (heap, stacks): {:.2f} MiB after warm-up, {:.2f} MiB at the end ({:+.2f} %)\n",
-             anon_warm / 1048576.0, anon_end / 1048576.0,
-             anon_warm > 0.0 ? 100.0 * (anon_end - anon_warm) / anon_warm : 0.0);
-  fmt::print("heap in use: {:.2f} MiB after warm-up, {:.2f} MiB at the end ({:+.2f} %)\n", heap_warm / 1048576.0,
-             heap_end / 1048576.0, heap_warm > 0.0 ? 100.0 * (heap_end - heap_warm) / heap_warm : 0.0);
-  fmt::print("frame time p99: {:.3f} ms in the first {:.0f} s, {:.3f} ms in the last {:.0f} s (mean {:.3f} / {:.3f} ms)\n",
-             1e3 * p99(first_ten), window_s, 1e3 * p99(last_ten), window_s, 1e3 * mean(first_ten),
-             1e3 * mean(last_ten));
+  fmt::print(
+      "soak: mf4, {:.0f} s simulated ({} steps) in {:.1f} s; seeded operator {}, {} motor and "
+      "sensor "
+      "faults, {} parameter changes\n",
+      run.sim_time_s, run.steps, run_wall, seed, faults, changes);
+  fmt::print(
+      "memory: resident {:.1f} MiB after {:.0f} s warm-up, {:.1f} MiB at the end ({:+.2f} %), peak "
+      "{:.1f} MiB "
+      "(the replay's memory not counted)\n",
+      rss_warm / 1048576.0, warm_up_s, rss_end / 1048576.0, 100.0 * growth, rss_peak / 1048576.0);
+  fmt::print(
+      "anonymous resident (heap, stacks): {:.2f} MiB after warm-up, {:.2f} MiB at the end ({:+.2f} "
+      "%)\n",
+      anon_warm / 1048576.0, anon_end / 1048576.0,
+      anon_warm > 0.0 ? 100.0 * (anon_end - anon_warm) / anon_warm : 0.0);
+  fmt::print("heap in use: {:.2f} MiB after warm-up, {:.2f} MiB at the end ({:+.2f} %)\n",
+             heap_warm / 1048576.0, heap_end / 1048576.0,
+             heap_warm > 0.0 ? 100.0 * (heap_end - heap_warm) / heap_warm : 0.0);
+  fmt::print(
+      "frame time p99: {:.3f} ms in the first {:.0f} s, {:.3f} ms in the last {:.0f} s (mean "
+      "{:.3f} / {:.3f} ms)\n",
+      1e3 * p99(first_ten), window_s, 1e3 * p99(last_ten), window_s, 1e3 * mean(first_ten),
+      1e3 * mean(last_ten));
   fmt::print("recording: {:.1f} MiB, {:.1f} MiB per simulated hour\n", record_bytes / 1048576.0,
              record_bytes / 1048576.0 * 3600.0 / std::max(1.0, run.sim_time_s));
   const bool exact = !replayed.diverged && replayed.steps == run.steps;

@@ -24,7 +24,8 @@ std::vector<std::string> namesOf(const Items& items) {
 }
 
 bool sameBits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
 }  // namespace
@@ -44,12 +45,14 @@ StateLayout layoutOf(const engine::Scene& scene) {
 
 bool sameState(const engine::SessionState& a, const engine::SessionState& b) {
   return a.dynamics == b.dynamics && sameBits(a.pult.values, b.pult.values) &&
-         sameBits(a.scheme.outputs, b.scheme.outputs) && sameBits(a.scheme.memory, b.scheme.memory) &&
+         sameBits(a.scheme.outputs, b.scheme.outputs) &&
+         sameBits(a.scheme.memory, b.scheme.memory) &&
          a.scheme_evaluations == b.scheme_evaluations && a.noise_rng == b.noise_rng;
 }
 
 TraceBuffer::TraceBuffer(const dynamics::Model& model, int every)
-    : columns_(engine::traceColumns(model)), every_(static_cast<std::uint64_t>(std::max(1, every))) {}
+    : columns_(engine::traceColumns(model)),
+      every_(static_cast<std::uint64_t>(std::max(1, every))) {}
 
 void TraceBuffer::add(const dynamics::State& state, const dynamics::StepReport& report) {
   const std::vector<double> row = engine::traceRow(state, report);
@@ -94,8 +97,9 @@ std::uint64_t SessionCore::step(std::uint64_t n, const std::function<bool()>& in
 void SessionCore::setControl(const std::string& name, double value) {
   const int c = session_.scene().pult.find(name);
   if (c < 0) {
-    throw std::invalid_argument("no pult control \"" + name + "\" in scene " + session_.scene().name +
-                            " (known: " + knownNames(namesOf(session_.scene().pult.controls)) + ")");
+    throw std::invalid_argument(
+        "no pult control \"" + name + "\" in scene " + session_.scene().name +
+        " (known: " + knownNames(namesOf(session_.scene().pult.controls)) + ")");
   }
   session_.setControl(c, value);
 }
@@ -110,22 +114,27 @@ void SessionCore::setMotorFault(const std::string& motor, const std::string& kin
   }
   engine::MotorFault fault;
   if (!engine::parseMotorFaultKind(kind_name, fault.kind)) {
-    throw std::invalid_argument("fault of motor " + motor + ": expected stuck, weak, reversed, brake_released or none, got \"" +
+    throw std::invalid_argument("fault of motor " + motor +
+                                ": expected stuck, weak, reversed, brake_released or none, got \"" +
                                 kind_name + "\"");
   }
   // The rules of a scenario's `faults:` (docs/scenarios.md).
   using Kind = engine::MotorFault::Kind;
   if (fault.kind == Kind::Weak) {
     fault.value = value.value_or(0.5);
-    if (!(fault.value >= 0.0 && fault.value <= 1.0)) throw std::invalid_argument("weak: expected a factor in [0, 1]");
+    if (!(fault.value >= 0.0 && fault.value <= 1.0))
+      throw std::invalid_argument("weak: expected a factor in [0, 1]");
   } else if (fault.kind == Kind::Stuck) {
     fault.value = value.value_or(0.0);
-    if (!(fault.value >= -1.0 && fault.value <= 1.0)) throw std::invalid_argument("stuck: expected a voltage in [-1, 1]");
+    if (!(fault.value >= -1.0 && fault.value <= 1.0))
+      throw std::invalid_argument("stuck: expected a voltage in [-1, 1]");
   } else if (value) {
     throw std::invalid_argument("only stuck (the held voltage) and weak (the factor) have a value");
   }
-  if (fault.kind == Kind::BrakeReleased && !(scene.model.motors[static_cast<std::size_t>(m)].brake_torque > 0.0)) {
-    throw std::invalid_argument("motor \"" + motor + "\" has no brake (motors[].brake in " + scene.file + ")");
+  if (fault.kind == Kind::BrakeReleased &&
+      !(scene.model.motors[static_cast<std::size_t>(m)].brake_torque > 0.0)) {
+    throw std::invalid_argument("motor \"" + motor + "\" has no brake (motors[].brake in " +
+                                scene.file + ")");
   }
   session_.setMotorFault(m, fault);
 }
@@ -137,7 +146,8 @@ void SessionCore::setSensorFault(const std::string& signal, const std::string& k
   if (sensor < 0) throw std::invalid_argument(error);
   engine::SensorFault fault;
   if (!engine::parseSensorFaultKind(kind_name, fault.kind)) {
-    throw std::invalid_argument("fault of " + signal + ": expected noise, dropout or none, got \"" + kind_name + "\"");
+    throw std::invalid_argument("fault of " + signal + ": expected noise, dropout or none, got \"" +
+                                kind_name + "\"");
   }
   if (fault.kind == engine::SensorFault::Kind::Noise) {
     if (!value || !(*value > 0.0 && std::isfinite(*value))) {
@@ -183,7 +193,8 @@ void SessionCore::readSignals(const std::vector<std::string>& names, std::vector
     if (it == signals_.end()) {
       ResolvedSignals resolved;
       std::string error;
-      const auto ref = engine::resolveSignal(names[i], scene.model, scene.pult, scene.scheme, resolved.sensors, error);
+      const auto ref = engine::resolveSignal(names[i], scene.model, scene.pult, scene.scheme,
+                                             resolved.sensors, error);
       if (!ref) throw std::invalid_argument(error);
       resolved.refs.push_back(*ref);
       it = signals_.emplace(names[i], std::move(resolved)).first;
@@ -199,10 +210,12 @@ SavedState SessionCore::save() const {
 
 void SessionCore::restore(const SavedState& saved) {
   if (recorder_) {
-    throw std::invalid_argument("restore() while recording: the recording would jump (close the recorder first)");
+    throw std::invalid_argument(
+        "restore() while recording: the recording would jump (close the recorder first)");
   }
   if (!(saved.layout == layoutOf(session_.scene()))) {
-    throw std::invalid_argument("the state is of scene " + saved.scene + ", whose bodies, joints, motors, pult or scheme differ from " +
+    throw std::invalid_argument("the state is of scene " + saved.scene +
+                                ", whose bodies, joints, motors, pult or scheme differ from " +
                                 session_.scene().name + "'s");
   }
   session_.restore(saved.state);
@@ -224,10 +237,12 @@ void SessionCore::removeTrace(const std::shared_ptr<TraceBuffer>& trace) {
 }
 
 void SessionCore::startRecording(const std::string& path) {
-  if (recorder_) throw engine::RecordingError("the session is already recording to " + record_path_);
+  if (recorder_)
+    throw engine::RecordingError("the session is already recording to " + record_path_);
   if (!pristine_) {
     throw engine::RecordingError(
-        "record() must start on a new session, before its first step, restore or parameter change: a replay starts from the "
+        "record() must start on a new session, before its first step, restore or parameter change: "
+        "a replay starts from the "
         "scene's initial state");
   }
   recorder_ = std::make_unique<engine::RecordingWriter>(path, session_.scene());

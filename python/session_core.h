@@ -64,7 +64,9 @@ class TraceBuffer {
   TraceBuffer(const dynamics::Model& model, int every);
   /// The first row: the current state and the report of the step that produced it (a default
   /// one before any step, as the CLI's initial row).
-  void start(const dynamics::State& state, const dynamics::StepReport& report) { add(state, report); }
+  void start(const dynamics::State& state, const dynamics::StepReport& report) {
+    add(state, report);
+  }
   void afterStep(const dynamics::State& state, const dynamics::StepReport& report, bool faulted);
   const std::vector<std::string>& columns() const { return columns_; }
   std::size_t rows() const { return columns_.empty() ? 0 : values_.size() / columns_.size(); }
@@ -114,8 +116,10 @@ class SessionCore {
   /// Faults as a scenario's `faults:` and the instructor inject them (engine/session.h); kind
   /// "none" clears. Throws std::invalid_argument for an unknown motor, signal or kind, or a value
   /// out of range, with the same rules as a scenario file.
-  void setMotorFault(const std::string& motor, const std::string& kind, std::optional<double> value);
-  void setSensorFault(const std::string& signal, const std::string& kind, std::optional<double> value);
+  void setMotorFault(const std::string& motor, const std::string& kind,
+                     std::optional<double> value);
+  void setSensorFault(const std::string& signal, const std::string& kind,
+                      std::optional<double> value);
   void clearFaults();
   /// The signal each faulted scheme sensor was named by (index into scheme.sensors -> text).
   const std::map<int, std::string>& sensorFaultNames() const { return sensor_fault_names_; }

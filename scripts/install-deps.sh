@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache git
+  clang-format                  # scripts/check-format.sh: the C++ format, checked by the test script
   libeigen3-dev                 # dynamics: linear algebra (the only dependency of dynamics/)
   libopenscenegraph-dev         # render: 3D scene graph
   libsdl2-dev                   # input: joysticks, game controllers, keyboard

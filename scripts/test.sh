@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test: install dependencies, build with warnings as errors, run CTest, then the dynamics
+# Every test: install dependencies, check the C++ format (.clang-format), build with warnings as errors, run CTest, then the dynamics
 # tests with the solver's heavy validation (scripts/validate.sh). Exits non-zero on any failure.
 # CI runs exactly this (.ci/run). The sanitizer runs are scripts/test-sanitizers.sh (ASan + UBSan,
 # the whole suite) and scripts/test-threads.sh (TSan, the threaded tests).
@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 start=$SECONDS
 
 bash scripts/install-deps.sh
+bash scripts/check-format.sh
 cmake -S . -B build -G Ninja -DSIMTRAINER_WERROR=ON
 cmake --build build -j2
 echo "== build done ($((SECONDS - start)) s)"

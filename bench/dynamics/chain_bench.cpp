@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-
 using namespace sim::dynamics;
 
 namespace {
@@ -56,10 +55,14 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--csv")) csv = next();
-    else if (!std::strcmp(argv[i], "--links")) links.push_back(std::atoi(next()));
-    else if (!std::strcmp(argv[i], "--iterations")) iterations.push_back(std::atoi(next()));
+    if (!std::strcmp(argv[i], "--repeats"))
+      repeats = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--csv"))
+      csv = next();
+    else if (!std::strcmp(argv[i], "--links"))
+      links.push_back(std::atoi(next()));
+    else if (!std::strcmp(argv[i], "--iterations"))
+      iterations.push_back(std::atoi(next()));
     else {
       std::fprintf(stderr, "bench_chain: unknown argument %s\n", argv[i]);
       return 2;
@@ -72,8 +75,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_chain: cannot write %s\n", csv.c_str());
     return 2;
   }
-  std::fprintf(out, "links,velocity_iterations,position_iterations,us_per_step,separation_m,state_hash\n");
-  std::printf("%6s %5s %12s %14s %18s\n", "links", "iters", "us/step", "separation m", "state hash");
+  std::fprintf(
+      out, "links,velocity_iterations,position_iterations,us_per_step,separation_m,state_hash\n");
+  std::printf("%6s %5s %12s %14s %18s\n", "links", "iters", "us/step", "separation m",
+              "state hash");
   for (int it : iterations) {
     for (int n : links) {
       const Result r = run(n, it, repeats);

@@ -1,7 +1,8 @@
 // Cost of the seed 000 drive unit and of LuGre joint friction inside the solver: one step of a
 // six-link motorised arm (samples::chain(6) at dt = 1/240 s, a motor on every hinge, voltages
 // reversing every 0.5 s) with rigid gear motors, with drive units (static output friction, then
-// eq. 22), with LuGre joint friction, and with drives plus LuGre joints. Prints mean wall time per step and the ratio to the rigid arm, all in one run.
+// eq. 22), with LuGre joint friction, and with drives plus LuGre joints. Prints mean wall time per
+// step and the ratio to the rigid arm, all in one run.
 //   build/bin/bench_drive [steps]
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>

@@ -17,8 +17,8 @@ double maxError(double t_m) {
   Simulator sim(samples::wg7152(t_m, 0.01));
   const MotorDef& mo = sim.model().motors[0];
   const double r = mo.gear_ratio;
-  const double T = (30.833 + r * r * mo.rotorInertia()) * mo.no_load_speed_radps /
-                   (r * r * mo.stall_torque_Nm);
+  const double T =
+      (30.833 + r * r * mo.rotorInertia()) * mo.no_load_speed_radps / (r * r * mo.stall_torque_Nm);
   State s = sim.initialState();
   double worst = 0.0;
   for (int n = 0; n < 1000; ++n) {

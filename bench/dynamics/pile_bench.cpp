@@ -1,8 +1,8 @@
 // The box-pile benchmark of the collision issue: columns of 0.2 m, 1 kg cubes (10 high) in a
 // grid, dropped onto a plane, mu = 0.5, dt = 1/240 s for 5 s, 10 velocity iterations (the
-// setting the issue quotes for Jolt) and 20 (our default), 2 position iterations. Prints microseconds per step with
-// sleeping off and on, the final largest speed (the pile must come to rest), the largest
-// penetration over the last second and at the end, and writes the table as CSV.
+// setting the issue quotes for Jolt) and 20 (our default), 2 position iterations. Prints
+// microseconds per step with sleeping off and on, the final largest speed (the pile must come to
+// rest), the largest penetration over the last second and at the end, and writes the table as CSV.
 //
 // Also times the grasp scene (samples::graspScene): close, lift 0.3 m, slip. Each repeat runs it
 // with articulated contacts (the scene's setting) and the solver's default tolerances (iterations
@@ -65,7 +65,8 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
   for (int n = 0; n < steps; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
     const StepReport rep = sim.step(s);
-    busy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    busy_us +=
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     if (rep.fault_is_new) std::fprintf(stderr, "fault: %s\n", rep.fault.describe().c_str());
     if (n >= steps - 240) {
       r.late_penetration = std::max(r.late_penetration, penetration(s));
@@ -83,10 +84,12 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
         asleep += b.asleep ? 1 : 0;
       }
       const BodyState& f = s.bodies[fastest];
-      std::printf("  t %.2f s: max v %.4f m/s (body %d at z %.3f m, v %+.4f %+.4f %+.4f), max w %.4f rad/s, "
-                  "penetration %.3e m, asleep %d\n",
-                  (n + 1) / 240.0, v, fastest, f.position_m.z(), f.linear_velocity_mps.x(),
-                  f.linear_velocity_mps.y(), f.linear_velocity_mps.z(), w, penetration(s), asleep);
+      std::printf(
+          "  t %.2f s: max v %.4f m/s (body %d at z %.3f m, v %+.4f %+.4f %+.4f), max w %.4f "
+          "rad/s, "
+          "penetration %.3e m, asleep %d\n",
+          (n + 1) / 240.0, v, fastest, f.position_m.z(), f.linear_velocity_mps.x(),
+          f.linear_velocity_mps.y(), f.linear_velocity_mps.z(), w, penetration(s), asleep);
     }
   }
   r.us_per_step = busy_us / steps;
@@ -125,7 +128,8 @@ void grasp(int iterations, const GraspVariant& v) {
   auto step = [&]() {
     const auto t0 = std::chrono::steady_clock::now();
     const StepReport r = sim.step(s);
-    busy_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    busy_us +=
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     ++steps;
     reduced_steps += r.reduced_blocks > 0 ? 1 : 0;
     most_iterations = std::max(most_iterations, r.velocity_iterations);
@@ -138,13 +142,15 @@ void grasp(int iterations, const GraspVariant& v) {
   double slip = 0.0;
   while (s.bodies[palm].position_m.z() < palm0 + 0.3 && steps < 2000) {
     step();
-    slip = std::max(slip, std::abs(s.bodies[box].position_m.z() - s.bodies[palm].position_m.z() - offset));
+    slip = std::max(
+        slip, std::abs(s.bodies[box].position_m.z() - s.bodies[palm].position_m.z() - offset));
   }
-  std::printf("grasp (%s, %s): %.2f us/step over %d steps, slip during the 0.3 m lift %.3e m; "
-              "velocity iterations mean %.2f, max %d; reduced in %d steps\n",
-              v.articulated ? "articulated contacts" : "rigid-link contacts",
-              v.engine_tolerances ? "engine tolerances" : "every iteration", busy_us / steps, steps,
-              slip, iteration_sum / steps, most_iterations, reduced_steps);
+  std::printf(
+      "grasp (%s, %s): %.2f us/step over %d steps, slip during the 0.3 m lift %.3e m; "
+      "velocity iterations mean %.2f, max %d; reduced in %d steps\n",
+      v.articulated ? "articulated contacts" : "rigid-link contacts",
+      v.engine_tolerances ? "engine tolerances" : "every iteration", busy_us / steps, steps, slip,
+      iteration_sum / steps, most_iterations, reduced_steps);
 }
 
 }  // namespace
@@ -166,20 +172,34 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!std::strcmp(argv[i], "--csv")) csv = next();
-    else if (!std::strcmp(argv[i], "--columns")) columns.push_back(std::atoi(next()));
-    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(next());
-    else if (!std::strcmp(argv[i], "--iterations")) iterations.push_back(std::atoi(next()));
-    else if (!std::strcmp(argv[i], "--grasp-only")) grasp_only = true;
-    else if (!std::strcmp(argv[i], "--grasp-engine-only")) grasp_engine_only = true;
-    else if (!std::strcmp(argv[i], "--trace")) g_trace = true;
-    else if (!std::strcmp(argv[i], "--trace-steps")) g_trace_steps = std::max(1, std::atoi(next()));
-    else if (!std::strcmp(argv[i], "--height")) g_height = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--position-iterations")) g_position_iterations = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--no-grasp")) grasp_repeats = 0;
-    else if (!std::strcmp(argv[i], "--sleep")) sleep_modes = {!std::strcmp(next(), "on")};
-    else if (!std::strcmp(argv[i], "--grasp-repeats")) grasp_repeats = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--grasp-iterations")) grasp_iterations = std::atoi(next());
+    if (!std::strcmp(argv[i], "--csv"))
+      csv = next();
+    else if (!std::strcmp(argv[i], "--columns"))
+      columns.push_back(std::atoi(next()));
+    else if (!std::strcmp(argv[i], "--seconds"))
+      seconds = std::atof(next());
+    else if (!std::strcmp(argv[i], "--iterations"))
+      iterations.push_back(std::atoi(next()));
+    else if (!std::strcmp(argv[i], "--grasp-only"))
+      grasp_only = true;
+    else if (!std::strcmp(argv[i], "--grasp-engine-only"))
+      grasp_engine_only = true;
+    else if (!std::strcmp(argv[i], "--trace"))
+      g_trace = true;
+    else if (!std::strcmp(argv[i], "--trace-steps"))
+      g_trace_steps = std::max(1, std::atoi(next()));
+    else if (!std::strcmp(argv[i], "--height"))
+      g_height = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--position-iterations"))
+      g_position_iterations = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--no-grasp"))
+      grasp_repeats = 0;
+    else if (!std::strcmp(argv[i], "--sleep"))
+      sleep_modes = {!std::strcmp(next(), "on")};
+    else if (!std::strcmp(argv[i], "--grasp-repeats"))
+      grasp_repeats = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--grasp-iterations"))
+      grasp_iterations = std::atoi(next());
     else {
       std::fprintf(stderr, "bench_pile: unknown argument %s\n", argv[i]);
       return 2;
@@ -201,21 +221,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_pile: cannot write %s\n", csv.c_str());
     return 1;
   }
-  std::fprintf(out, "boxes,velocity_iterations,sleep,us_per_step,final_max_speed_mps,late_max_speed_mps,late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
+  std::fprintf(out,
+               "boxes,velocity_iterations,sleep,us_per_step,final_max_speed_mps,late_max_speed_mps,"
+               "late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
   std::printf("%6s %5s %5s %12s %14s %14s %14s %14s %7s\n", "boxes", "iters", "sleep", "us/step",
               "final v m/s", "v last 1s m/s", "pen last 1s m", "pen final m", "asleep");
   for (int c : columns) {
     for (int it : iterations)
-    for (bool sleep : sleep_modes) {
-      const Result r = run(c, sleep, seconds, it);
-      std::printf("%6d %5d %5s %12.1f %14.3e %14.3e %14.3e %14.3e %7d\n", r.boxes, r.iterations,
-                  sleep ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
-                  r.late_penetration, r.final_penetration, r.asleep);
-      std::fprintf(out, "%d,%d,%s,%.2f,%.4e,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, r.iterations,
-                   sleep ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
-                   r.late_penetration, r.final_penetration, r.asleep, r.hash);
-      std::fflush(stdout);
-    }
+      for (bool sleep : sleep_modes) {
+        const Result r = run(c, sleep, seconds, it);
+        std::printf("%6d %5d %5s %12.1f %14.3e %14.3e %14.3e %14.3e %7d\n", r.boxes, r.iterations,
+                    sleep ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
+                    r.late_penetration, r.final_penetration, r.asleep);
+        std::fprintf(out, "%d,%d,%s,%.2f,%.4e,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, r.iterations,
+                     sleep ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
+                     r.late_penetration, r.final_penetration, r.asleep, r.hash);
+        std::fflush(stdout);
+      }
   }
   std::fclose(out);
   return 0;

@@ -73,7 +73,8 @@ int probe(const std::string& partition, double seconds) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   std::printf("%.6f %.6f %.6f %zu\n", percentile(latency, 0.5), percentile(latency, 0.99),
-              latency.empty() ? 0.0 : *std::max_element(latency.begin(), latency.end()), latency.size());
+              latency.empty() ? 0.0 : *std::max_element(latency.begin(), latency.end()),
+              latency.size());
   return 0;
 }
 
@@ -97,7 +98,7 @@ void pinTo(int cpu) {
 }
 
 Serve serveFor(const sim::engine::Scene& scene, const std::string& partition, double seconds,
-              int subscribers, bool publish_thread) {
+               int subscribers, bool publish_thread) {
   remote::ServeOptions options;
   options.publish_thread = publish_thread;
   options.wait_for_subscribers = subscribers;
@@ -169,10 +170,11 @@ int main(int argc, char** argv) {
     if (got <= 0 || std::sscanf(buffer, "%lf %lf %lf %zu", &p50, &p99, &max, &count) != 4) {
       std::printf("latency: the probe reported nothing\n");
     } else {
-      std::printf("latency server publish -> probe process has the pose: p50 %.3f ms  p99 %.3f ms  "
-                  "max %.3f ms  (%zu of %.0f frames; one frame is %.1f ms)\n",
-                  1e3 * p50, 1e3 * p99, 1e3 * max, count, seconds * scene.frame_rate_hz,
-                  1e3 / scene.frame_rate_hz);
+      std::printf(
+          "latency server publish -> probe process has the pose: p50 %.3f ms  p99 %.3f ms  "
+          "max %.3f ms  (%zu of %.0f frames; one frame is %.1f ms)\n",
+          1e3 * p50, 1e3 * p99, 1e3 * max, count, seconds * scene.frame_rate_hz,
+          1e3 / scene.frame_rate_hz);
     }
   }
 
@@ -197,8 +199,9 @@ int main(int argc, char** argv) {
       {8, "8 multicast", {}, -1, "239.255.0.2"},
       {8, "8 mc cpu-split", {"/usr/bin/taskset", "-c", "1"}, 0, "239.255.0.2"},
   };
-  std::printf("%-13s %9s %9s %10s %11s %11s %10s %10s %8s %10s\n", "subscribers", "frame ms", "frame p99",
-              "physics ms", "publish ms", "publish p99", "write ms", "write p99", "overruns", "superseded");
+  std::printf("%-13s %9s %9s %10s %11s %11s %10s %10s %8s %10s\n", "subscribers", "frame ms",
+              "frame p99", "physics ms", "publish ms", "publish p99", "write ms", "write p99",
+              "overruns", "superseded");
   double base_frame = 0.0;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   for (const Config& config : configs) {
@@ -208,10 +211,11 @@ int main(int argc, char** argv) {
     setenv("SIMTRAINER_STATE_MULTICAST", config.multicast, 1);
     for (int k = 0; k < config.subscribers; ++k) {
       std::vector<std::string> command = config.prefix;
-      for (const std::string& a : {std::string(SIMTRAINER_BIN), std::string("view"), std::string("--remote"),
-                                   std::string("--headless"), std::string("--partition"), partition,
-                                   std::string("--station"), "s" + std::to_string(k), std::string("--duration"),
-                                   std::to_string(seconds + 30.0)}) {
+      for (const std::string& a :
+           {std::string(SIMTRAINER_BIN), std::string("view"), std::string("--remote"),
+            std::string("--headless"), std::string("--partition"), partition,
+            std::string("--station"), "s" + std::to_string(k), std::string("--duration"),
+            std::to_string(seconds + 30.0)}) {
         command.push_back(a);
       }
       children.push_back(spawn(command));
@@ -229,11 +233,13 @@ int main(int argc, char** argv) {
     }
     const double frame = 1e3 * s.run.frame_time.mean();
     if (config.subscribers == 0) base_frame = frame;
-    std::printf("%-13s %9.3f %9.3f %10.3f %11.4f %11.4f %10.4f %10.4f %8llu %10llu   ratio to 0%s: %.2f\n",
-                config.label, frame, 1e3 * s.run.frame_time.p99(), 1e3 * s.run.physics_time.mean(),
-                s.publish_mean_ms, s.publish_p99_ms, 1e3 * s.write.mean(), 1e3 * s.write.p99(),
-                static_cast<unsigned long long>(s.run.overruns), static_cast<unsigned long long>(s.superseded),
-                config.publish_thread ? "" : " inline", base_frame > 0.0 ? frame / base_frame : 0.0);
+    std::printf(
+        "%-13s %9.3f %9.3f %10.3f %11.4f %11.4f %10.4f %10.4f %8llu %10llu   ratio to 0%s: %.2f\n",
+        config.label, frame, 1e3 * s.run.frame_time.p99(), 1e3 * s.run.physics_time.mean(),
+        s.publish_mean_ms, s.publish_p99_ms, 1e3 * s.write.mean(), 1e3 * s.write.p99(),
+        static_cast<unsigned long long>(s.run.overruns),
+        static_cast<unsigned long long>(s.superseded), config.publish_thread ? "" : " inline",
+        base_frame > 0.0 ? frame / base_frame : 0.0);
     std::fflush(stdout);
   }
   return 0;

@@ -47,7 +47,8 @@ void Articulation::articulateContacts(StepContext& ctx) {
       !contacts.wouldArticulate(*this))
     return;
   double ignored = 0.0;
-  for (std::size_t bi = 0; bi < mb.blocks.size(); ++bi) mb.solve(ctx, static_cast<int>(bi), ignored);
+  for (std::size_t bi = 0; bi < mb.blocks.size(); ++bi)
+    mb.solve(ctx, static_cast<int>(bi), ignored);
   contacts.articulate(ctx.bodies.solver, *this);
   const std::vector<int>& block_of = block_of_body_;
   mb.closed.assign(mb.blocks.size(), 1);
@@ -83,9 +84,11 @@ bool Articulation::blockStillHolds(StepContext& ctx, int bi) {
     const double pending = pendingImpulse(bi, static_cast<Eigen::Index>(i));
     double held = blockAccumulated(r, s) + pending;
     if (r.sink == ImpulseSink::MotorBacklash)
-      held = std::max(0.0, r.sign * s.motors[static_cast<std::size_t>(r.owner)].coupling_impulse + pending);
+      held = std::max(
+          0.0, r.sign * s.motors[static_cast<std::size_t>(r.owner)].coupling_impulse + pending);
     else if (r.sink == ImpulseSink::RepeaterBacklash)
-      held = std::max(0.0, r.sign * s.repeaters[static_cast<std::size_t>(r.owner)].coupling_impulse + pending);
+      held = std::max(
+          0.0, r.sign * s.repeaters[static_cast<std::size_t>(r.owner)].coupling_impulse + pending);
     if (r.active) {
       if (held < 0.0) return false;
       continue;
@@ -158,8 +161,8 @@ void Articulation::compute(int body) {
   if (!moves_[static_cast<std::size_t>(bi)].built) buildMoves(bi);
   const BlockMoves& bm = moves_[static_cast<std::size_t>(bi)];
   LinkResponse& out = links_[static_cast<std::size_t>(body)];
-  const auto own = static_cast<std::size_t>(
-      std::find(bm.bodies.begin(), bm.bodies.end(), body) - bm.bodies.begin());
+  const auto own = static_cast<std::size_t>(std::find(bm.bodies.begin(), bm.bodies.end(), body) -
+                                            bm.bodies.begin());
   out.others.resize(bm.bodies.size() - 1);
   out.rotors.resize(bm.rotors.size());
   if (ReducedBlock& rb = mb.reduced[static_cast<std::size_t>(bi)]; rb.ready) {
@@ -221,7 +224,8 @@ void Articulation::propagate(int body, const Vec6& wrench, std::vector<SolverBod
 const Eigen::VectorXd& Articulation::pendingImpulses(int bi) {
   BlockMoves& bm = moves_[static_cast<std::size_t>(bi)];
   if (bm.pending_valid) return bm.pending;
-  const auto n = static_cast<Eigen::Index>(ctx_->blocks.blocks[static_cast<std::size_t>(bi)].rows.size());
+  const auto n =
+      static_cast<Eigen::Index>(ctx_->blocks.blocks[static_cast<std::size_t>(bi)].rows.size());
   bm.pending.setZero(n);
   const bool any = std::any_of(bm.bodies.begin(), bm.bodies.end(), [this](int body) {
     const LinkResponse& link = links_[static_cast<std::size_t>(body)];
@@ -243,7 +247,8 @@ void Articulation::flush() {
     if (ReducedBlock& rb = mb.reduced[bi]; rb.ready) {
       rb.mechanism.wrenchImpulses(pendingWrenches(static_cast<int>(bi)), rb.impulses);
       mb.addReducedImpulses(*ctx_, static_cast<int>(bi), rb.impulses, nullptr);
-      for (const int body : moves_[bi].bodies) links_[static_cast<std::size_t>(body)].pending.setZero();
+      for (const int body : moves_[bi].bodies)
+        links_[static_cast<std::size_t>(body)].pending.setZero();
       moves_[bi].limit_pending.setZero();
       moves_[bi].limits_valid = true;
       continue;
@@ -251,8 +256,10 @@ void Articulation::flush() {
     const Eigen::VectorXd& add = pendingImpulses(static_cast<int>(bi));
     const RowBlock& block = mb.blocks[bi];
     for (Eigen::Index i = 0; i < add.size(); ++i)
-      if (add[i] != 0.0) addBlockImpulse(block.rows[static_cast<std::size_t>(i)], add[i], ctx_->state);
-    for (const int body : moves_[bi].bodies) links_[static_cast<std::size_t>(body)].pending.setZero();
+      if (add[i] != 0.0)
+        addBlockImpulse(block.rows[static_cast<std::size_t>(i)], add[i], ctx_->state);
+    for (const int body : moves_[bi].bodies)
+      links_[static_cast<std::size_t>(body)].pending.setZero();
     moves_[bi].pending.setZero();
   }
   any_pending_ = false;

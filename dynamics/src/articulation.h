@@ -71,9 +71,9 @@ class Articulation final : public BlockArticulation {
  private:
   struct LinkResponse {
     bool computed = false;
-    Mat6 self;                                  // the link's own (v; w) per (f; tau)
-    std::vector<std::pair<int, Mat6>> others;   // the other links of the block
-    std::vector<std::pair<int, Vec6>> rotors;   // rotor speed per unit wrench
+    Mat6 self;                                 // the link's own (v; w) per (f; tau)
+    std::vector<std::pair<int, Mat6>> others;  // the other links of the block
+    std::vector<std::pair<int, Vec6>> rotors;  // rotor speed per unit wrench
     // Block rows' impulses per unit wrench (a block in full coordinates; a reduced block finds
     // them from its snapshot when needed).
     Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor> impulses;
@@ -99,10 +99,10 @@ class Articulation final : public BlockArticulation {
   double pendingImpulse(int bi, Eigen::Index i);
   const std::vector<Vec6>& pendingWrenches(int bi);
 
-  StepContext* ctx_ = nullptr;        // the step running (set by prepare)
-  std::vector<int> block_of_body_;    // per solver body: its block, or -1
-  std::vector<BlockMoves> moves_;     // per block
-  std::vector<LinkResponse> links_;   // per solver body
+  StepContext* ctx_ = nullptr;       // the step running (set by prepare)
+  std::vector<int> block_of_body_;   // per solver body: its block, or -1
+  std::vector<BlockMoves> moves_;    // per block
+  std::vector<LinkResponse> links_;  // per solver body
   bool any_pending_ = false;
 };
 

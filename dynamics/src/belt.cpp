@@ -9,7 +9,8 @@ namespace {
 
 /// A deterministic unit vector perpendicular to n.
 Vec3 perpendicular(const Vec3& n) {
-  const Vec3 t = std::abs(n.x()) < 0.57735 ? Vec3(n.cross(Vec3::UnitX())) : Vec3(n.cross(Vec3::UnitY()));
+  const Vec3 t =
+      std::abs(n.x()) < 0.57735 ? Vec3(n.cross(Vec3::UnitX())) : Vec3(n.cross(Vec3::UnitY()));
   return t.normalized();
 }
 

@@ -22,9 +22,9 @@ namespace sim::dynamics::detail {
 
 /// The belts of one manifold (the same for all of its points).
 struct BeltCoupling {
-  Vec3 tangent[2];              ///< t1 (along the belt, if any), t2 = n x t1.
-  int rotor[2] = {-1, -1};      ///< Motor rotor of side a's and side b's belt, or -1.
-  double coef[2][2] = {};       ///< [tangent][side]: Cdot per rotor rad/s.
+  Vec3 tangent[2];                 ///< t1 (along the belt, if any), t2 = n x t1.
+  int rotor[2] = {-1, -1};         ///< Motor rotor of side a's and side b's belt, or -1.
+  double coef[2][2] = {};          ///< [tangent][side]: Cdot per rotor rad/s.
   double extra_k[2] = {0.0, 0.0};  ///< Per tangent row: the rotors' share of its K.
 };
 
@@ -33,7 +33,9 @@ struct BeltCoupling {
 BeltCoupling beltCoupling(const Model& model, const ShapeDef& a, const ShapeDef& b, const Quat& qa,
                           const Quat& qb, const Vec3& n);
 
-inline bool hasBelt(const int (&rotor)[2]) { return rotor[0] >= 0 || rotor[1] >= 0; }
+inline bool hasBelt(const int (&rotor)[2]) {
+  return rotor[0] >= 0 || rotor[1] >= 0;
+}
 
 /// Adds the belts' surface speed to tangent row t's speed v.
 inline void addBeltSpeed(double& v, const int (&rotor)[2], const double (&coef)[2][2], int t,
@@ -44,7 +46,8 @@ inline void addBeltSpeed(double& v, const int (&rotor)[2], const double (&coef)[
 
 /// The rotors' share of the tangent rows' impulse changes d0, d1.
 inline void applyBelt(const int (&rotor)[2], const double (&coef)[2][2], double d0, double d1,
-                      std::vector<double>& rotor_speed, const std::vector<double>& rotor_inv_inertia) {
+                      std::vector<double>& rotor_speed,
+                      const std::vector<double>& rotor_inv_inertia) {
   for (int side = 0; side < 2; ++side) {
     if (rotor[side] < 0) continue;
     const auto r = static_cast<std::size_t>(rotor[side]);

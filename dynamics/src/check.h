@@ -12,7 +12,8 @@
 //                             tests once): finite values after every stage, motor blocks'
 //                             K symmetric positive definite (positive pivots), impulses within
 //                             their limits. Without the option the condition is not evaluated.
-//                             Code that only feeds SIM_VALIDATE goes under `if constexpr (kValidate)`.
+//                             Code that only feeds SIM_VALIDATE goes under `if constexpr
+//                             (kValidate)`.
 #pragma once
 
 namespace sim::dynamics::detail {
@@ -29,13 +30,13 @@ inline constexpr bool kValidate = false;
 
 }  // namespace sim::dynamics::detail
 
-#define SIM_ASSERT(cond, what)                                                         \
-  do {                                                                                 \
-    if (!(cond)) [[unlikely]]                                                          \
-      ::sim::dynamics::detail::assertionFailed(#cond, what, __FILE__, __LINE__);       \
+#define SIM_ASSERT(cond, what)                                                   \
+  do {                                                                           \
+    if (!(cond)) [[unlikely]]                                                    \
+      ::sim::dynamics::detail::assertionFailed(#cond, what, __FILE__, __LINE__); \
   } while (false)
 
-#define SIM_VALIDATE(cond, what)                                                       \
-  do {                                                                                 \
-    if constexpr (::sim::dynamics::detail::kValidate) SIM_ASSERT(cond, what);          \
+#define SIM_VALIDATE(cond, what)                                              \
+  do {                                                                        \
+    if constexpr (::sim::dynamics::detail::kValidate) SIM_ASSERT(cond, what); \
   } while (false)

@@ -21,7 +21,8 @@ bool sphereSphere(const WorldShape& a, const WorldShape& b, double margin, Manif
 
 bool sphereCapsule(const WorldShape& a, const WorldShape& b, double margin, Manifold& m) {
   const Vec3 p = capsuleEnd(b, -1.0), d = 2.0 * b.half_length * b.axes.col(2);
-  const double t = d.squaredNorm() > 0.0 ? std::clamp((a.center - p).dot(d) / d.squaredNorm(), 0.0, 1.0) : 0.0;
+  const double t =
+      d.squaredNorm() > 0.0 ? std::clamp((a.center - p).dot(d) / d.squaredNorm(), 0.0, 1.0) : 0.0;
   return roundedPair(a.center, a.radius, p + t * d, b.radius, margin, Vec3::UnitZ(), 0, m);
 }
 
@@ -134,8 +135,16 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
   double most = kInf, inc_sign = 1.0;
   for (int k = 0; k < 3; ++k) {
     const double d = n.dot(inc.axes.col(k));
-    if (d < most) { most = d; inc_axis = k; inc_sign = 1.0; }
-    if (-d < most) { most = -d; inc_axis = k; inc_sign = -1.0; }
+    if (d < most) {
+      most = d;
+      inc_axis = k;
+      inc_sign = 1.0;
+    }
+    if (-d < most) {
+      most = -d;
+      inc_axis = k;
+      inc_sign = -1.0;
+    }
   }
   const int u = (inc_axis + 1) % 3, v = (inc_axis + 2) % 3;
   const Vec3 fc = inc.center + inc_sign * inc.half_extents[inc_axis] * inc.axes.col(inc_axis);
@@ -169,7 +178,8 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
         if ((d0 < 0.0 && d1 > 0.0) || (d0 > 0.0 && d1 < 0.0)) {
           const double t = d0 / (d0 - d1);
           // The new vertex is where incident edge (p0 -> p1) crosses side plane `plane`.
-          next[out++] = {p0.p + t * (p1.p - p0.p), 4u + ((p0.id & 0xffu) << 4) + static_cast<std::uint32_t>(plane)};
+          next[out++] = {p0.p + t * (p1.p - p0.p),
+                         4u + ((p0.id & 0xffu) << 4) + static_cast<std::uint32_t>(plane)};
         }
       }
       count = out;
@@ -195,7 +205,9 @@ void faceContact(const WorldShape& ref, int ref_axis, double ref_sign, const Wor
     const double sep = n.dot(poly[i].p) - face_offset;
     if (sep > margin) continue;
     cand[c++] = {poly[i].p - sep * n, poly[i].p, sep,
-                 feature_base | (static_cast<std::uint32_t>(inc_axis * 2 + (inc_sign > 0 ? 0 : 1)) << 12) | poly[i].id};
+                 feature_base |
+                     (static_cast<std::uint32_t>(inc_axis * 2 + (inc_sign > 0 ? 0 : 1)) << 12) |
+                     poly[i].id};
   }
   c = reduceToFour(cand, c, n);
   m.normal = n;
@@ -212,14 +224,22 @@ bool boxBox(const WorldShape& a, const WorldShape& b, double margin, Manifold& m
   double face_a = -kInf, face_b = -kInf;
   int axis_a = 0, axis_b = 0;
   for (int i = 0; i < 3; ++i) {
-    const double s = std::abs(d.dot(a.axes.col(i))) - a.half_extents[i] - abs_c.row(i).dot(b.half_extents);
+    const double s =
+        std::abs(d.dot(a.axes.col(i))) - a.half_extents[i] - abs_c.row(i).dot(b.half_extents);
     if (s > margin) return false;
-    if (s > face_a) { face_a = s; axis_a = i; }
+    if (s > face_a) {
+      face_a = s;
+      axis_a = i;
+    }
   }
   for (int j = 0; j < 3; ++j) {
-    const double s = std::abs(d.dot(b.axes.col(j))) - b.half_extents[j] - abs_c.col(j).dot(a.half_extents);
+    const double s =
+        std::abs(d.dot(b.axes.col(j))) - b.half_extents[j] - abs_c.col(j).dot(a.half_extents);
     if (s > margin) return false;
-    if (s > face_b) { face_b = s; axis_b = j; }
+    if (s > face_b) {
+      face_b = s;
+      axis_b = j;
+    }
   }
   // Prefer face contacts (stable resting manifolds); an edge axis must be clearly better.
   constexpr double kRelTol = 0.95, kAbsTol = 0.5e-3;
@@ -259,7 +279,12 @@ bool boxBox(const WorldShape& a, const WorldShape& b, double margin, Manifold& m
       }
       const double s = std::abs(d.dot(n)) - ra - rb;
       if (s > margin) return false;
-      if (s > edge) { edge = s; edge_i = i; edge_j = j; edge_n = d.dot(n) >= 0.0 ? n : Vec3(-n); }
+      if (s > edge) {
+        edge = s;
+        edge_i = i;
+        edge_j = j;
+        edge_n = d.dot(n) >= 0.0 ? n : Vec3(-n);
+      }
     }
   }
   if (edge > kRelTol * face + kAbsTol) {
@@ -276,11 +301,14 @@ bool boxBox(const WorldShape& a, const WorldShape& b, double margin, Manifold& m
   if (!use_b) {
     const double sg = d.dot(a.axes.col(axis_a)) >= 0.0 ? 1.0 : -1.0;
     faceContact(a, axis_a, sg, b, margin,
-                kFaceContact | (static_cast<std::uint32_t>(axis_a * 2 + (sg > 0 ? 0 : 1)) << 16), m);
+                kFaceContact | (static_cast<std::uint32_t>(axis_a * 2 + (sg > 0 ? 0 : 1)) << 16),
+                m);
   } else {
     const double sg = -d.dot(b.axes.col(axis_b)) >= 0.0 ? 1.0 : -1.0;  // b's face toward a
     faceContact(b, axis_b, sg, a, margin,
-                kFaceContact | (1u << 20) | (static_cast<std::uint32_t>(axis_b * 2 + (sg > 0 ? 0 : 1)) << 16), m);
+                kFaceContact | (1u << 20) |
+                    (static_cast<std::uint32_t>(axis_b * 2 + (sg > 0 ? 0 : 1)) << 16),
+                m);
     flip(m);
   }
   return m.count > 0;
@@ -354,7 +382,9 @@ bool capsuleBox(const WorldShape& c, const WorldShape& b, double margin, Manifol
   for (int it = 0; it < 8; ++it) {
     const Vec3 local = b.axes.transpose() * (q - b.center);
     on_box = b.center + b.axes * local.cwiseMax(-b.half_extents).cwiseMin(b.half_extents);
-    const double t = seg.squaredNorm() > 0.0 ? std::clamp((on_box - p0).dot(seg) / seg.squaredNorm(), 0.0, 1.0) : 0.0;
+    const double t = seg.squaredNorm() > 0.0
+                         ? std::clamp((on_box - p0).dot(seg) / seg.squaredNorm(), 0.0, 1.0)
+                         : 0.0;
     q = p0 + t * seg;
   }
   if (!roundedPair(q, c.radius, on_box, 0.0, margin, -best_n, 8, m)) return false;
@@ -384,7 +414,8 @@ WorldShape placeShape(const ShapeDef& def, int body, const Vec3& x, const Quat& 
       // Per world axis: the axis' reach plus the cap disc's (radius times the sine to the axis).
       for (int k = 0; k < 3; ++k) {
         const double along = s.axes(k, 2);
-        extent[k] = s.half_length * std::abs(along) + s.radius * std::sqrt(std::max(0.0, 1.0 - along * along));
+        extent[k] = s.half_length * std::abs(along) +
+                    s.radius * std::sqrt(std::max(0.0, 1.0 - along * along));
       }
       break;
     case ShapeType::ConvexHull:
@@ -393,8 +424,14 @@ WorldShape placeShape(const ShapeDef& def, int body, const Vec3& x, const Quat& 
       s.hull = def.hull.get();
       s.mesh = def.mesh.get();
       Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
-      if (s.hull) { lo = s.hull->aabb_min; hi = s.hull->aabb_max; }
-      if (s.mesh) { lo = s.mesh->aabb_min; hi = s.mesh->aabb_max; }
+      if (s.hull) {
+        lo = s.hull->aabb_min;
+        hi = s.hull->aabb_max;
+      }
+      if (s.mesh) {
+        lo = s.mesh->aabb_min;
+        hi = s.mesh->aabb_max;
+      }
       const Vec3 mid = s.center + s.axes * (0.5 * (lo + hi));
       extent = s.axes.cwiseAbs() * (0.5 * (hi - lo));
       s.aabb_min = mid - extent - Vec3::Constant(margin);
@@ -413,14 +450,17 @@ bool pairSupported(ShapeType a, ShapeType b) {
   return !(world(a) && world(b));
 }
 
-bool collideBoxesUnscreened(const WorldShape& a, const WorldShape& b, double margin, Manifold& out) {
+bool collideBoxesUnscreened(const WorldShape& a, const WorldShape& b, double margin,
+                            Manifold& out) {
   return boxBox(a, b, margin, out, false);
 }
 
 bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& out) {
   // Hull against box or hull keeps the given order, as box-box does (the first shape's faces are
   // preferred as reference), so a box-shaped hull gives box-box's manifold either way round.
-  const auto polyhedron = [](ShapeType t) { return t == ShapeType::Box || t == ShapeType::ConvexHull; };
+  const auto polyhedron = [](ShapeType t) {
+    return t == ShapeType::Box || t == ShapeType::ConvexHull;
+  };
   if (polyhedron(a.type) && polyhedron(b.type) &&
       (a.type == ShapeType::ConvexHull || b.type == ShapeType::ConvexHull))
     return collidePolyhedra(a, b, margin, out);
@@ -459,8 +499,7 @@ bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& 
       if (b.type == ShapeType::Capsule) return capsuleCapsule(a, b, margin, out);
       if (b.type == ShapeType::Plane) return capsulePlane(a, b, margin, out);
       break;
-    default:
-      break;
+    default: break;
   }
   return false;
 }
@@ -490,7 +529,8 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
     order_.clear();
     planes_.clear();
     for (int i = 0; i < n; ++i) {
-      const bool unbounded = shapes[i].type == ShapeType::Plane || shapes[i].type == ShapeType::TriangleMesh;
+      const bool unbounded =
+          shapes[i].type == ShapeType::Plane || shapes[i].type == ShapeType::TriangleMesh;
       (unbounded ? planes_ : order_).push_back(i);
     }
   }
@@ -514,7 +554,8 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
   if (!any_moving) return;
   if (n_order > 0) {
     // Bands as wide as the mean y extent: a typical shape touches one or two.
-    double low = shapes[order_[0]].aabb_min.y(), high = shapes[order_[0]].aabb_max.y(), extent = 0.0;
+    double low = shapes[order_[0]].aabb_min.y(), high = shapes[order_[0]].aabb_max.y(),
+           extent = 0.0;
     for (int i : order_) {
       low = std::min(low, shapes[i].aabb_min.y());
       high = std::max(high, shapes[i].aabb_max.y());
@@ -524,7 +565,9 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
     const double width = std::max(extent / n_order, span / kMaxBands);
     // Written so that NaN or infinite boxes (a blow-up, reported after the step) give one band.
     const double count = span / width;
-    const int bands = count >= 0.0 && count < kMaxBands ? static_cast<int>(count) + 1 : count >= kMaxBands ? kMaxBands : 1;
+    const int bands = count >= 0.0 && count < kMaxBands ? static_cast<int>(count) + 1
+                      : count >= kMaxBands              ? kMaxBands
+                                                        : 1;
     const double per_metre = bands > 1 ? 1.0 / width : 0.0;
     auto band = [&](double y) {
       const double at = (y - low) * per_metre;
@@ -551,8 +594,14 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
         is_wide_[i] = 1;
         continue;
       }
-      const SweptBox box{s.aabb_min.x(), s.aabb_max.x(), s.aabb_min.y(), s.aabb_max.y(),
-                         s.aabb_min.z(), s.aabb_max.z(), i, 0};
+      const SweptBox box{s.aabb_min.x(),
+                         s.aabb_max.x(),
+                         s.aabb_min.y(),
+                         s.aabb_max.y(),
+                         s.aabb_min.z(),
+                         s.aabb_max.z(),
+                         i,
+                         0};
       for (int b = b0; b <= b1; ++b) swept_[next_fill_[b]++] = box;
     }
     for (int b = 0; b < bands; ++b) {
@@ -580,7 +629,8 @@ void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vec
     }
     // Wide shapes against every other shape, and each pair of wide shapes once.
     auto overlap = [](const WorldShape& a, const WorldShape& b) {
-      return (a.aabb_min.array() <= b.aabb_max.array()).all() && (a.aabb_max.array() >= b.aabb_min.array()).all();
+      return (a.aabb_min.array() <= b.aabb_max.array()).all() &&
+             (a.aabb_max.array() >= b.aabb_min.array()).all();
     };
     for (std::size_t w = 0; w < wide_.size(); ++w) {
       const int a = wide_[w];

@@ -18,7 +18,7 @@ namespace sim::dynamics::detail {
 /// A shape placed in the world for one substep.
 struct WorldShape {
   ShapeType type = ShapeType::Box;
-  int body = 0;             ///< Body index (never the world: static bodies own world geometry).
+  int body = 0;  ///< Body index (never the world: static bodies own world geometry).
   Vec3 center = Vec3::Zero();
   Mat3 axes = Mat3::Identity();  ///< Columns: the shape's local x, y, z in world axes.
   Vec3 half_extents = Vec3::Zero();
@@ -99,19 +99,20 @@ class BroadPhase {
   static constexpr int kMaxBands = 4096;
 
  private:
-  std::vector<int> order_;  // non-plane shapes sorted by aabb_min.x
+  std::vector<int> order_;   // non-plane shapes sorted by aabb_min.x
   std::vector<int> planes_;  // planes and meshes
   /// A shape's box as the sweeps read it (consecutive memory instead of one WorldShape, several
   /// cache lines, per candidate).
   struct SweptBox {
     double min_x, max_x, min_y, max_y, min_z, max_z;
-    int shape;  // index into shapes
+    int shape;        // index into shapes
     int next_moving;  // within its band: the next entry whose shape moves (itself if it does)
   };
-  std::vector<SweptBox> swept_;  // per band, in x order; band b is [band_start_[b], band_start_[b+1])
+  std::vector<SweptBox>
+      swept_;  // per band, in x order; band b is [band_start_[b], band_start_[b+1])
   std::vector<int> band_start_;
-  std::vector<int> wide_;  // shapes spanning too many bands, in x order
-  std::vector<char> is_wide_;  // per shape
+  std::vector<int> wide_;       // shapes spanning too many bands, in x order
+  std::vector<char> is_wide_;   // per shape
   std::vector<int> next_fill_;  // per band: where its next entry goes
 };
 

@@ -3,7 +3,8 @@
 //
 // Three generators, all stateless and double precision:
 //  - Direct formulas where they are short and exact: cylinder-plane (rim points), hull-plane
-//    (vertices), sphere-cylinder and sphere-hull (closest point), sphere-triangle (collision_mesh.cpp).
+//    (vertices), sphere-cylinder and sphere-hull (closest point), sphere-triangle
+//    (collision_mesh.cpp).
 //  - Polyhedra (hull, box, mesh triangle) against polyhedra: separating axes over the face
 //    normals and the edge pairs that form faces of the Minkowski difference (Gauss-map test),
 //    faces preferred with box-box's tolerances, then the incident face clipped against the
@@ -20,8 +21,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <numbers>
 #include <vector>
 
@@ -34,7 +35,6 @@ namespace sim::dynamics::detail {
 
 namespace {
 // ---- support features ---------------------------------------------------------------------
-
 
 void boxFeature(const ConvexSupport& s, const Vec3& dir, Feature& f) {
   int axis = 0;
@@ -60,7 +60,8 @@ void boxFeature(const ConvexSupport& s, const Vec3& dir, Feature& f) {
     if (std::abs(s.axes.col(k).dot(dir)) > kFeatureSin) continue;
     Vec3 c = s.center;
     for (int j = 0; j < 3; ++j)
-      if (j != k) c += (s.axes.col(j).dot(dir) >= 0.0 ? 1.0 : -1.0) * s.half_extents[j] * s.axes.col(j);
+      if (j != k)
+        c += (s.axes.col(j).dot(dir) >= 0.0 ? 1.0 : -1.0) * s.half_extents[j] * s.axes.col(j);
     f.add(c - s.half_extents[k] * s.axes.col(k), 0);
     f.add(c + s.half_extents[k] * s.axes.col(k), 1);
     f.id = static_cast<std::uint32_t>(6 + k);
@@ -79,7 +80,8 @@ void cylinderFeature(const ConvexSupport& s, const Vec3& dir, Feature& f) {
     for (int k = 0; k < kCapPoints; ++k) {
       const int i = sg > 0.0 ? k : kCapPoints - 1 - k;  // counter-clockwise seen from outside
       const double angle = 2.0 * std::numbers::pi * i / kCapPoints;
-      f.add(cap + s.cylinder_radius * (std::cos(angle) * s.axes.col(0) + std::sin(angle) * s.axes.col(1)),
+      f.add(cap + s.cylinder_radius *
+                      (std::cos(angle) * s.axes.col(0) + std::sin(angle) * s.axes.col(1)),
             static_cast<std::uint32_t>(i));
     }
     f.normal = sg * u;
@@ -108,7 +110,8 @@ void hullFeature(const ConvexSupport& s, const Vec3& dir, Feature& f) {
   if (face.normal.dot(local) >= kFeatureCos) {
     const int step = (face.count + kMaxPoly - 1) / kMaxPoly;
     for (int k = 0; k < face.count; k += step)
-      f.add(s.center + s.axes * h.vertices[h.face_vertices[face.first + k]], static_cast<std::uint32_t>(k));
+      f.add(s.center + s.axes * h.vertices[h.face_vertices[face.first + k]],
+            static_cast<std::uint32_t>(k));
     f.normal = s.axes * face.normal;
     f.id = static_cast<std::uint32_t>(best);
     return;
@@ -233,7 +236,8 @@ int clipAgainstSides(const Feature& ref, const Vec3& normal, ClipPoint* poly, in
       const double d0 = side.dot(p0.p) - offset, d1 = side.dot(p1.p) - offset;
       if (d0 <= 0.0) next[out++] = p0;
       if ((d0 < 0.0 && d1 > 0.0) || (d0 > 0.0 && d1 < 0.0)) {
-        const std::uint32_t id = 0x2000u | (static_cast<std::uint32_t>(p0.edge) & 0x7fu) << 6 | plane;
+        const std::uint32_t id =
+            0x2000u | (static_cast<std::uint32_t>(p0.edge) & 0x7fu) << 6 | plane;
         next[out++] = {p0.p + d0 / (d0 - d1) * (p1.p - p0.p), id, d0 < 0.0 ? 64 + k : p0.edge};
       }
     }
@@ -343,8 +347,7 @@ ConvexSupport supportOf(const WorldShape& s) {
       c.hull = s.hull;
       break;
     case ShapeType::Plane:
-    case ShapeType::TriangleMesh:
-      break;  // not convex sets; never passed here
+    case ShapeType::TriangleMesh: break;  // not convex sets; never passed here
   }
   return c;
 }
@@ -396,12 +399,12 @@ namespace {
 const ConvexHullData& unitCube() {
   static const std::shared_ptr<const ConvexHullData> cube = [] {
     std::vector<Vec3> corners;
-    for (int i = 0; i < 8; ++i) corners.emplace_back(i & 1 ? 1 : -1, i & 2 ? 1 : -1, i & 4 ? 1 : -1);
+    for (int i = 0; i < 8; ++i)
+      corners.emplace_back(i & 1 ? 1 : -1, i & 2 ? 1 : -1, i & 4 ? 1 : -1);
     return makeConvexHull(corners);
   }();
   return *cube;
 }
-
 
 }  // namespace
 
@@ -453,13 +456,19 @@ bool polyPoly(const Poly& a, const Poly& b, double margin, int triangle, Manifol
     const Vec3 n = a.normal(f);
     const double s = b.lowest(n) - a.offset(f);
     if (s > margin) return false;
-    if (s > face_a) { face_a = s; best_a = f; }
+    if (s > face_a) {
+      face_a = s;
+      best_a = f;
+    }
   }
   for (int f = 0; f < b.faceCount(); ++f) {
     const Vec3 n = b.normal(f);
     const double s = a.lowest(n) - b.offset(f);
     if (s > margin) return false;
-    if (s > face_b) { face_b = s; best_b = f; }
+    if (s > face_b) {
+      face_b = s;
+      best_b = f;
+    }
   }
   double edge = -kInf;
   int edge_a = -1, edge_b = -1;
@@ -493,7 +502,12 @@ bool polyPoly(const Poly& a, const Poly& b, double margin, int triangle, Manifol
       if (n.dot(toward) < 0.0) n = -n;
       const double s = n.dot(pb0 - pa0);
       if (s > margin) return false;
-      if (s > edge) { edge = s; edge_a = i; edge_b = j; edge_n = n; }
+      if (s > edge) {
+        edge = s;
+        edge_a = i;
+        edge_b = j;
+        edge_n = n;
+      }
     }
   }
   const bool use_b = face_b > kRelTol * face_a + kAbsTol;
@@ -506,7 +520,8 @@ bool polyPoly(const Poly& a, const Poly& b, double margin, int triangle, Manifol
     Vec3 ca, cb;
     closestSegmentPoints(pa0, pa1 - pa0, pb0, pb1 - pb0, ca, cb);
     m.normal = edge_n;
-    const PointId id{Kind::Edge, false, static_cast<std::uint32_t>(edge_a), static_cast<std::uint32_t>(edge_b), 0};
+    const PointId id{Kind::Edge, false, static_cast<std::uint32_t>(edge_a),
+                     static_cast<std::uint32_t>(edge_b), 0};
     addPoint(m, ca, cb, pack(id, triangle));
     return true;
   }
@@ -596,11 +611,13 @@ bool sphereCylinder(const WorldShape& s, const WorldShape& c, double margin, Man
   const Vec3 local = c.axes.transpose() * (s.center - c.center);
   const double rho = local.head<2>().norm();
   if (rho <= c.radius && std::abs(local.z()) <= c.half_length) {
-    const double side = c.radius - rho, top = c.half_length - local.z(), bottom = c.half_length + local.z();
+    const double side = c.radius - rho, top = c.half_length - local.z(),
+                 bottom = c.half_length + local.z();
     Vec3 out;
     double depth;
     if (side < top && side < bottom) {
-      out = rho > 1e-12 ? Vec3(c.axes * Vec3(local.x() / rho, local.y() / rho, 0.0)) : Vec3(c.axes.col(0));
+      out = rho > 1e-12 ? Vec3(c.axes * Vec3(local.x() / rho, local.y() / rho, 0.0))
+                        : Vec3(c.axes.col(0));
       depth = side;
     } else {
       out = top <= bottom ? Vec3(c.axes.col(2)) : Vec3(-c.axes.col(2));

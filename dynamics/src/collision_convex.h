@@ -12,9 +12,9 @@
 
 namespace sim::dynamics::detail {
 
-constexpr int kMaxPoly = 64;       // polygon corners used per face (larger faces are subsampled)
+constexpr int kMaxPoly = 64;  // polygon corners used per face (larger faces are subsampled)
 constexpr int kMaxClip = 2 * kMaxPoly + 8;
-constexpr int kCapPoints = 12;     // a cylinder cap as a 12-gon of rim points (edge at 0.966 r)
+constexpr int kCapPoints = 12;  // a cylinder cap as a 12-gon of rim points (edge at 0.966 r)
 // Support features within 2 degrees of the normal count as faces (or edges along it): a box
 // tilted that little on a face still rests on four points, each with its true separation.
 constexpr double kFeatureCos = 0.99939;

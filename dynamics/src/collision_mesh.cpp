@@ -1,8 +1,8 @@
 // Narrow phase against static triangle meshes (collision.h: collideMesh): the triangles under
-// the other shape's bounds, each one a polyhedron of two faces (separating axes, collision_convex.h)
-// or, for round shapes, closest points; internal edges (TriangleMeshData's active flags) keep
-// the face normal, so a body sliding over a flat mesh sees a plane. Point ids carry the triangle
-// index (modulo 65536) in their upper 16 bits.
+// the other shape's bounds, each one a polyhedron of two faces (separating axes,
+// collision_convex.h) or, for round shapes, closest points; internal edges (TriangleMeshData's
+// active flags) keep the face normal, so a body sliding over a flat mesh sees a plane. Point ids
+// carry the triangle index (modulo 65536) in their upper 16 bits.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -26,17 +26,32 @@ namespace {
 Vec3 closestOnTriangle(const std::array<Vec3, 3>& t, const Vec3& p, int& feature) {
   const Vec3 ab = t[1] - t[0], ac = t[2] - t[0], ap = p - t[0];
   const double d1 = ab.dot(ap), d2 = ac.dot(ap);
-  if (d1 <= 0.0 && d2 <= 0.0) { feature = 4; return t[0]; }
+  if (d1 <= 0.0 && d2 <= 0.0) {
+    feature = 4;
+    return t[0];
+  }
   const Vec3 bp = p - t[1];
   const double d3 = ab.dot(bp), d4 = ac.dot(bp);
-  if (d3 >= 0.0 && d4 <= d3) { feature = 5; return t[1]; }
+  if (d3 >= 0.0 && d4 <= d3) {
+    feature = 5;
+    return t[1];
+  }
   const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) { feature = 1; return t[0] + d1 / (d1 - d3) * ab; }
+  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
+    feature = 1;
+    return t[0] + d1 / (d1 - d3) * ab;
+  }
   const Vec3 cp = p - t[2];
   const double d5 = ab.dot(cp), d6 = ac.dot(cp);
-  if (d6 >= 0.0 && d5 <= d6) { feature = 6; return t[2]; }
+  if (d6 >= 0.0 && d5 <= d6) {
+    feature = 6;
+    return t[2];
+  }
   const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) { feature = 3; return t[0] + d2 / (d2 - d6) * ac; }
+  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
+    feature = 3;
+    return t[0] + d2 / (d2 - d6) * ac;
+  }
   const double va = d3 * d6 - d5 * d4;
   if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
     feature = 2;
@@ -145,7 +160,8 @@ void collideMesh(const WorldShape& mesh_shape, const WorldShape& other, double m
   const TriangleMeshData& mesh = *mesh_shape.mesh;
   if (mesh.nodes.empty()) return;
   // The other shape's (margin-grown) box in mesh coordinates.
-  const Vec3 c = 0.5 * (other.aabb_min + other.aabb_max), e = 0.5 * (other.aabb_max - other.aabb_min);
+  const Vec3 c = 0.5 * (other.aabb_min + other.aabb_max),
+             e = 0.5 * (other.aabb_max - other.aabb_min);
   const Vec3 lc = mesh_shape.axes.transpose() * (c - mesh_shape.center);
   const Vec3 le = mesh_shape.axes.transpose().cwiseAbs() * e;
   thread_local std::vector<int> hits;  // scratch, reused: no allocation once warm

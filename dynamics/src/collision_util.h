@@ -67,7 +67,7 @@ inline int reduceToFour(ManifoldPoint* p, int n, const Vec3& normal) {
 
 /// Closest points of segments p1 + s d1 and p2 + t d2 (s, t in [0, 1]).
 inline void closestSegmentPoints(const Vec3& p1, const Vec3& d1, const Vec3& p2, const Vec3& d2,
-                          Vec3& c1, Vec3& c2) {
+                                 Vec3& c1, Vec3& c2) {
   const Vec3 r = p1 - p2;
   const double a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
   double s = 0.0, t = 0.0;
@@ -99,7 +99,7 @@ inline void closestSegmentPoints(const Vec3& p1, const Vec3& d1, const Vec3& p2,
 
 /// Two cores at closest points c_a, c_b with radii: one point along the line between them.
 inline bool roundedPair(const Vec3& c_a, double r_a, const Vec3& c_b, double r_b, double margin,
-                 const Vec3& fallback_normal, std::uint32_t feature, Manifold& m) {
+                        const Vec3& fallback_normal, std::uint32_t feature, Manifold& m) {
   const Vec3 d = c_b - c_a;
   const double dist = d.norm();
   if (dist - r_a - r_b > margin) return false;
@@ -111,7 +111,7 @@ inline bool roundedPair(const Vec3& c_a, double r_a, const Vec3& c_b, double r_b
 
 // A plane shape: its local +z is the outward normal, its centre a point on it.
 inline bool pointsOnPlane(const Vec3* pts, const double* radii, int n, const WorldShape& plane,
-                   double margin, Manifold& m) {
+                          double margin, Manifold& m) {
   const Vec3 up = plane.axes.col(2);
   // Normal from the other shape (a) to the plane (b): into the plane.
   m.normal = -up;

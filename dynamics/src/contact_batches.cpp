@@ -14,16 +14,22 @@ namespace {
 // with AVX2 too.
 #define SIM_LANES_INLINE [[gnu::always_inline]] inline
 
-SIM_LANES_INLINE Lanes splat(double x) { return Lanes{x, x, x, x}; }
-SIM_LANES_INLINE Lanes maxLanes(Lanes a, Lanes b) { return a > b ? a : b; }
-SIM_LANES_INLINE Lanes absLanes(Lanes a) { return a < 0.0 ? -a : a; }
+SIM_LANES_INLINE Lanes splat(double x) {
+  return Lanes{x, x, x, x};
+}
+SIM_LANES_INLINE Lanes maxLanes(Lanes a, Lanes b) {
+  return a > b ? a : b;
+}
+SIM_LANES_INLINE Lanes absLanes(Lanes a) {
+  return a < 0.0 ? -a : a;
+}
 /// x.y per lane, summed left to right as Eigen's 3-vector dot: (x0 y0 + x1 y1) + x2 y2.
 SIM_LANES_INLINE Lanes dot3(const Lanes (&x)[3], const Lanes (&y)[3]) {
   return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
 }
 
-SIM_LANES_INLINE void gather(const std::vector<SolverBody>& bodies, const int (&index)[4], Lanes (&v)[3],
-            Lanes (&w)[3]) {
+SIM_LANES_INLINE void gather(const std::vector<SolverBody>& bodies, const int (&index)[4],
+                             Lanes (&v)[3], Lanes (&w)[3]) {
   for (int c = 0; c < 3; ++c) v[c] = w[c] = splat(0.0);
   for (int l = 0; l < 4; ++l) {
     if (index[l] < 0) continue;
@@ -35,8 +41,8 @@ SIM_LANES_INLINE void gather(const std::vector<SolverBody>& bodies, const int (&
   }
 }
 
-SIM_LANES_INLINE void scatter(std::vector<SolverBody>& bodies, const int (&index)[4], const bool (&write)[4],
-             const Lanes (&v)[3], const Lanes (&w)[3]) {
+SIM_LANES_INLINE void scatter(std::vector<SolverBody>& bodies, const int (&index)[4],
+                              const bool (&write)[4], const Lanes (&v)[3], const Lanes (&w)[3]) {
   for (int l = 0; l < 4; ++l) {
     if (!write[l]) continue;
     SolverBody& b = bodies[index[l]];
@@ -48,8 +54,8 @@ SIM_LANES_INLINE void scatter(std::vector<SolverBody>& bodies, const int (&index
 }
 
 /// Row speed dir.(v_b - v_a) + ang_b.w_b - ang_a.w_a, per lane.
-SIM_LANES_INLINE Lanes rowSpeed(const Lanes (&dir)[3], const ContactBatch::Row& r, const Lanes (&dv)[3],
-                      const Lanes (&wa)[3], const Lanes (&wb)[3]) {
+SIM_LANES_INLINE Lanes rowSpeed(const Lanes (&dir)[3], const ContactBatch::Row& r,
+                                const Lanes (&dv)[3], const Lanes (&wa)[3], const Lanes (&wb)[3]) {
   return dot3(dir, dv) + dot3(r.ang_b, wb) - dot3(r.ang_a, wa);
 }
 
@@ -68,7 +74,8 @@ SIM_LANES_INLINE Lanes solveBatch(ContactBatch& bt, std::vector<SolverBody>& bod
     for (int c = 0; c < 3; ++c) dv[c] = vb[c] - va[c];
     Lanes fresh[2];
     for (int t = 0; t < 2; ++t)
-      fresh[t] = p.tangent[t].impulse - rowSpeed(bt.t[t], p.tangent[t], dv, wa, wb) * p.tangent[t].mass;
+      fresh[t] =
+          p.tangent[t].impulse - rowSpeed(bt.t[t], p.tangent[t], dv, wa, wb) * p.tangent[t].mass;
     const Lanes bound = bt.friction * p.normal.impulse;
     const Lanes len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
     // Inside the cone by a margin no rounding can cross (the usual case for resting contacts)
@@ -156,12 +163,14 @@ SIM_LANES_INLINE Lanes solveAny(ContactBatch& bt, std::vector<SolverBody>& bodie
 /// Solves batches [first, last); returns the largest impulse change. Cloned for AVX2 (one
 /// register per four lanes) and the x86-64 baseline (two SSE2 registers), chosen at load time;
 /// both do the same IEEE operations per lane, so they give the same bits.
-[[gnu::target_clones("avx2", "default")]] double solveBatches(ContactBatch* first, ContactBatch* last,
+[[gnu::target_clones("avx2", "default")]] double solveBatches(ContactBatch* first,
+                                                              ContactBatch* last,
                                                               std::vector<SolverBody>& bodies,
                                                               bool reverse) {
   Lanes largest = splat(0.0);
   for (ContactBatch* bt = first; bt != last; ++bt)
-    largest = maxLanes(largest, reverse ? solveAny<true>(*bt, bodies) : solveAny<false>(*bt, bodies));
+    largest =
+        maxLanes(largest, reverse ? solveAny<true>(*bt, bodies) : solveAny<false>(*bt, bodies));
   return std::max(std::max(largest[0], largest[1]), std::max(largest[2], largest[3]));
 }
 
@@ -175,7 +184,8 @@ SIM_LANES_INLINE void crossLanes(const Lanes (&r)[3], const Lanes (&d)[3], Lanes
 /// pair, left to right; row 2 on its own, the last two terms first); the bit-for-bit test of the
 /// batched sweep and the pile's state hash check the match.
 SIM_LANES_INLINE void turnLanes(const Mat3& m, const Lanes (&x)[3], Lanes (&out)[3]) {
-  for (int i = 0; i < 2; ++i) out[i] = splat(m(i, 0)) * x[0] + splat(m(i, 1)) * x[1] + splat(m(i, 2)) * x[2];
+  for (int i = 0; i < 2; ++i)
+    out[i] = splat(m(i, 0)) * x[0] + splat(m(i, 1)) * x[1] + splat(m(i, 2)) * x[2];
   out[2] = splat(m(2, 0)) * x[0] + (splat(m(2, 1)) * x[1] + splat(m(2, 2)) * x[2]);
 }
 
@@ -193,7 +203,8 @@ SIM_LANES_INLINE void pointLanes(const ContactPoint* points, int count, Vec3 Con
 
 /// x + q local per lane, as Eigen's quaternion rotation: uv = 2 (q.vec x local),
 /// then local + w uv + q.vec x uv.
-SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&local)[3], Lanes (&out)[3]) {
+SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&local)[3],
+                                 Lanes (&out)[3]) {
   const Lanes qv[3] = {splat(q.x()), splat(q.y()), splat(q.z())};
   Lanes uv[3], turn[3];
   crossLanes(qv, local, uv);
@@ -225,10 +236,10 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
 }
 
 [[gnu::target_clones("avx2", "default")]] void setupManifoldRows(ContactPoint* points, int count,
-                                                                const SolverBody& a,
-                                                                const SolverBody& b,
-                                                                const double (&extra_k)[2],
-                                                                double (&k)[4][4]) {
+                                                                 const SolverBody& a,
+                                                                 const SolverBody& b,
+                                                                 const double (&extra_k)[2],
+                                                                 double (&k)[4][4]) {
   Lanes ra[3], rb[3];
   pointLanes(points, count, &ContactPoint::r_a, &ContactPoint::r_b, ra, rb);
   const Lanes inv_mass_sum = splat(a.inv_mass + b.inv_mass);
@@ -276,7 +287,9 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
 
 namespace {
 
-bool moves(const SolverBody& b) { return b.inv_mass > 0.0 || !b.inv_inertia.isZero(0.0); }
+bool moves(const SolverBody& b) {
+  return b.inv_mass > 0.0 || !b.inv_inertia.isZero(0.0);
+}
 
 void setLane(ContactBatch::Row& dst, int lane, const ContactRow& src) {
   for (int c = 0; c < 3; ++c) {
@@ -290,7 +303,8 @@ void setLane(ContactBatch::Row& dst, int lane, const ContactRow& src) {
 }
 
 void clearLane(ContactBatch::Row& dst, int lane) {
-  for (int c = 0; c < 3; ++c) dst.ang_a[c][lane] = dst.ang_b[c][lane] = dst.dw_a[c][lane] = dst.dw_b[c][lane] = 0.0;
+  for (int c = 0; c < 3; ++c)
+    dst.ang_a[c][lane] = dst.ang_b[c][lane] = dst.dw_a[c][lane] = dst.dw_b[c][lane] = 0.0;
   dst.mass[lane] = dst.impulse[lane] = 0.0;
 }
 
@@ -313,7 +327,8 @@ void fillLane(ContactBatch& bt, int lane, int mi, const std::vector<ContactManif
       clearLane(dst.tangent[1], lane);
       dst.target[lane] = 0.0;
     }
-    for (int j = 0; j < 4; ++j) bt.k[i][j][lane] = i < count && j < count ? manifolds[mi].k[i][j] : 0.0;
+    for (int j = 0; j < 4; ++j)
+      bt.k[i][j][lane] = i < count && j < count ? manifolds[mi].k[i][j] : 0.0;
   }
   if (mi < 0) {
     bt.body_a[lane] = bt.body_b[lane] = -1;
@@ -393,7 +408,8 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
     for (int at = level_start_[l]; at < level_start_[l + 1]; ++at) {
       const int mi = by_level_[at];
       const int kind = manifolds[mi].count > 1 ? 1 : 0;
-      if (scheduling[mi] != Scheduling::Batched || (left[kind] == 1 && (open[kind] < 0 || lanes[kind] == 4))) {
+      if (scheduling[mi] != Scheduling::Batched ||
+          (left[kind] == 1 && (open[kind] < 0 || lanes[kind] == 4))) {
         scalar_.push_back(mi);
         continue;
       }
@@ -416,8 +432,8 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
 
 double ContactBatches::solveLevel(int level, std::vector<SolverBody>& bodies, bool reverse) {
   if (level_batch_[level] == level_batch_[level + 1]) return 0.0;
-  return solveBatches(batches_.data() + level_batch_[level], batches_.data() + level_batch_[level + 1],
-                      bodies, reverse);
+  return solveBatches(batches_.data() + level_batch_[level],
+                      batches_.data() + level_batch_[level + 1], bodies, reverse);
 }
 
 void ContactBatches::storeImpulses(std::vector<ContactPoint>& points,

@@ -44,10 +44,10 @@ struct alignas(32) ContactBatch {
   Lanes inv_mass_a, inv_mass_b, friction;
   Lanes k[4][4];  ///< ContactManifold::k
   Point point[4];
-  int manifold[4];       ///< -1: empty lane.
-  int body_a[4], body_b[4];  ///< -1: empty lane (reads zero velocity).
+  int manifold[4];              ///< -1: empty lane.
+  int body_a[4], body_b[4];     ///< -1: empty lane (reads zero velocity).
   bool write_a[4], write_b[4];  ///< Whether the side moves (static and sleeping bodies do not).
-  int points;            ///< Largest point count over the lanes.
+  int points;                   ///< Largest point count over the lanes.
 };
 
 /// Sets up the normal and tangent rows of a manifold's points (their dir, r_a and r_b set) and
@@ -98,8 +98,8 @@ class ContactBatches {
  private:
   std::vector<ContactBatch> batches_;  // grows only; the first batch_count_ are in use
   int batch_count_ = 0;
-  std::vector<int> level_batch_{0};    // level l's batches: [level_batch_[l], level_batch_[l+1])
-  std::vector<int> level_scalar_{0};   // level l's scalar manifolds, likewise, in scalar_
+  std::vector<int> level_batch_{0};   // level l's batches: [level_batch_[l], level_batch_[l+1])
+  std::vector<int> level_scalar_{0};  // level l's scalar manifolds, likewise, in scalar_
   std::vector<int> scalar_;
   std::vector<int> last_level_;  // per body, then per rotor: the level that last touched it
   std::vector<int> level_of_;    // per manifold, -1: skipped

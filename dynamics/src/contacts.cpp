@@ -77,8 +77,12 @@ double localNormalSweeps(const double (&k)[4][4], const double* mass, double* sp
                  : localNormalSweepsIn<N, false>(k, mass, speed, lambda);
 }
 
-auto key(const ContactState& c) { return std::tie(c.shape_a, c.shape_b, c.feature); }
-bool keyLess(const ContactState& x, const ContactState& y) { return key(x) < key(y); }
+auto key(const ContactState& c) {
+  return std::tie(c.shape_a, c.shape_b, c.feature);
+}
+bool keyLess(const ContactState& x, const ContactState& y) {
+  return key(x) < key(y);
+}
 
 /// Distance within which a new contact point takes over an old point's impulses (m).
 constexpr double kMatchDistance = 0.01;
@@ -152,8 +156,10 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     const int body = shape_owner_[i];
     frozen_[i] = bodies[body].inv_mass == 0.0;
     // Static and sleeping bodies keep their poses: their shapes are placed once.
-    if (positions[body] == placed_at_[i] && orientations[body].coeffs() == placed_as_[i].coeffs()) continue;
-    world_shapes_[i] = placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
+    if (positions[body] == placed_at_[i] && orientations[body].coeffs() == placed_as_[i].coeffs())
+      continue;
+    world_shapes_[i] =
+        placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
     placed_at_[i] = positions[body];
     placed_as_[i] = orientations[body];
   }
@@ -161,11 +167,13 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   // the group wakes warm-started and queries still see the load it carries. `s.contacts` is
   // sorted, so the kept ones stay sorted.
   // With no body awake every contact is carried (each has a dynamic body, now asleep): no scan.
-  all_carried_ = std::none_of(bodies.begin(), bodies.end(), [](const SolverBody& b) { return b.inv_mass > 0.0; });
+  all_carried_ = std::none_of(bodies.begin(), bodies.end(),
+                              [](const SolverBody& b) { return b.inv_mass > 0.0; });
   bool carry = false;
   for (std::size_t at = 0; at < s.contacts.size() && !all_carried_; ++at) {
     const ContactState& c = s.contacts[at];
-    if (at == 0 || c.shape_a != s.contacts[at - 1].shape_a || c.shape_b != s.contacts[at - 1].shape_b) {
+    if (at == 0 || c.shape_a != s.contacts[at - 1].shape_a ||
+        c.shape_b != s.contacts[at - 1].shape_b) {
       const int oa = shape_owner_[c.shape_a], ob = shape_owner_[c.shape_b];
       carry = bodies[oa].inv_mass == 0.0 && bodies[ob].inv_mass == 0.0 &&
               (s.bodies[oa].asleep || s.bodies[ob].asleep);
@@ -179,7 +187,8 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   for (const auto& [i, j] : pairs_) {
     const auto before_pair = [&](const ContactState& c) {
       return c.shape_a < static_cast<std::uint32_t>(i) ||
-             (c.shape_a == static_cast<std::uint32_t>(i) && c.shape_b < static_cast<std::uint32_t>(j));
+             (c.shape_a == static_cast<std::uint32_t>(i) &&
+              c.shape_b < static_cast<std::uint32_t>(j));
     };
     while (stored != stored_end && before_pair(*stored)) ++stored;
     const ContactState* pair_end = stored;
@@ -220,7 +229,8 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       const ContactState* claimed[4] = {nullptr, nullptr, nullptr, nullptr};
       // The records are large: they are reused from earlier substeps, every field set below.
       point_count_ += m.count;
-      if (points_.size() < static_cast<std::size_t>(point_count_)) points_.resize(static_cast<std::size_t>(point_count_));
+      if (points_.size() < static_cast<std::size_t>(point_count_))
+        points_.resize(static_cast<std::size_t>(point_count_));
       ContactPoint* const manifold_points = points_.data() + cm.first;
       for (int k = 0; k < m.count; ++k) {
         const ManifoldPoint& mp = m.points[k];
@@ -307,7 +317,8 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
   }
 }
 
-double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
+double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies,
+                                    std::vector<double>& rotor_speed,
                                     const std::vector<double>& rotor_inv_inertia, bool reverse,
                                     double tolerance) {
   double largest = 0.0;
@@ -338,7 +349,8 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies, std::vector
     const int level = reverse ? levels - 1 - k : k;
     largest = std::max(largest, batches_.solveLevel(level, bodies, reverse));
     for (const int* mi = batches_.scalarBegin(level); mi != batches_.scalarEnd(level); ++mi)
-      largest = std::max(largest, solveRigid(manifolds_[*mi], bodies, rotor_speed, rotor_inv_inertia, reverse));
+      largest = std::max(
+          largest, solveRigid(manifolds_[*mi], bodies, rotor_speed, rotor_inv_inertia, reverse));
   }
   return largest;
 }
@@ -397,10 +409,18 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
     double mass[4];
     for (int i = 0; i < count; ++i) mass[i] = points_[first + i].normal.mass;
     switch (count) {
-      case 1: largest = std::max(largest, localNormalSweeps<1>(m.k, mass, speed, lambda, reverse)); break;
-      case 2: largest = std::max(largest, localNormalSweeps<2>(m.k, mass, speed, lambda, reverse)); break;
-      case 3: largest = std::max(largest, localNormalSweeps<3>(m.k, mass, speed, lambda, reverse)); break;
-      default: largest = std::max(largest, localNormalSweeps<4>(m.k, mass, speed, lambda, reverse)); break;
+      case 1:
+        largest = std::max(largest, localNormalSweeps<1>(m.k, mass, speed, lambda, reverse));
+        break;
+      case 2:
+        largest = std::max(largest, localNormalSweeps<2>(m.k, mass, speed, lambda, reverse));
+        break;
+      case 3:
+        largest = std::max(largest, localNormalSweeps<3>(m.k, mass, speed, lambda, reverse));
+        break;
+      default:
+        largest = std::max(largest, localNormalSweeps<4>(m.k, mass, speed, lambda, reverse));
+        break;
     }
     double sum = 0.0;
     Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
@@ -436,8 +456,7 @@ void ContactSolver::batch(const std::vector<SolverBody>& bodies, int rotors) {
   for (std::size_t mi = 0; mi < manifolds_.size(); ++mi) {
     const ContactManifold& m = manifolds_[mi];
     bool plain = m.torsion_radius == 0.0;
-    for (int k = m.first; plain && k < m.first + m.count; ++k)
-      plain = !hasBelt(points_[k].rotor);
+    for (int k = m.first; plain && k < m.first + m.count; ++k) plain = !hasBelt(points_[k].rotor);
     scheduling_[mi] = m.articulated_side >= 0 ? Scheduling::Skip
                       : plain                 ? Scheduling::Batched
                                               : Scheduling::Scalar;
@@ -513,8 +532,10 @@ void ContactSolver::articulate(const std::vector<SolverBody>& bodies,
     // The row's generalised direction on the link (its impulse acts on b with +, on a with -).
     auto onLink = [side](const ContactRow& row) {
       Vec6 g;
-      if (side == 1) g << row.dir, row.ang_b;
-      else g << -row.dir, -row.ang_a;
+      if (side == 1)
+        g << row.dir, row.ang_b;
+      else
+        g << -row.dir, -row.ang_a;
       return g;
     };
     auto onOther = [&](const ContactRow& r, const ContactRow& c) {
@@ -618,10 +639,18 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
       mass[i] = p.normal.mass;
     }
     switch (m.count) {
-      case 1: largest = std::max(largest, localNormalSweeps<1>(m.k, mass, speed, lambda, reverse)); break;
-      case 2: largest = std::max(largest, localNormalSweeps<2>(m.k, mass, speed, lambda, reverse)); break;
-      case 3: largest = std::max(largest, localNormalSweeps<3>(m.k, mass, speed, lambda, reverse)); break;
-      default: largest = std::max(largest, localNormalSweeps<4>(m.k, mass, speed, lambda, reverse)); break;
+      case 1:
+        largest = std::max(largest, localNormalSweeps<1>(m.k, mass, speed, lambda, reverse));
+        break;
+      case 2:
+        largest = std::max(largest, localNormalSweeps<2>(m.k, mass, speed, lambda, reverse));
+        break;
+      case 3:
+        largest = std::max(largest, localNormalSweeps<3>(m.k, mass, speed, lambda, reverse));
+        break;
+      default:
+        largest = std::max(largest, localNormalSweeps<4>(m.k, mass, speed, lambda, reverse));
+        break;
     }
     for (int i = 0; i < m.count; ++i) {
       ContactRow& row = points_[m.first + i].normal;
@@ -720,7 +749,8 @@ void ContactSolver::store(State& s) {
       c.normal = p.normal.dir;
       c.separation_m = p.separation;
       c.normal_impulse = p.normal.impulse;
-      c.friction_impulse = p.tangent[0].impulse * p.tangent[0].dir + p.tangent[1].impulse * p.tangent[1].dir;
+      c.friction_impulse =
+          p.tangent[0].impulse * p.tangent[0].dir + p.tangent[1].impulse * p.tangent[1].dir;
       c.torsion_impulse = k == m.first ? m.torsion.impulse : 0.0;
       fresh_.push_back(c);
     }
@@ -737,11 +767,13 @@ void ContactSolver::store(State& s) {
            fresh_[end].shape_b == fresh_[run].shape_b)
       ++end;
     for (std::size_t i = run + 1; i < end; ++i) {
-      for (std::size_t k = i; k > run && keyLess(fresh_[k], fresh_[k - 1]); --k) std::swap(fresh_[k], fresh_[k - 1]);
+      for (std::size_t k = i; k > run && keyLess(fresh_[k], fresh_[k - 1]); --k)
+        std::swap(fresh_[k], fresh_[k - 1]);
     }
     run = end;
   }
-  if (!std::is_sorted(fresh_.begin(), fresh_.end(), keyLess)) std::sort(fresh_.begin(), fresh_.end(), keyLess);
+  if (!std::is_sorted(fresh_.begin(), fresh_.end(), keyLess))
+    std::sort(fresh_.begin(), fresh_.end(), keyLess);
   if (fresh_.empty() && (all_carried_ || carried_.size() == s.contacts.size())) return;  // in place
   if (all_carried_) {  // not expected (nothing awake finds nothing fresh), but kept correct
     carried_.resize(s.contacts.size());

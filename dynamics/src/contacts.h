@@ -46,8 +46,8 @@ struct ContactPoint {
   double friction = 0.0;
   ContactRow normal, tangent[2];
   // Belt (conveyor) drive of the tangent rows (belt.h): surface speed = coef * rotor speed.
-  int rotor[2] = {-1, -1};      ///< Motor rotors of side a and side b belts.
-  double rotor_coef[2][2] = {}; ///< [tangent][side] Cdot contribution per rotor rad/s.
+  int rotor[2] = {-1, -1};       ///< Motor rotors of side a and side b belts.
+  double rotor_coef[2][2] = {};  ///< [tangent][side] Cdot contribution per rotor rad/s.
 };
 
 struct ContactManifold {
@@ -89,7 +89,8 @@ class ContactSolver {
   /// (or, for rotors, on the motor's rotor through a belt).
   bool rigidlyTouchesBody(int body) const { return rigid_body_touch_[body] != 0; }
   bool rigidlyTouchesRotor(int motor) const {
-    return static_cast<std::size_t>(motor) < rigid_rotor_touch_.size() && rigid_rotor_touch_[motor] != 0;
+    return static_cast<std::size_t>(motor) < rigid_rotor_touch_.size() &&
+           rigid_rotor_touch_[motor] != 0;
   }
   /// One sweep over all rows; returns the largest impulse change. Sweeps alternate direction
   /// (symmetric Gauss-Seidel) so the order of a manifold's points leaves no net bias (a lopsided
@@ -126,8 +127,8 @@ class ContactSolver {
   double solveArticulated(ContactManifold& m, std::vector<SolverBody>& bodies,
                           std::vector<double>& rotor_speed, bool reverse);
 
-  std::vector<ShapeDef> shapes_;      // flat, body-major
-  std::vector<int> shape_owner_;      // body of each flat shape
+  std::vector<ShapeDef> shapes_;                 // flat, body-major
+  std::vector<int> shape_owner_;                 // body of each flat shape
   std::vector<std::pair<int, int>> no_collide_;  // sorted body pairs joined without collision
   std::vector<WorldShape> world_shapes_;
   std::vector<std::pair<int, int>> pairs_;
@@ -141,10 +142,10 @@ class ContactSolver {
   /// sleeping scene copies no contacts).
   std::vector<int> carried_;
   bool all_carried_ = false;  // every contact is carried (nothing awake); carried_ left empty
-  std::vector<ContactState> fresh_;    // this substep's contacts, sorted (scratch of store)
-  std::vector<ContactState> merged_;   // scratch of store: carried and fresh, swapped in
-  std::vector<char> frozen_;           // per flat shape: its body does not move this substep
-  std::vector<Vec3> placed_at_;        // per flat shape: the body pose its world shape has
+  std::vector<ContactState> fresh_;   // this substep's contacts, sorted (scratch of store)
+  std::vector<ContactState> merged_;  // scratch of store: carried and fresh, swapped in
+  std::vector<char> frozen_;          // per flat shape: its body does not move this substep
+  std::vector<Vec3> placed_at_;       // per flat shape: the body pose its world shape has
   std::vector<Quat> placed_as_;
   std::vector<ArticulatedRows> articulated_;  // per point of the articulated manifolds
   // Articulated manifolds grouped by block: (first, count) ranges into articulated_order_.
@@ -153,8 +154,8 @@ class ContactSolver {
   std::vector<std::pair<int, int>> articulated_keys_;  // scratch of articulate()
   BlockArticulation* articulation_ = nullptr;
   ContactBatches batches_;
-  bool batched_ = false;                // batches_ holds this substep's rows
-  std::vector<Scheduling> scheduling_;  // scratch of batch()
+  bool batched_ = false;                                    // batches_ holds this substep's rows
+  std::vector<Scheduling> scheduling_;                      // scratch of batch()
   std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()
   bool articulable(const ContactManifold& m, const BlockArticulation& articulation) const;
 };

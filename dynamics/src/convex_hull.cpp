@@ -362,10 +362,12 @@ std::shared_ptr<const ConvexHullData> makeConvexHull(const std::vector<Vec3>& po
       const int a = index.at(loop[k]), b = index.at(loop[(k + 1) % loop.size()]);
       hull->face_vertices.push_back(a);
       const auto key = std::minmax(a, b);
-      auto [it, fresh] = edge_of.emplace(std::pair{key.first, key.second},
-                                         static_cast<int>(hull->edges.size()));
-      if (fresh) hull->edges.push_back({a, b, f, -1});
-      else hull->edges[it->second].face_right = f;
+      auto [it, fresh] =
+          edge_of.emplace(std::pair{key.first, key.second}, static_cast<int>(hull->edges.size()));
+      if (fresh)
+        hull->edges.push_back({a, b, f, -1});
+      else
+        hull->edges[it->second].face_right = f;
     }
     hull->faces.push_back(face);
   }

@@ -191,8 +191,8 @@ class SmallLdlt {
     d_[i] = redundant ? 0.0 : d;
     d_inv_[i] = redundant ? 0.0 : 1.0 / d;
   }
-  RowMajor work_;         // factorLeading's partly eliminated K (lower triangle)
-  Eigen::VectorXd ldc_;   // factorLeading's current column of L D
+  RowMajor work_;        // factorLeading's partly eliminated K (lower triangle)
+  Eigen::VectorXd ldc_;  // factorLeading's current column of L D
   Eigen::Index start(Eigen::Index i) const { return start_[static_cast<std::size_t>(i)]; }
   Eigen::Index n_ = 0;
   RowMajor l_, ld_;  // unit lower triangle (strictly lower part, from each row's start) and L D

@@ -26,7 +26,9 @@ double backlashB(double twist, double gap) {
   return 0.0;
 }
 
-double backlashBPrime(double twist, double gap) { return std::abs(twist) > gap ? 1.0 : 0.0; }
+double backlashBPrime(double twist, double gap) {
+  return std::abs(twist) > gap ? 1.0 : 0.0;
+}
 
 DriveUnitOutputs stepDriveUnit(const DriveUnitParams& p, DriveUnitState& s, double voltage_V,
                                double load_Nm, double dt, bool output_locked) {
@@ -40,9 +42,10 @@ DriveUnitOutputs stepDriveUnit(const DriveUnitParams& p, DriveUnitState& s, doub
 
   const double twist = s.alpha1_rad - s.alpha2_rad;
   const double twistRate = s.omega1_radps - s.omega2_radps;
-  out.M1_Nm = p.K_V1 * backlashBPrime(twist, p.backlash) * twistRate +
-              p.c * backlashB(twist, p.backlash);
-  const double mf = friction::stepModifiedLuGre(p.friction, s.friction, s.omega2_radps, dt).friction;
+  out.M1_Nm =
+      p.K_V1 * backlashBPrime(twist, p.backlash) * twistRate + p.c * backlashB(twist, p.backlash);
+  const double mf =
+      friction::stepModifiedLuGre(p.friction, s.friction, s.omega2_radps, dt).friction;
   // K_V2 is inside stepModifiedLuGre (curve.viscous); only the Coulomb-like part grows with M1.
   const double viscous = p.friction.curve.viscous * s.omega2_radps;
   out.friction_Nm = (std::abs(out.M1_Nm) * p.K_ML + 1.0) * (mf - viscous) + viscous;

@@ -39,8 +39,7 @@ Shot integrate(double ei, double length, double fx, double fy, double m0, int st
 
 }  // namespace
 
-ElasticaTip solveElastica(const LeafSpring& leaf, double fx, double fy, double moment,
-                          int steps) {
+ElasticaTip solveElastica(const LeafSpring& leaf, double fx, double fy, double moment, int steps) {
   const double ei = leaf.bendingStiffness();
   const double len = leaf.length_m;
   auto tipMoment = [&](double phi) {
@@ -71,8 +70,8 @@ ElasticaTip solveElastica(const LeafSpring& leaf, double fx, double fy, double m
   double m_prev = guess;
   Shot shot{};
   double r_prev = residual(m_prev, shot);
-  const double scale = std::max({std::abs(m_prev), std::abs(fy * len), std::abs(fx * len),
-                                 std::abs(moment), 1e-12});
+  const double scale =
+      std::max({std::abs(m_prev), std::abs(fy * len), std::abs(fx * len), std::abs(moment), 1e-12});
   double m = m_prev + 1e-3 * scale + 1e-9;
   ElasticaTip tip;
   for (int it = 0; it < 100; ++it) {
@@ -155,7 +154,9 @@ ElasticaTip planarTip(const FlexureDef& def, double a, const LeafSpring& leaf, d
   for (int step = 1; step <= 4; ++step) {
     const double f = force * step / 4.0;
     tip.converged = solveStatic(
-        [&](const Vec3& v) { return Vec3(flexureWrench(def, v) - Vec3(0.0, f, f * arm * std::cos(v.z()))); },
+        [&](const Vec3& v) {
+          return Vec3(flexureWrench(def, v) - Vec3(0.0, f, f * arm * std::cos(v.z())));
+        },
         q);
   }
   tip.x = a * len + q.x() + b * len * std::cos(q.z());
@@ -266,7 +267,8 @@ FlexureFit fitFlexure(const LeafSpring& leaf, double max_angle_rad, int samples)
   fit.b = 1.0 - fit.a;
   fit.planar = planarOf(planar.params, span, k_lin, t_lin);
   fit.rms_error = std::sqrt(planar.residual_sum_sq / n);
-  // A fit whose residuals are 1 % of the lever's radius is no fit (the seed's leaf to ±45°: 0.09 %).
+  // A fit whose residuals are 1 % of the lever's radius is no fit (the seed's leaf to ±45°: 0.09
+  // %).
   fit.planar_ok = fit.rms_error < 0.01;
   for (const ElasticaSample& s : fit.samples)
     fit.planar_ok = fit.planar_ok && planarTip(fit.planar, fit.a, leaf, s.force_N).converged;

@@ -34,7 +34,9 @@ namespace {
 void flexureRows(const JointFrames& f, Row rows[6], Vec3& q, Vec3& out_of_plane) {
   const Vec3 d = f.anchor_b - f.anchor_a;
   const Vec3 a0 = f.axes_a.col(0);
-  auto linear = [&](const Vec3& e) { return Row{-e, -(f.arm_a + d).cross(e), e, f.arm_b.cross(e)}; };
+  auto linear = [&](const Vec3& e) {
+    return Row{-e, -(f.arm_a + d).cross(e), e, f.arm_b.cross(e)};
+  };
   auto angular = [](const Vec3& u) { return Row{Vec3::Zero(), -u, Vec3::Zero(), u}; };
   rows[0] = linear(a0);
   rows[1] = angular(f.axes_b.col(1).cross(a0));
@@ -46,7 +48,9 @@ void flexureRows(const JointFrames& f, Row rows[6], Vec3& q, Vec3& out_of_plane)
   out_of_plane = {d.dot(a0), a0.dot(f.axes_b.col(1)), a0.dot(f.axes_b.col(2))};
 }
 
-bool linearRow(int r) { return r == 0 || r == 3 || r == 4; }
+bool linearRow(int r) {
+  return r == 0 || r == 3 || r == 4;
+}
 
 }  // namespace
 
@@ -164,8 +168,10 @@ void storeImpulses(StepContext& ctx, int j) {
   imp.linear.setZero();
   imp.angular.setZero();
   for (int r = 0; r < 6; ++r) {
-    if (linearRow(r)) imp.linear += x.lambda[r] * x.rows[r].lin_b;
-    else imp.angular += x.lambda[r] * x.rows[r].ang_b;
+    if (linearRow(r))
+      imp.linear += x.lambda[r] * x.rows[r].lin_b;
+    else
+      imp.angular += x.lambda[r] * x.rows[r].ang_b;
   }
 }
 

@@ -9,7 +9,9 @@ namespace sim::dynamics::friction {
 
 namespace {
 
-double sign(double v) { return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0); }
+double sign(double v) {
+  return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0);
+}
 
 std::string fmtDouble(double v) {
   char buf[32];
@@ -72,7 +74,8 @@ void checkStaticFrictionStep(const StribeckParams& p, double zero_zone_radps, do
   const double bound = staticFrictionStepBound(p, zero_zone_radps, inertia, k);
   if (!(dt <= bound)) {
     throw std::invalid_argument(
-        "time step " + fmtDouble(dt) + " s exceeds the stable bound of seed 000 eq. 29 for "
+        "time step " + fmtDouble(dt) +
+        " s exceeds the stable bound of seed 000 eq. 29 for "
         "linearised Stribeck friction: dt < 2 dOmega J / (k M_C) = 2*" +
         fmtDouble(zero_zone_radps) + "*" + fmtDouble(inertia) + "/(" + fmtDouble(k) + "*" +
         fmtDouble(p.coulomb) + ") = " + fmtDouble(bound) +

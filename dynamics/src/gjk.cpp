@@ -85,21 +85,20 @@ Vec3 point(const Simplex& s) {
 // Reduces the simplex to the feature nearest the origin; true when a tetrahedron contains it.
 bool reduce(Simplex& s) {
   switch (s.n) {
-    case 1:
-      s.lambda[0] = 1.0;
-      return false;
+    case 1: s.lambda[0] = 1.0; return false;
     case 2: {
       const Vec3 ab = s.w[1] - s.w[0];
       const double len2 = ab.squaredNorm();
       const double t = len2 > 0.0 ? -s.w[0].dot(ab) / len2 : 0.0;
-      if (t <= 0.0) s.keep({{0, 1.0}});
-      else if (t >= 1.0) s.keep({{1, 1.0}});
-      else s.keep({{0, 1.0 - t}, {1, t}});
+      if (t <= 0.0)
+        s.keep({{0, 1.0}});
+      else if (t >= 1.0)
+        s.keep({{1, 1.0}});
+      else
+        s.keep({{0, 1.0 - t}, {1, t}});
       return false;
     }
-    case 3:
-      closestOnTriangle(s, 0, 1, 2);
-      return false;
+    case 3: closestOnTriangle(s, 0, 1, 2); return false;
     default: break;
   }
   // Tetrahedron: the origin is inside unless it lies beyond one of the faces.
@@ -111,7 +110,8 @@ bool reduce(Simplex& s) {
     const Vec3 n = (s.w[f[1]] - s.w[f[0]]).cross(s.w[f[2]] - s.w[f[0]]);
     const double side_origin = n.dot(-s.w[f[0]]);
     const double side_opposite = n.dot(s.w[f[3]] - s.w[f[0]]);
-    const bool degenerate = std::abs(side_opposite) <= 1e-14 * n.norm() * (s.w[f[3]] - s.w[f[0]]).norm();
+    const bool degenerate =
+        std::abs(side_opposite) <= 1e-14 * n.norm() * (s.w[f[3]] - s.w[f[0]]).norm();
     if (!degenerate && side_origin * side_opposite >= 0.0) continue;  // origin on the inner side
     inside = false;
     Simplex t = s;
@@ -356,8 +356,10 @@ bool Epa::run(Vec3& normal, double& depth, Vec3& on_a, Vec3& on_b) {
         int twin = -1;
         for (int h = 0; h < nh; ++h)
           if (horizon[h].first == j && horizon[h].second == i) twin = h;
-        if (twin >= 0) horizon[twin] = horizon[--nh];
-        else if (nh < kMaxEpaFaces) horizon[nh++] = {i, j};
+        if (twin >= 0)
+          horizon[twin] = horizon[--nh];
+        else if (nh < kMaxEpaFaces)
+          horizon[nh++] = {i, j};
       }
     }
     for (int h = 0; h < nh; ++h)

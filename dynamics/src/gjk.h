@@ -18,11 +18,11 @@ struct ConvexSupport {
   enum class Kind { Point, Segment, Box, Cylinder, Hull, Triangle };
   Kind kind = Kind::Point;
   Vec3 center = Vec3::Zero();
-  Mat3 axes = Mat3::Identity();        ///< Columns: local x, y, z in world axes.
-  Vec3 half_extents = Vec3::Zero();    ///< Box.
-  double half_length = 0.0;            ///< Segment (along local z) and cylinder.
-  double cylinder_radius = 0.0;        ///< Cylinder.
-  double radius = 0.0;                 ///< Rounding: sphere and capsule radius (0 otherwise).
+  Mat3 axes = Mat3::Identity();      ///< Columns: local x, y, z in world axes.
+  Vec3 half_extents = Vec3::Zero();  ///< Box.
+  double half_length = 0.0;          ///< Segment (along local z) and cylinder.
+  double cylinder_radius = 0.0;      ///< Cylinder.
+  double radius = 0.0;               ///< Rounding: sphere and capsule radius (0 otherwise).
   const ConvexHullData* hull = nullptr;
   std::array<Vec3, 3> triangle{{Vec3::Zero(), Vec3::Zero(), Vec3::Zero()}};  ///< Corners (world).
 
@@ -34,9 +34,9 @@ struct ConvexSupport {
 
 /// Result of a GJK or EPA query between shapes a and b.
 struct GjkResult {
-  bool overlap = false;     ///< The cores overlap (distance not defined; run EPA).
-  double distance = 0.0;    ///< Distance between the cores (m) when apart.
-  Vec3 on_a = Vec3::Zero(); ///< Closest points of the cores (GJK) or deepest points (EPA).
+  bool overlap = false;      ///< The cores overlap (distance not defined; run EPA).
+  double distance = 0.0;     ///< Distance between the cores (m) when apart.
+  Vec3 on_a = Vec3::Zero();  ///< Closest points of the cores (GJK) or deepest points (EPA).
   Vec3 on_b = Vec3::Zero();
   Vec3 normal = Vec3::UnitZ();  ///< Unit, from a toward b.
   /// GJK's final simplex (Minkowski difference points and their sources), EPA's start.

@@ -6,9 +6,9 @@
 // PointPart, HingeRotationPart). Both target the velocity-quadratic part of their constraint's
 // second derivative times -h/2 (curvature targets), so a swinging link follows the arc instead of
 // its tangent and loses no energy to the next projection. The coordinate is the angle
-// alpha = atan2(n_a2.n_b1, n_a1.n_b1), continued across +-pi; its exact gradient g (joint_geometry.h)
-// makes the axis row Cdot = g.(w_b - w_a), through which limits, friction and motors act
-// (joint_response.cpp).
+// alpha = atan2(n_a2.n_b1, n_a1.n_b1), continued across +-pi; its exact gradient g
+// (joint_geometry.h) makes the axis row Cdot = g.(w_b - w_a), through which limits, friction and
+// motors act (joint_response.cpp).
 //
 // Solving. A hinge outside motor blocks solves its five rows as one block each sweep
 // (PointRotationBlock<2>, packed in Joints::sweeps): with separate point and rotation rows an
@@ -34,10 +34,9 @@ void compile(const Model& model, Joints& joints, int j) {
   joints.sweep[j] = static_cast<int>(joints.sweeps.size());
   joints.sweeps.push_back({w.a, w.b, {}});
   const JointDef& def = model.joints[j];
-  joints.sweep_frames.push_back({def.frame_a.position, def.frame_b.position,
-                                 def.frame_a.rotation * Vec3::UnitX(),
-                                 def.frame_b.rotation * Vec3::UnitY(),
-                                 def.frame_b.rotation * Vec3::UnitZ()});
+  joints.sweep_frames.push_back(
+      {def.frame_a.position, def.frame_b.position, def.frame_a.rotation * Vec3::UnitX(),
+       def.frame_b.rotation * Vec3::UnitY(), def.frame_b.rotation * Vec3::UnitZ()});
 }
 
 void prepare(StepContext& ctx, int j, const JointFrames& f) {

@@ -109,7 +109,8 @@ LeastSquaresResult leastSquares(const ResidualFn& residuals, const Eigen::Vector
     residuals(trial, rTrial, jTrial);
     const double trialCost = rTrial.squaredNorm();
     if (std::isfinite(trialCost) && trialCost <= cost) {
-      const bool small = step.norm() <= 1e-12 * (p.norm() + 1e-12) || cost - trialCost <= 1e-15 * cost;
+      const bool small =
+          step.norm() <= 1e-12 * (p.norm() + 1e-12) || cost - trialCost <= 1e-15 * cost;
       p = trial;
       r = rTrial;
       jac = jTrial;
@@ -184,8 +185,8 @@ EfficiencyFit fitEfficiency(std::span<const double> torque_Nm, std::span<const d
     const double mc = p(1);
     for (int k = 0; k < n; ++k) {
       r(k) = efficiencyModel(torque_Nm[k], kml, mc) - efficiency[k];
-      j(k, 0) = -mc;                         // ∂η/∂K_ML
-      j(k, 1) = -kml - 1.0 / torque_Nm[k];   // ∂η/∂M_C
+      j(k, 0) = -mc;                        // ∂η/∂K_ML
+      j(k, 1) = -kml - 1.0 / torque_Nm[k];  // ∂η/∂M_C
     }
   };
   const LeastSquaresResult fit = leastSquares(residuals, p0, n);

@@ -64,13 +64,14 @@ void addDriveFriction(StepContext& ctx, int j) {
   FrictionWork& w = ctx.joints[j].friction;
   const DriveDef& d = *w.drive;
   const double h = ctx.h;
-  const double impulse = w.drive_repeater >= 0
-                             ? ctx.state.repeaters[static_cast<std::size_t>(w.drive_repeater)].coupling_impulse
-                             : ctx.state.motors[static_cast<std::size_t>(w.drive_motor)].coupling_impulse;
+  const double impulse =
+      w.drive_repeater >= 0
+          ? ctx.state.repeaters[static_cast<std::size_t>(w.drive_repeater)].coupling_impulse
+          : ctx.state.motors[static_cast<std::size_t>(w.drive_motor)].coupling_impulse;
   const double load = std::abs(impulse) / h * d.K_ML + 1.0;
   const double speed = std::abs(w.start_speed);
-  const double g = friction::stribeckMagnitude(friction::StribeckCurve::Generalised, stribeckOf(d),
-                                               speed);
+  const double g =
+      friction::stribeckMagnitude(friction::StribeckCurve::Generalised, stribeckOf(d), speed);
   double damping = ctx.model.joints[static_cast<std::size_t>(j)].friction.viscous + d.viscous;
   double force_at_rest = 0.0;  // the damper's force at Omega' = 0 (N m)
   if (d.friction == DriveFriction::Static) {
@@ -195,7 +196,8 @@ void store(StepContext& ctx) {
     const double z_inf = rate > 0.0 ? v / rate : 0.0;
     js.friction_z = rate > 0.0 ? z_inf + (js.friction_z - z_inf) * std::exp(-rate * ctx.h)
                                : js.friction_z + v * ctx.h;
-    const bool in_window = std::abs(w.axis.velocity(ctx.bodies[w.a], ctx.bodies[w.b])) < fr.zero_speed;
+    const bool in_window =
+        std::abs(w.axis.velocity(ctx.bodies[w.a], ctx.bodies[w.b])) < fr.zero_speed;
     js.slipping = !in_window;
   }
   for (std::size_t j = 0; j < ctx.joints.work.size(); ++j) {

@@ -41,8 +41,8 @@ struct JointFrames {
   Mat3 axes_a, axes_b;      ///< Columns n0, n1, n2 (world).
 };
 
-inline JointFrames computeFrames(const Vec3& x_a, const Quat& q_a, const Frame& f_a, const Vec3& x_b,
-                                 const Quat& q_b, const Frame& f_b) {
+inline JointFrames computeFrames(const Vec3& x_a, const Quat& q_a, const Frame& f_a,
+                                 const Vec3& x_b, const Quat& q_b, const Frame& f_b) {
   JointFrames f;
   f.arm_a = q_a * f_a.position;
   f.arm_b = q_b * f_b.position;
@@ -105,7 +105,8 @@ inline double unwrapCoordinate(JointType type, double measured, double reference
 /// The frames of joint `def` at the poses of `bodies` (a state's; the world for kWorld).
 inline JointFrames computeFrames(const JointDef& def, const std::vector<BodyState>& bodies) {
   const BodyState world;
-  const BodyState& a = def.body_a == kWorld ? world : bodies.at(static_cast<std::size_t>(def.body_a));
+  const BodyState& a =
+      def.body_a == kWorld ? world : bodies.at(static_cast<std::size_t>(def.body_a));
   const BodyState& b = bodies.at(static_cast<std::size_t>(def.body_b));
   return computeFrames(a.position_m, a.orientation, def.frame_a, b.position_m, b.orientation,
                        def.frame_b);

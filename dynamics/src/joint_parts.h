@@ -62,8 +62,8 @@ struct HingeRotationPart {
   Eigen::Matrix2d k_inv = Eigen::Matrix2d::Zero();
   Eigen::Vector2d bias = Eigen::Vector2d::Zero();
 
-  void setCurvatureTarget(const SolverBody& a, const SolverBody& b, const Vec3& a1,
-                          const Vec3& b2, const Vec3& c2, double h) {
+  void setCurvatureTarget(const SolverBody& a, const SolverBody& b, const Vec3& a1, const Vec3& b2,
+                          const Vec3& c2, double h) {
     const Vec3 da1 = a.w.cross(a1), dda1 = a.w.cross(da1);
     auto quadratic = [&](const Vec3& v) {
       const Vec3 dv = b.w.cross(v);
@@ -119,7 +119,8 @@ struct PointRotationBlock {
     r_b = point.r_b;
     u = directions;
     // turn = I^-1 [skew(r) | u], column by column: skew(r) e_k = r x e_k has one zero entry.
-    auto fillTurn = [this](Eigen::Matrix<double, 3, 3 + M>& turn, const Mat3& inv_i, const Vec3& r) {
+    auto fillTurn = [this](Eigen::Matrix<double, 3, 3 + M>& turn, const Mat3& inv_i,
+                           const Vec3& r) {
       turn.col(0) = inv_i.col(1) * r.z() - inv_i.col(2) * r.y();
       turn.col(1) = inv_i.col(2) * r.x() - inv_i.col(0) * r.z();
       turn.col(2) = inv_i.col(0) * r.y() - inv_i.col(1) * r.x();
@@ -132,14 +133,16 @@ struct PointRotationBlock {
     // (1/m_a + 1/m_b)[1 0] - r_a x turn_a - r_b x turn_b (column-wise) and the rotation block is
     // u^T (I_a^-1 + I_b^-1) u; nothing is multiplied twice.
     Eigen::Matrix<double, 3, 3 + M> top;
-    for (int k = 0; k < 3 + M; ++k) top.col(k) = -(r_a.cross(turn_a.col(k)) + r_b.cross(turn_b.col(k)));
+    for (int k = 0; k < 3 + M; ++k)
+      top.col(k) = -(r_a.cross(turn_a.col(k)) + r_b.cross(turn_b.col(k)));
     top.template leftCols<3>().diagonal().array() += a.inv_mass + b.inv_mass;
     // Block inverse through the Schur complement S = C - B^T A^-1 B, with A's inverse from its
     // cofactors (A is symmetric: its upper triangle is used) and a closed-form MxM inverse; no
     // pivoting search and no full K assembled on this per-substep path.
     const double a00 = top(0, 0), a01 = top(0, 1), a02 = top(0, 2);
     const double a11 = top(1, 1), a12 = top(1, 2), a22 = top(2, 2);
-    const double c00 = a11 * a22 - a12 * a12, c01 = a02 * a12 - a01 * a22, c02 = a01 * a12 - a02 * a11;
+    const double c00 = a11 * a22 - a12 * a12, c01 = a02 * a12 - a01 * a22,
+                 c02 = a01 * a12 - a02 * a11;
     const double det = a00 * c00 + a01 * c01 + a02 * c02;
     const double scale = std::max({1.0, std::abs(a00), std::abs(a01), std::abs(a02), std::abs(a11),
                                    std::abs(a12), std::abs(a22)});
@@ -177,7 +180,8 @@ struct PointRotationBlock {
       lambda[i] = -scale * sum;
     }
   }
-  /// Row r of the angular changes the impulse lambda gives a (-turn_a lambda) and b (turn_b lambda).
+  /// Row r of the angular changes the impulse lambda gives a (-turn_a lambda) and b (turn_b
+  /// lambda).
   void turnsFor(const double (&lambda)[3 + M], int r, double& turn_a_r, double& turn_b_r) const {
     double ta = 0.0, tb = 0.0;
     for (int j = 0; j < 3 + M; ++j) {

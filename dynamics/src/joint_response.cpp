@@ -39,10 +39,9 @@ void setupResponse(JointWork& w, const SolverBody& a, const SolverBody& b, doubl
   Mat6 k;
   for (int i = 0; i < 6; ++i) {
     for (int j = 0; j <= i; ++j) {
-      const double v = a.inv_mass * r.rows[i].lin_a.dot(r.rows[j].lin_a) +
-                       r.rows[i].ang_a.dot(turn_a[j]) +
-                       b.inv_mass * r.rows[i].lin_b.dot(r.rows[j].lin_b) +
-                       r.rows[i].ang_b.dot(turn_b[j]);
+      const double v =
+          a.inv_mass * r.rows[i].lin_a.dot(r.rows[j].lin_a) + r.rows[i].ang_a.dot(turn_a[j]) +
+          b.inv_mass * r.rows[i].lin_b.dot(r.rows[j].lin_b) + r.rows[i].ang_b.dot(turn_b[j]);
       k(i, j) = k(j, i) = v;
     }
   }
@@ -57,8 +56,10 @@ void setupResponse(JointWork& w, const SolverBody& a, const SolverBody& b, doubl
 }  // namespace
 
 void rows(const JointWork& w, Row rows[6], double targets[5]) {
-  if (w.type == JointType::Hinge) hinge::rows(w, rows, targets);
-  else prismatic::rows(w, rows, targets);
+  if (w.type == JointType::Hinge)
+    hinge::rows(w, rows, targets);
+  else
+    prismatic::rows(w, rows, targets);
 }
 
 void prepareResponse(StepContext& ctx, int j) {
@@ -92,8 +93,10 @@ double push(StepContext& ctx, int j, double dv) {
     if (l == 0.0) continue;
     const Row& row = w.response.rows[r];
     row.apply(a, b, l);
-    if (linearRow(w.type, r)) imp.linear += l * row.lin_b;
-    else imp.angular += l * row.ang_b;
+    if (linearRow(w.type, r))
+      imp.linear += l * row.lin_b;
+    else
+      imp.angular += l * row.ang_b;
   }
   const double l5 = w.response.axis[5] * dv;
   w.axis.apply(a, b, l5);

@@ -73,10 +73,10 @@ struct FrictionWork {
 /// A flexure's six rows (flexure_joint.cpp): 0-2 hold the out-of-plane motion, 3-5 are its spring.
 struct FlexureWork {
   Row rows[6];
-  Mat6 inv = Mat6::Zero();    ///< (K + Gamma)^-1
-  Mat6 gamma = Mat6::Zero();  ///< The soft rows' compliance.
-  Vec6 bias = Vec6::Zero();   ///< Row speed targets.
-  Vec6 lambda = Vec6::Zero(); ///< Impulses this substep.
+  Mat6 inv = Mat6::Zero();     ///< (K + Gamma)^-1
+  Mat6 gamma = Mat6::Zero();   ///< The soft rows' compliance.
+  Vec6 bias = Vec6::Zero();    ///< Row speed targets.
+  Vec6 lambda = Vec6::Zero();  ///< Impulses this substep.
 };
 
 /// One joint's solver data, rebuilt in prepare each substep.
@@ -112,11 +112,11 @@ struct HingeLocalFrame {
 };
 
 struct Joints {
-  std::vector<JointWork> work;       ///< Per model joint.
-  std::vector<char> in_block;        ///< Driven: solved inside a motor block (motor_block.h).
-  std::vector<char> reduced;         ///< In a block planned in its rotors' coordinates.
-  std::vector<int> motor;            ///< The motor driving the joint, or -1.
-  std::vector<int> sweep;            ///< Index into sweeps (a free hinge), or -1.
+  std::vector<JointWork> work;  ///< Per model joint.
+  std::vector<char> in_block;   ///< Driven: solved inside a motor block (motor_block.h).
+  std::vector<char> reduced;    ///< In a block planned in its rotors' coordinates.
+  std::vector<int> motor;       ///< The motor driving the joint, or -1.
+  std::vector<int> sweep;       ///< Index into sweeps (a free hinge), or -1.
   std::vector<HingeSweep> sweeps;
   std::vector<HingeLocalFrame> sweep_frames;  ///< Parallel to sweeps.
   std::vector<int> with_axis_rows;  ///< This substep, in joint order: the joints whose axis rows
@@ -196,7 +196,9 @@ void rows(const JointWork& w, Row rows[6], double targets[5]);
 /// Where a hinge's or slider's hard row k keeps its impulse in JointImpulses: linear or angular
 /// (a hinge's rows 0-2 hold its point, 3-4 its axis direction; a slider's 0-2 its rotation,
 /// 3-4 its line).
-inline bool linearRow(JointType type, int k) { return (k < 3) == (type == JointType::Hinge); }
+inline bool linearRow(JointType type, int k) {
+  return (k < 3) == (type == JointType::Hinge);
+}
 /// Sets up the joint's AxisResponse if it has rows along its axis this substep (their kinds have
 /// prepared their flags: the limit, friction; blocks).
 void prepareResponse(StepContext& ctx, int j);

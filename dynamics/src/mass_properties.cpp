@@ -13,7 +13,9 @@ namespace {
 constexpr double kPi = std::numbers::pi;
 
 // Inertia about the centre from the covariance C = integral of rho x x^T over the body.
-Mat3 inertiaFromCovariance(const Mat3& c) { return Mat3::Identity() * c.trace() - c; }
+Mat3 inertiaFromCovariance(const Mat3& c) {
+  return Mat3::Identity() * c.trace() - c;
+}
 
 MassProperties hullProperties(const ConvexHullData& hull, double density) {
   // Canonical tetrahedron (0, e1, e2, e3): integral of x x^T = [[2,1,1],[1,2,1],[1,1,2]] / 120.
@@ -60,8 +62,8 @@ std::optional<MassProperties> computeMassProperties(const ShapeDef& shape, doubl
       const Vec3 e = 2.0 * shape.half_extents_m;
       p.mass_kg = density * e.prod();
       const Vec3 sq = e.cwiseProduct(e);
-      p.inertia_kgm2 = (p.mass_kg / 12.0 * Vec3(sq.y() + sq.z(), sq.x() + sq.z(), sq.x() + sq.y()))
-                           .asDiagonal();
+      p.inertia_kgm2 =
+          (p.mass_kg / 12.0 * Vec3(sq.y() + sq.z(), sq.x() + sq.z(), sq.x() + sq.y())).asDiagonal();
       break;
     }
     case ShapeType::Cylinder: {
@@ -75,8 +77,8 @@ std::optional<MassProperties> computeMassProperties(const ShapeDef& shape, doubl
       const double mc = density * kPi * r * r * 2.0 * h;
       const double ms = density * 4.0 / 3.0 * kPi * r * r * r;
       p.mass_kg = mc + ms;
-      const double side = mc * (3.0 * r * r + 4.0 * h * h) / 12.0 +
-                          ms * (0.4 * r * r + h * h + 0.75 * h * r);
+      const double side =
+          mc * (3.0 * r * r + 4.0 * h * h) / 12.0 + ms * (0.4 * r * r + h * h + 0.75 * h * r);
       p.inertia_kgm2 = Vec3(side, side, 0.5 * mc * r * r + 0.4 * ms * r * r).asDiagonal();
       break;
     }
@@ -85,8 +87,7 @@ std::optional<MassProperties> computeMassProperties(const ShapeDef& shape, doubl
       p = hullProperties(*shape.hull, density);
       break;
     case ShapeType::Plane:
-    case ShapeType::TriangleMesh:
-      return std::nullopt;
+    case ShapeType::TriangleMesh: return std::nullopt;
   }
   // From the shape's frame to the frame its pose refers to.
   const Mat3 rot = shape.pose.rotation.toRotationMatrix();
@@ -106,7 +107,8 @@ MassProperties combineMassProperties(const std::vector<MassProperties>& parts) {
   for (const MassProperties& p : parts) {
     // Parallel axes: I + m (|d|^2 1 - d d^T).
     const Vec3 d = p.center_m - total.center_m;
-    total.inertia_kgm2 += p.inertia_kgm2 + p.mass_kg * (Mat3::Identity() * d.squaredNorm() - d * d.transpose());
+    total.inertia_kgm2 +=
+        p.inertia_kgm2 + p.mass_kg * (Mat3::Identity() * d.squaredNorm() - d * d.transpose());
   }
   return total;
 }

@@ -17,7 +17,9 @@ int findByName(const std::vector<Def>& items, const std::string& name) {
   return -1;
 }
 
-bool finite(const Vec3& v) { return v.allFinite(); }
+bool finite(const Vec3& v) {
+  return v.allFinite();
+}
 
 // "bodies[arm]" when the item has a name, "bodies[3]" otherwise.
 template <class Def>
@@ -27,9 +29,15 @@ std::string label(const char* list, const Def& def, std::size_t index) {
 
 }  // namespace
 
-int Model::findBody(const std::string& name) const { return findByName(bodies, name); }
-int Model::findJoint(const std::string& name) const { return findByName(joints, name); }
-int Model::findMotor(const std::string& name) const { return findByName(motors, name); }
+int Model::findBody(const std::string& name) const {
+  return findByName(bodies, name);
+}
+int Model::findJoint(const std::string& name) const {
+  return findByName(joints, name);
+}
+int Model::findMotor(const std::string& name) const {
+  return findByName(motors, name);
+}
 
 std::vector<ModelError> validate(const Model& model) {
   std::vector<ModelError> errors;
@@ -53,19 +61,23 @@ std::vector<ModelError> validate(const Model& model) {
   const ContactSettings& c = model.contact;
   if (!(c.margin_m >= 0.0)) fail("contact.margin", "must be >= 0 m");
   if (!(c.slop_m >= 0.0)) fail("contact.slop", "must be >= 0 m");
-  if (!(c.restitution_threshold_mps >= 0.0)) fail("contact.restitution_threshold", "must be >= 0 m/s");
-  if (!(c.max_position_correction_m > 0.0)) fail("contact.max_position_correction", "must be > 0 m");
+  if (!(c.restitution_threshold_mps >= 0.0))
+    fail("contact.restitution_threshold", "must be >= 0 m/s");
+  if (!(c.max_position_correction_m > 0.0))
+    fail("contact.max_position_correction", "must be > 0 m");
   if (!(c.position_correction > 0.0 && c.position_correction <= 1.0))
     fail("contact.position_correction", "must be in (0, 1]");
   if (!(c.sleep_linear_speed_mps >= 0.0)) fail("contact.sleep_linear_speed", "must be >= 0 m/s");
-  if (!(c.sleep_angular_speed_radps >= 0.0)) fail("contact.sleep_angular_speed", "must be >= 0 rad/s");
+  if (!(c.sleep_angular_speed_radps >= 0.0))
+    fail("contact.sleep_angular_speed", "must be >= 0 rad/s");
   if (!(c.sleep_time_s >= 0.0)) fail("contact.sleep_time", "must be >= 0 s");
   if (model.materials.empty()) fail("materials", "must hold at least the default material");
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     const MaterialDef& m = model.materials[i];
     const std::string at = label("materials", m, i);
     if (!(m.friction >= 0.0) || !std::isfinite(m.friction)) fail(at + ".friction", "must be >= 0");
-    if (!(m.restitution >= 0.0 && m.restitution <= 1.0)) fail(at + ".restitution", "must be in [0, 1]");
+    if (!(m.restitution >= 0.0 && m.restitution <= 1.0))
+      fail(at + ".restitution", "must be in [0, 1]");
     if (!(m.torsion_radius_m >= 0.0)) fail(at + ".torsion_radius", "must be >= 0 m");
   }
 
@@ -126,7 +138,8 @@ std::vector<ModelError> validate(const Model& model) {
     if (!(b.mass_kg > 0.0) || !std::isfinite(b.mass_kg))
       fail(at + ".mass", "must be a positive number of kilograms");
     const Mat3& I = b.inertia_kgm2;
-    if (!I.allFinite() || (I - I.transpose()).cwiseAbs().maxCoeff() > 1e-9 * I.cwiseAbs().maxCoeff()) {
+    if (!I.allFinite() ||
+        (I - I.transpose()).cwiseAbs().maxCoeff() > 1e-9 * I.cwiseAbs().maxCoeff()) {
       fail(at + ".inertia", "must be a finite symmetric 3x3 tensor");
     } else {
       Eigen::SelfAdjointEigenSolver<Mat3> eig(I);

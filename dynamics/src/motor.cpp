@@ -24,10 +24,10 @@
 // (joint_response.cpp). With a drive, the transmission instead: twist theta = a_m / r - q (output
 // side), M1 = c b(theta) + K_V1 b'(theta) dtheta/dt. Without backlash one bilateral soft row
 // (stiffness c, damping K_V1: the implicit-Euler spring-damper of soft_row.h, stable at any
-// stiffness). With backlash theta_bn > 0 two one-sided soft rows, one per flank: flank s pushes only
-// (its impulse s M1 h >= 0) and only once s theta exceeds theta_bn; while the flank is open it is
-// speculative (it may close by its gap in one substep, no more), so the gap's lost motion
-// 2 theta_bn is kept exactly. All rows store M1 h in the motor's (or repeater's) coupling impulse.
+// stiffness). With backlash theta_bn > 0 two one-sided soft rows, one per flank: flank s pushes
+// only (its impulse s M1 h >= 0) and only once s theta exceeds theta_bn; while the flank is open it
+// is speculative (it may close by its gap in one substep, no more), so the gap's lost motion 2
+// theta_bn is kept exactly. All rows store M1 h in the motor's (or repeater's) coupling impulse.
 // The twist is physical: no position pass removes it.
 #include "motors.h"
 
@@ -113,13 +113,15 @@ Characteristic characteristic(const StepContext& ctx, int m, double mobility) {
   // A drive's circuit is already a backward-Euler step: alpha = 1.
   const double x = mw.drive != nullptr ? 1e300 : ch * mobility;  // c h / I
   const double alpha = characteristicAlpha(x);
-  return {ch * alpha,
-          (mw.target_speed - (1.0 - alpha) * ctx.rotors.speed[static_cast<std::size_t>(m)]) / alpha};
+  return {
+      ch * alpha,
+      (mw.target_speed - (1.0 - alpha) * ctx.rotors.speed[static_cast<std::size_t>(m)]) / alpha};
 }
 
 void addCharacteristicRow(StepContext& ctx, RowBlock& block, int m) {
   const int world = ctx.bodies.world;
-  BlockRow& ch = block.add(ctx.bodies.solver, world, world, Row{}, ImpulseSink::MotorCharacteristic, m);
+  BlockRow& ch =
+      block.add(ctx.bodies.solver, world, world, Row{}, ImpulseSink::MotorCharacteristic, m);
   ch.rotor = m;
   ch.rotor_coef = 1.0;
   ch.rotor_dw = ctx.motors.motor[static_cast<std::size_t>(m)].inv_inertia;
@@ -129,7 +131,8 @@ void addCharacteristicRow(StepContext& ctx, RowBlock& block, int m) {
 void addCouplingRows(StepContext& ctx, RowBlock& block, int motor, int repeater) {
   const MotorWork& mw = ctx.motors.motor[static_cast<std::size_t>(motor)];
   const bool follower = repeater >= 0;
-  const RepeaterWork* rw = follower ? &ctx.motors.repeater[static_cast<std::size_t>(repeater)] : nullptr;
+  const RepeaterWork* rw =
+      follower ? &ctx.motors.repeater[static_cast<std::size_t>(repeater)] : nullptr;
   const int joint = follower ? rw->joint : mw.joint;
   const JointWork& w = ctx.joints[joint];
   const AxisRow& ax = w.axis;
@@ -170,7 +173,8 @@ void addCouplingRows(StepContext& ctx, RowBlock& block, int motor, int repeater)
     return;
   }
   for (const double sign : {1.0, -1.0}) {
-    // Flank `sign` holds sign * C >= -theta_bn: its row position is sign * C + theta_bn (>= 0 open).
+    // Flank `sign` holds sign * C >= -theta_bn: its row position is sign * C + theta_bn (>= 0
+    // open).
     const double opening = sign * error + d.backlash;
     BlockRow& r = add(sign, follower ? ImpulseSink::RepeaterBacklash : ImpulseSink::MotorBacklash);
     r.unilateral = true;
@@ -210,9 +214,9 @@ void storeSubstep(StepContext& ctx) {
     const DriveDef& d = *ctx.motors.motor[m].drive;
     MotorState& ms = ctx.state.motors[m];
     const double u = std::clamp(ms.voltage, -1.0, 1.0);
-    ms.current_A = (d.inductance_H * ms.current_A +
-                    ctx.h * (d.supply_V * u - d.k_E * ctx.rotors.speed[m])) /
-                   (d.inductance_H + ctx.h * d.resistance_ohm);
+    ms.current_A =
+        (d.inductance_H * ms.current_A + ctx.h * (d.supply_V * u - d.k_E * ctx.rotors.speed[m])) /
+        (d.inductance_H + ctx.h * d.resistance_ohm);
   }
 }
 

@@ -44,7 +44,8 @@ void MotorBlocks::plan(const Model& model, const Bodies& bodies, Joints& joints,
       block_of_root[static_cast<std::size_t>(root)] = static_cast<int>(plans.size());
       plans.emplace_back();
     }
-    BlockPlan& plan = plans[static_cast<std::size_t>(block_of_root[static_cast<std::size_t>(root)])];
+    BlockPlan& plan =
+        plans[static_cast<std::size_t>(block_of_root[static_cast<std::size_t>(root)])];
     plan.motors.push_back(m);
     plan.joints.push_back(model.motors[static_cast<std::size_t>(m)].joint);
     plan.drivers.push_back(m);
@@ -110,15 +111,18 @@ void MotorBlocks::build(StepContext& ctx) {
           double targets[5];
           joint_axis::rows(w, rows, targets);
           for (int r = 0; r < 5; ++r) {
-            block.add(ctx.bodies.solver, w.a, w.b, rows[r],
-                      joint_axis::linearRow(w.type, r) ? ImpulseSink::JointLinear
-                                                       : ImpulseSink::JointAngular,
-                      j).target = targets[r];
+            block
+                .add(ctx.bodies.solver, w.a, w.b, rows[r],
+                     joint_axis::linearRow(w.type, r) ? ImpulseSink::JointLinear
+                                                      : ImpulseSink::JointAngular,
+                     j)
+                .target = targets[r];
           }
           if (driver >= 0)
             motor::addCouplingRows(ctx, block, driver, -1);
           else
-            motor::addCouplingRows(ctx, block, ctx.motors.repeater[static_cast<std::size_t>(-driver - 2)].motor,
+            motor::addCouplingRows(ctx, block,
+                                   ctx.motors.repeater[static_cast<std::size_t>(-driver - 2)].motor,
                                    -driver - 2);
         }
         limit::addBlockRow(ctx, block, j);

@@ -37,8 +37,14 @@ namespace sim::dynamics::detail {
 
 /// Where a block row's accumulated impulse is kept in the state (warm start and reactions).
 enum class ImpulseSink {
-  JointLinear, JointAngular, JointLimit, MotorCoupling, MotorBacklash, MotorCharacteristic,
-  Repeater, RepeaterBacklash
+  JointLinear,
+  JointAngular,
+  JointLimit,
+  MotorCoupling,
+  MotorBacklash,
+  MotorCharacteristic,
+  Repeater,
+  RepeaterBacklash
 };
 
 /// One scalar row of a RowBlock: Cdot = lin_a.v_a + ang_a.w_a + lin_b.v_b + ang_b.w_b
@@ -96,8 +102,8 @@ struct RowBlock {
   }
 
   /// Appends row j on bodies a and b (solver indices) and returns it for the caller to finish.
-  BlockRow& add(const std::vector<SolverBody>& bodies, int a, int b, const Row& j,
-                ImpulseSink sink, int owner) {
+  BlockRow& add(const std::vector<SolverBody>& bodies, int a, int b, const Row& j, ImpulseSink sink,
+                int owner) {
     BlockRow r;
     r.a = a;
     r.b = b;
@@ -204,7 +210,6 @@ struct RowBlock {
     k(i, i) = k_full(i, i) * (1.0 + 1e-12);
   }
 };
-
 
 /// How a block groups the mechanism: its rotors and the joints they drive.
 struct BlockPlan {

@@ -29,17 +29,19 @@ void MotorBlocks::planReduced(const Model& model, const Bodies& bodies, Joints& 
       const JointWork& w = joints[plan.joints[static_cast<std::size_t>(k)]];
       const int leader = bodies.isStatic(w.a) ? -1 : linkOf(w.a);
       // Link k follows joint k.
-      if (placed[static_cast<std::size_t>(k)] || (leader >= 0 && !placed[static_cast<std::size_t>(leader)]))
+      if (placed[static_cast<std::size_t>(k)] ||
+          (leader >= 0 && !placed[static_cast<std::size_t>(leader)]))
         continue;
       placed[static_cast<std::size_t>(k)] = 1;
       progress = true;
       const int driver = plan.drivers[static_cast<std::size_t>(k)];
-      const RepeaterDef* rd = driver >= 0 ? nullptr : &model.repeaters[static_cast<std::size_t>(-driver - 2)];
+      const RepeaterDef* rd =
+          driver >= 0 ? nullptr : &model.repeaters[static_cast<std::size_t>(-driver - 2)];
       const int motor = driver >= 0 ? driver : rd->motor;
       const double gear = model.motors[static_cast<std::size_t>(motor)].gear_ratio;
       const double ratio = driver >= 0 ? 1.0 / gear : rd->ratio / gear;
-      const int rotor = static_cast<int>(
-          std::find(plan.motors.begin(), plan.motors.end(), motor) - plan.motors.begin());
+      const int rotor = static_cast<int>(std::find(plan.motors.begin(), plan.motors.end(), motor) -
+                                         plan.motors.begin());
       order.push_back({leader, k, rotor, ratio});
       rb.plan_joint.push_back(k);
     }
@@ -49,8 +51,8 @@ void MotorBlocks::planReduced(const Model& model, const Bodies& bodies, Joints& 
   for (const int j : plan.joints) joints.reduced[static_cast<std::size_t>(j)] = 1;
   rb.slot_of_joint.assign(model.joints.size(), -1);
   for (std::size_t slot = 0; slot < rb.plan_joint.size(); ++slot)
-    rb.slot_of_joint[static_cast<std::size_t>(plan.joints[static_cast<std::size_t>(rb.plan_joint[slot])])] =
-        static_cast<int>(slot);
+    rb.slot_of_joint[static_cast<std::size_t>(
+        plan.joints[static_cast<std::size_t>(rb.plan_joint[slot])])] = static_cast<int>(slot);
   rb.velocity.assign(static_cast<std::size_t>(nj), Vec6::Zero());
   rb.wrench.assign(static_cast<std::size_t>(nj), Vec6::Zero());
   rb.limits.reserve(static_cast<std::size_t>(nj));
@@ -146,7 +148,8 @@ void MotorBlocks::addReducedImpulses(StepContext& ctx, int bi, const ReducedMech
     most = std::max(most, std::abs(coupling));
   }
   for (Eigen::Index m = 0; m < in.characteristic.size(); ++m) {
-    addBlockImpulse(block.rows[static_cast<std::size_t>(block.first_motor + m)], in.characteristic[m], s);
+    addBlockImpulse(block.rows[static_cast<std::size_t>(block.first_motor + m)],
+                    in.characteristic[m], s);
     most = std::max(most, std::abs(in.characteristic[m]));
   }
   for (std::size_t l = 0; l < rb.limit_row.size(); ++l) {
@@ -172,7 +175,8 @@ void MotorBlocks::solveReduced(StepContext& ctx, int bi, double& largest) {
   rb.accumulated.resize(nm);
   for (Eigen::Index m = 0; m < nm; ++m) {
     const BlockRow& row = block.rows[static_cast<std::size_t>(block.first_motor + m)];
-    rb.rotor_speed[m] = ctx.rotors.speed[static_cast<std::size_t>(plan.motors[static_cast<std::size_t>(m)])];
+    rb.rotor_speed[m] =
+        ctx.rotors.speed[static_cast<std::size_t>(plan.motors[static_cast<std::size_t>(m)])];
     rb.targets[m] = row.target;
     rb.accumulated[m] = blockAccumulated(row, ctx.state);
   }
@@ -189,7 +193,8 @@ void MotorBlocks::solveReduced(StepContext& ctx, int bi, double& largest) {
     b.w = rb.velocity[l].tail<3>();
   }
   for (Eigen::Index m = 0; m < nm; ++m)
-    ctx.rotors.speed[static_cast<std::size_t>(plan.motors[static_cast<std::size_t>(m)])] = rb.rotor_speed[m];
+    ctx.rotors.speed[static_cast<std::size_t>(plan.motors[static_cast<std::size_t>(m)])] =
+        rb.rotor_speed[m];
   for (std::size_t l = 0; l < rb.limits.size(); ++l)
     block.rows[static_cast<std::size_t>(rb.limit_row[l])].active = rb.limits[l].active;
   addReducedImpulses(ctx, bi, rb.impulses, &largest);

@@ -232,9 +232,12 @@ void ReducedMechanism::recover(std::vector<Vec6>& change, Impulses& out) const {
     const Joint& j = joints_[k];
     // The follower's momentum change is its joint's rows' impulses plus those of the joints
     // hanging from it (already taken off): rows_b^T lambda.
-    const Vec6 lambda = follower_inverse_[k].transpose() * change[static_cast<std::size_t>(j.follower)];
+    const Vec6 lambda =
+        follower_inverse_[k].transpose() * change[static_cast<std::size_t>(j.follower)];
     out.joints[k] = lambda;
-    if (j.leader >= 0) change[static_cast<std::size_t>(j.leader)].noalias() -= frames_[k].rows_a.transpose() * lambda;
+    if (j.leader >= 0)
+      change[static_cast<std::size_t>(j.leader)].noalias() -=
+          frames_[k].rows_a.transpose() * lambda;
   }
 }
 
@@ -278,7 +281,7 @@ void ReducedMechanism::wrenchLimitImpulses(const std::vector<Vec6>& wrench,
 
 void ReducedMechanism::wrenchImpulses(const std::vector<Vec6>& wrench, Impulses& out) {
   wrenchLimitImpulses(wrench, out.limits);  // also the generalised impulse g_
-  w_.noalias() = h_ * g_;  // the rotors' speed change
+  w_.noalias() = h_ * g_;                   // the rotors' speed change
   out.characteristic = -gamma_.cwiseProduct(w_);
   for (int l = 0; l < links_; ++l) {
     const auto i = 6 * static_cast<Eigen::Index>(l);

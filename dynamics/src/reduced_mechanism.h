@@ -120,9 +120,9 @@ class ReducedMechanism {
   std::vector<double> mass_;
   std::vector<Mat3> inertia_;
   Eigen::VectorXd rotor_inertia_;
-  std::vector<Mat6> follower_inverse_;  // rows_b^-1 per joint
-  Eigen::MatrixXd n_;                   // 6 links x rotors
-  Eigen::VectorXd c_;                   // 6 links
+  std::vector<Mat6> follower_inverse_;          // rows_b^-1 per joint
+  Eigen::MatrixXd n_;                           // 6 links x rotors
+  Eigen::VectorXd c_;                           // 6 links
   Eigen::MatrixXd a_, a_inverse_, a_soft_, z_;  // A, A^-1, A + diag gamma, its inverse
   Eigen::VectorXd gamma_;
   // Solve and snapshot work, sized once.

@@ -73,10 +73,9 @@ Eigen::Matrix<double, N, N> gram(const Row* rows, const int* index, const Solver
     const Row& ri = rows[index[i]];
     for (int j = 0; j <= i; ++j) {
       const Row& rj = rows[index[j]];
-      k(i, j) = k(j, i) = a.inv_mass * ri.lin_a.dot(rj.lin_a) +
-                          ri.ang_a.dot(a.inv_inertia * rj.ang_a) +
-                          b.inv_mass * ri.lin_b.dot(rj.lin_b) +
-                          ri.ang_b.dot(b.inv_inertia * rj.ang_b);
+      k(i, j) = k(j, i) =
+          a.inv_mass * ri.lin_a.dot(rj.lin_a) + ri.ang_a.dot(a.inv_inertia * rj.ang_a) +
+          b.inv_mass * ri.lin_b.dot(rj.lin_b) + ri.ang_b.dot(b.inv_inertia * rj.ang_b);
     }
   }
   return k;

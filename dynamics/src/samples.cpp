@@ -20,7 +20,8 @@ Frame frameFor(const Vec3& anchor_world, const Vec3& axis_world, const Vec3& bod
 }
 
 // Hinge between a (or the world) and b about `axis` through `anchor`, frames coinciding now.
-JointDef hinge(const Model& m, std::string name, int a, int b, const Vec3& anchor, const Vec3& axis) {
+JointDef hinge(const Model& m, std::string name, int a, int b, const Vec3& anchor,
+               const Vec3& axis) {
   JointDef j;
   j.name = std::move(name);
   j.type = JointType::Hinge;

@@ -156,7 +156,8 @@ bool finiteInput(const StepContext& ctx) {
     if (!std::isfinite(m.angle_rad) || !std::isfinite(m.speed_radps) || !std::isfinite(m.voltage))
       return false;
   for (std::size_t i = 0; i < ctx.bodies.load_force.size(); ++i)
-    if (!ctx.bodies.load_force[i].allFinite() || !ctx.bodies.load_torque[i].allFinite()) return false;
+    if (!ctx.bodies.load_force[i].allFinite() || !ctx.bodies.load_torque[i].allFinite())
+      return false;
   return true;
 }
 
@@ -206,7 +207,9 @@ void loadStep(StepContext& ctx) {
   }
 }
 
-void integrateForces(StepContext& ctx) { ctx.bodies.integrateForces(ctx.model.gravity_mps2, ctx.h); }
+void integrateForces(StepContext& ctx) {
+  ctx.bodies.integrateForces(ctx.model.gravity_mps2, ctx.h);
+}
 
 void prepare(StepContext& ctx) {
   ctx.bodies.updateInertia();
@@ -239,15 +242,16 @@ void prepare(StepContext& ctx) {
   }
   motor::prepare(ctx);
   ctx.blocks.build(ctx);
-  ctx.contacts.prepare(ctx.model, ctx.bodies.positions, ctx.bodies.orientations,
-                       ctx.bodies.solver, ctx.state, ctx.h);
+  ctx.contacts.prepare(ctx.model, ctx.bodies.positions, ctx.bodies.orientations, ctx.bodies.solver,
+                       ctx.state, ctx.h);
   if (ctx.model.solver.articulated_contacts && !ctx.blocks.blocks.empty())
     ctx.blocks.articulation.prepare(ctx);
 }
 
 void warmStart(StepContext& ctx) {
   State& s = ctx.state;
-  for (std::size_t j = 0; j < ctx.joints.work.size(); ++j) limit::forgetStale(ctx, static_cast<int>(j));
+  for (std::size_t j = 0; j < ctx.joints.work.size(); ++j)
+    limit::forgetStale(ctx, static_cast<int>(j));
   if (!ctx.model.solver.warm_start) {
     for (JointState& j : s.joints) j.impulses = JointImpulses{};
     for (MotorState& m : s.motors) m.characteristic_impulse = m.coupling_impulse = 0.0;
@@ -271,7 +275,8 @@ void warmStart(StepContext& ctx) {
         break;
     }
   }
-  for (std::size_t m = 0; m < ctx.motors.motor.size(); ++m) motor::warmStart(ctx, static_cast<int>(m));
+  for (std::size_t m = 0; m < ctx.motors.motor.size(); ++m)
+    motor::warmStart(ctx, static_cast<int>(m));
   for (std::size_t i = 0; i < ctx.motors.repeater.size(); ++i)
     repeater::warmStart(ctx, static_cast<int>(i));
 }
@@ -286,7 +291,9 @@ bool velocityWork(const StepContext& ctx) {
 }
 
 /// Keeps the report's worst end over the substeps (SolveEnd's order).
-void noteEnd(SolveEnd& report_end, SolveEnd end) { report_end = std::max(report_end, end); }
+void noteEnd(SolveEnd& report_end, SolveEnd end) {
+  report_end = std::max(report_end, end);
+}
 
 void solveVelocity(StepContext& ctx, StepReport& report) {
   const SolverSettings& cfg = ctx.model.solver;
@@ -460,20 +467,29 @@ Fault Simulator::Impl::check(const State& s) const {
     const BodyState& b = s.bodies[i];
     prefix = "body ";
     name = &model.bodies[i].name;
-    if (!b.position_m.allFinite()) report(Fault::Kind::NonFinite, "position", b.position_m.norm());
-    else if (!b.orientation.coeffs().allFinite()) report(Fault::Kind::NonFinite, "orientation", b.orientation.norm());
-    else if (!b.linear_velocity_mps.allFinite()) report(Fault::Kind::NonFinite, "linear_velocity", b.linear_velocity_mps.norm());
-    else if (!b.angular_velocity_radps.allFinite()) report(Fault::Kind::NonFinite, "angular_velocity", b.angular_velocity_radps.norm());
-    else if (b.linear_velocity_mps.norm() > cfg.max_linear_speed_mps) report(Fault::Kind::Runaway, "linear_velocity", b.linear_velocity_mps.norm());
-    else if (b.angular_velocity_radps.norm() > cfg.max_angular_speed_radps) report(Fault::Kind::Runaway, "angular_velocity", b.angular_velocity_radps.norm());
+    if (!b.position_m.allFinite())
+      report(Fault::Kind::NonFinite, "position", b.position_m.norm());
+    else if (!b.orientation.coeffs().allFinite())
+      report(Fault::Kind::NonFinite, "orientation", b.orientation.norm());
+    else if (!b.linear_velocity_mps.allFinite())
+      report(Fault::Kind::NonFinite, "linear_velocity", b.linear_velocity_mps.norm());
+    else if (!b.angular_velocity_radps.allFinite())
+      report(Fault::Kind::NonFinite, "angular_velocity", b.angular_velocity_radps.norm());
+    else if (b.linear_velocity_mps.norm() > cfg.max_linear_speed_mps)
+      report(Fault::Kind::Runaway, "linear_velocity", b.linear_velocity_mps.norm());
+    else if (b.angular_velocity_radps.norm() > cfg.max_angular_speed_radps)
+      report(Fault::Kind::Runaway, "angular_velocity", b.angular_velocity_radps.norm());
   }
   for (std::size_t m = 0; m < s.motors.size() && f.kind == Fault::Kind::None; ++m) {
     const MotorState& ms = s.motors[m];
     prefix = "motor ";
     name = &model.motors[m].name;
-    if (!std::isfinite(ms.angle_rad)) report(Fault::Kind::NonFinite, "angle", ms.angle_rad);
-    else if (!std::isfinite(ms.speed_radps)) report(Fault::Kind::NonFinite, "speed", ms.speed_radps);
-    else if (std::abs(ms.speed_radps) > cfg.max_motor_speed_radps) report(Fault::Kind::Runaway, "speed", ms.speed_radps);
+    if (!std::isfinite(ms.angle_rad))
+      report(Fault::Kind::NonFinite, "angle", ms.angle_rad);
+    else if (!std::isfinite(ms.speed_radps))
+      report(Fault::Kind::NonFinite, "speed", ms.speed_radps);
+    else if (std::abs(ms.speed_radps) > cfg.max_motor_speed_radps)
+      report(Fault::Kind::Runaway, "speed", ms.speed_radps);
   }
   return f;
 }
@@ -489,8 +505,12 @@ Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
-const Model& Simulator::model() const { return impl_->model; }
-State Simulator::initialState() const { return makeInitialState(impl_->model); }
+const Model& Simulator::model() const {
+  return impl_->model;
+}
+State Simulator::initialState() const {
+  return makeInitialState(impl_->model);
+}
 
 StepReport Simulator::step(State& state) {
   Impl& im = *impl_;

@@ -28,11 +28,14 @@ void Sleep::update(StepContext& ctx) {
   // Everything asleep: no group has an awake body to wake it, and sleepers stay asleep.
   bool any_awake = false;
   for (int i = 0; i < nb && !any_awake; ++i)
-    any_awake = inv_mass[static_cast<std::size_t>(i)] > 0.0 && !s.bodies[static_cast<std::size_t>(i)].asleep;
+    any_awake = inv_mass[static_cast<std::size_t>(i)] > 0.0 &&
+                !s.bodies[static_cast<std::size_t>(i)].asleep;
   if (!any_awake) return;
   groups_.reset(nb);
   auto find = [this](int x) { return groups_.find(x); };
-  auto dynamic = [&](int b) { return b >= 0 && b < nb && inv_mass[static_cast<std::size_t>(b)] > 0.0; };
+  auto dynamic = [&](int b) {
+    return b >= 0 && b < nb && inv_mass[static_cast<std::size_t>(b)] > 0.0;
+  };
   auto link = [&](int a, int b) {
     if (dynamic(a) && dynamic(b)) groups_.join(a, b);
   };
@@ -45,7 +48,9 @@ void Sleep::update(StepContext& ctx) {
   for (std::size_t at = 0; at < s.contacts.size(); ++at) {
     const ContactState& c = s.contacts[at];
     // A pair's points are consecutive (sorted) and link the same two bodies: once is enough.
-    if (at > 0 && c.shape_a == s.contacts[at - 1].shape_a && c.shape_b == s.contacts[at - 1].shape_b) continue;
+    if (at > 0 && c.shape_a == s.contacts[at - 1].shape_a &&
+        c.shape_b == s.contacts[at - 1].shape_b)
+      continue;
     const int a = ctx.contacts.shapeOwner(static_cast<int>(c.shape_a));
     const int b = ctx.contacts.shapeOwner(static_cast<int>(c.shape_b));
     link(a, b);

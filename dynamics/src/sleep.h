@@ -22,7 +22,7 @@ class Sleep {
   void update(StepContext& ctx);
 
  private:
-  UnionFind groups_;         // scratch, sized once
+  UnionFind groups_;  // scratch, sized once
   std::vector<int> flags_;
 };
 

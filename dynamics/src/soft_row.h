@@ -42,8 +42,7 @@ struct SoftBlockCoefficients {
 template <int N>
 SoftBlockCoefficients<N> softBlockCoefficients(const Eigen::Matrix<double, N, N>& stiffness,
                                                const Eigen::Matrix<double, N, 1>& damping,
-                                               const Eigen::Matrix<double, N, 1>& load,
-                                               double dt) {
+                                               const Eigen::Matrix<double, N, 1>& load, double dt) {
   Eigen::Matrix<double, N, N> a = dt * stiffness;
   a.diagonal() += damping;
   const Eigen::PartialPivLU<Eigen::Matrix<double, N, N>> lu(a);

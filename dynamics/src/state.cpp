@@ -152,8 +152,8 @@ State State::deserialize(std::span<const std::uint8_t> bytes) {
   if (r.raw<std::uint32_t>() != kMagic) throw std::runtime_error("not a simtrainer state image");
   const auto version = r.raw<std::uint32_t>();
   if (version != kVersion)
-    throw std::runtime_error("state image version " + std::to_string(version) +
-                             ", expected " + std::to_string(kVersion));
+    throw std::runtime_error("state image version " + std::to_string(version) + ", expected " +
+                             std::to_string(kVersion));
   constexpr std::uint64_t kMaxItems = 1u << 24;
   State s;
   const auto nb = r.raw<std::uint64_t>(), nj = r.raw<std::uint64_t>();

@@ -25,11 +25,11 @@ struct Bodies {
   std::vector<Vec3> positions;     ///< Centre of mass (world).
   std::vector<Quat> orientations;
   // From the model.
-  std::vector<double> inv_mass;              ///< 0 for static bodies and the world.
-  std::vector<Mat3> inertia_local;           ///< About the centre of mass, body axes.
+  std::vector<double> inv_mass;     ///< 0 for static bodies and the world.
+  std::vector<Mat3> inertia_local;  ///< About the centre of mass, body axes.
   std::vector<Mat3> inv_inertia_local;
-  std::vector<char> gyroscopic;              ///< 1 when ω × Iω can be nonzero (anisotropic I).
-  std::vector<Vec3> load_force, load_torque; ///< Simulator::setBodyLoad (world axes).
+  std::vector<char> gyroscopic;               ///< 1 when ω × Iω can be nonzero (anisotropic I).
+  std::vector<Vec3> load_force, load_torque;  ///< Simulator::setBodyLoad (world axes).
 
   SolverBody& operator[](int i) { return solver[static_cast<std::size_t>(i)]; }
   const SolverBody& operator[](int i) const { return solver[static_cast<std::size_t>(i)]; }

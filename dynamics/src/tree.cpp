@@ -164,9 +164,12 @@ KinematicTree::KinematicTree(const Model& model, std::vector<int> bodies) {
   // Floating bases: six massless fictitious joints x, y, z (prismatic), yaw, pitch, roll.
   const double half_pi = 0.5 * std::numbers::pi;
   const Iso to_y = rot(half_pi, Vec3::UnitZ()), to_z = rot(-half_pi, Vec3::UnitY());
-  const Iso frames[6][2] = {{Iso::Identity(), Iso::Identity()}, {to_y, to_y.inverse()},
-                            {to_z, to_z.inverse()},             {to_z, to_z.inverse()},
-                            {to_y, to_y.inverse()},             {Iso::Identity(), Iso::Identity()}};
+  const Iso frames[6][2] = {{Iso::Identity(), Iso::Identity()},
+                            {to_y, to_y.inverse()},
+                            {to_z, to_z.inverse()},
+                            {to_z, to_z.inverse()},
+                            {to_y, to_y.inverse()},
+                            {Iso::Identity(), Iso::Identity()}};
   for (int b = 0; b < nb; ++b) {
     if (!in_set[b] || incoming[b] >= 0) continue;
     placed[b] = true;
@@ -194,7 +197,9 @@ KinematicTree::KinematicTree(const Model& model, std::vector<int> bodies) {
   }
 }
 
-int KinematicTree::coordinateOfJoint(int joint) const { return joint_coord_.at(joint); }
+int KinematicTree::coordinateOfJoint(int joint) const {
+  return joint_coord_.at(joint);
+}
 
 int KinematicTree::floatingBaseOf(int body) const {
   for (int i = 0; i < dof(); ++i)
@@ -293,8 +298,7 @@ KinematicTree::Kinematics KinematicTree::kinematics(const Eigen::VectorXd& q,
       k.w[i] = wp;
       k.dw[i] = dwp;
       k.v[i] = vp + wp.cross(r) + qd[i] * a;
-      k.dv[i] = dvp + dwp.cross(r) + wp.cross(wp.cross(r)) + 2.0 * wp.cross(qd[i] * a) +
-                qdd[i] * a;
+      k.dv[i] = dvp + dwp.cross(r) + wp.cross(wp.cross(r)) + 2.0 * wp.cross(qd[i] * a) + qdd[i] * a;
     }
   }
   return k;
@@ -342,9 +346,8 @@ KinematicTree::Forces KinematicTree::inverseDynamics(const Eigen::VectorXd& q,
       f[i] += force;
       m[i] += iw * k.dw[i] + k.w[i].cross(iw * k.w[i]) + c.cross(force);
     }
-    out.tau[i] = coords_[i].type == JointType::Hinge
-                     ? k.axis[i].dot(m[i] - k.anchor[i].cross(f[i]))
-                     : k.axis[i].dot(f[i]);
+    out.tau[i] = coords_[i].type == JointType::Hinge ? k.axis[i].dot(m[i] - k.anchor[i].cross(f[i]))
+                                                     : k.axis[i].dot(f[i]);
     const Vec3 anchor_b = k.pose[i] * nd.anchor_local;
     out.force_N[i] = f[i];
     out.torque_Nm[i] = m[i] - anchor_b.cross(f[i]);

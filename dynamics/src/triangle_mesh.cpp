@@ -19,9 +19,7 @@ struct Builder {
   const std::vector<std::array<int, 3>>& tris;
   TriangleMeshData& mesh;
 
-  Vec3 centroid(int t) const {
-    return (v[tris[t][0]] + v[tris[t][1]] + v[tris[t][2]]) / 3.0;
-  }
+  Vec3 centroid(int t) const { return (v[tris[t][0]] + v[tris[t][1]] + v[tris[t][2]]) / 3.0; }
 
   // Builds the node over order[first, first + count) and returns its index. Splits at the
   // median centroid along the longest axis of the centroids' bounds.
@@ -82,7 +80,8 @@ void markActiveEdges(TriangleMeshData& mesh, double crease_angle_rad) {
         const auto& [o, ok] = list[0].first == t ? list[1] : list[0];
         const bool consistent = tris[o][ok] == tris[t][(k + 1) % 3];
         const int opposite = tris[o][(ok + 2) % 3];
-        const double above = mesh.normals[t].dot(mesh.vertices[opposite] - mesh.vertices[tris[t][k]]);
+        const double above =
+            mesh.normals[t].dot(mesh.vertices[opposite] - mesh.vertices[tris[t][k]]);
         const bool convex_crease = above < 0.0 && mesh.normals[t].dot(mesh.normals[o]) < cos_crease;
         active = !consistent || convex_crease;
       }

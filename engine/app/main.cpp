@@ -1,7 +1,7 @@
-// simtrainer: the command-line program. Subcommands: run, play, test, replay, report, validate, devices.
-// Exit codes: 0 success; 1 the run failed (numerical fault, or a scenario expectation failed);
-// 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 replay divergence;
-// 4 internal error.
+// simtrainer: the command-line program. Subcommands: run, play, test, replay, report, validate,
+// devices. Exit codes: 0 success; 1 the run failed (numerical fault, or a scenario expectation
+// failed); 2 usage or load error (bad flag, unreadable or invalid scene, bad --set); 3 replay
+// divergence; 4 internal error.
 #include <dynamics/elastica.h>
 #include <dynamics/identify.h>
 #include <dynamics/simulator.h>
@@ -36,14 +36,14 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
-#include <thread>
-#include <exception>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -56,7 +56,9 @@ constexpr int kExitInternal = 4;
 
 // Set by SIGINT/SIGTERM: the loops stop after the current step and flush their files.
 std::atomic<bool> g_interrupt{false};
-extern "C" void onInterrupt(int) { g_interrupt.store(true); }
+extern "C" void onInterrupt(int) {
+  g_interrupt.store(true);
+}
 
 // One line on stderr (scene validation may report several problems, one per line).
 void printError(const std::string& message) {
@@ -76,11 +78,11 @@ std::vector<sim::engine::Override> parseOverrides(const std::vector<std::string>
 
 // How `run`, `play` and `replay` show the scene: windows, a screenshot, or nothing.
 struct ViewArgs {
-  std::string screenshot;  // PNG file
-  double at_s = -1.0;      // simulated time of the screenshot; < 0: the end of the run
-  std::string camera;      // a scene camera by name
+  std::string screenshot;            // PNG file
+  double at_s = -1.0;                // simulated time of the screenshot; < 0: the end of the run
+  std::string camera;                // a scene camera by name
   std::vector<std::string> windows;  // one window per camera (--window, repeatable)
-  int screen = 0;          // X screen of the windows
+  int screen = 0;                    // X screen of the windows
   std::string size = "1280x720";
   std::string shadows = "auto";
   bool no_insets = false;
@@ -171,7 +173,8 @@ class Viewing {
       // A deliberately slow view (tests and demonstrations of dropped frames).
       options.draw_delay = std::chrono::milliseconds(std::atoi(delay));
     }
-    live_ = std::make_unique<sim::engine::LiveView>(std::move(windows), std::move(shot_view), options);
+    live_ =
+        std::make_unique<sim::engine::LiveView>(std::move(windows), std::move(shot_view), options);
     screenshot_ = !args.screenshot.empty();
     screenshot_path_ = args.screenshot;
   }
@@ -213,18 +216,20 @@ class Viewing {
 };
 
 void addViewOptions(CLI::App* command, ViewArgs& args) {
-  command->add_option("--screenshot", args.screenshot,
-                      "Save a PNG of the 3D view (offscreen when headless; needs an X display, "
-                      "e.g. xvfb-run)")
+  command
+      ->add_option("--screenshot", args.screenshot,
+                   "Save a PNG of the 3D view (offscreen when headless; needs an X display, "
+                   "e.g. xvfb-run)")
       ->option_text("FILE.png");
   command->add_option("--at", args.at_s, "Simulated time of the screenshot (default: the end)")
       ->option_text("SECONDS")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--camera", args.camera, "View from this camera of the scene")
       ->option_text("NAME");
-  command->add_option("--window", args.windows,
-                      "Open a window for this camera of the scene (repeatable: one window each, "
-                      "all drawing the same simulation; closing the last ends the run)")
+  command
+      ->add_option("--window", args.windows,
+                   "Open a window for this camera of the scene (repeatable: one window each, "
+                   "all drawing the same simulation; closing the last ends the run)")
       ->option_text("CAMERA")
       ->allow_extra_args(false);
   command->add_option("--screen", args.screen, "X screen for the windows (default 0)")
@@ -232,9 +237,10 @@ void addViewOptions(CLI::App* command, ViewArgs& args) {
       ->check(CLI::NonNegativeNumber);
   command->add_option("--size", args.size, "Window or screenshot size (default 1280x720)")
       ->option_text("WxH");
-  command->add_option("--shadows", args.shadows,
-                      "Sun shadows: on, off, or auto (default: on with a hardware OpenGL driver, "
-                      "off with a software one such as Mesa llvmpipe)")
+  command
+      ->add_option("--shadows", args.shadows,
+                   "Sun shadows: on, off, or auto (default: on with a hardware OpenGL driver, "
+                   "off with a software one such as Mesa llvmpipe)")
       ->option_text("auto|on|off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   command->add_flag("--no-insets", args.no_insets,
@@ -270,7 +276,8 @@ std::unique_ptr<sim::input::InputSystem> openInput(const RunArgs& args,
   if (source == "keyboard") {
     std::vector<std::string> unbound;
     mapping = sim::input::defaultKeyboardMapping(sim::engine::inputControls(scene.pult), &unbound);
-    for (const auto& name : unbound) spdlog::warn("default keyboard layout: no key left for control {}", name);
+    for (const auto& name : unbound)
+      spdlog::warn("default keyboard layout: no key left for control {}", name);
   } else {
     mapping = sim::engine::loadInputMapping(args.input, scene.pult);
   }
@@ -280,7 +287,8 @@ std::unique_ptr<sim::input::InputSystem> openInput(const RunArgs& args,
   options.log = [](const std::string& line) { spdlog::info("input: {}", line); };
   auto system = std::make_unique<sim::input::InputSystem>(std::move(mapping), options);
   spdlog::info("input mapping {}:", system->mapping().file);
-  for (const auto& line : sim::input::describeMapping(system->mapping())) spdlog::info("  {}", line);
+  for (const auto& line : sim::input::describeMapping(system->mapping()))
+    spdlog::info("  {}", line);
   for (const auto& d : system->devices()) {
     if (!d.connected) spdlog::info("input: device {} not connected (waiting for it)", d.id);
   }
@@ -316,9 +324,11 @@ int runCommand(const RunArgs& args) {
     options.record_header.trainee = args.result.trainee;
     options.record_header.started = sim::engine::utcNow();
     result_file.emplace(args.result,
-                        sim::engine::resultHeader(scene, nullptr, args.result.trainee, options.record_header.started, args.record),
+                        sim::engine::resultHeader(scene, nullptr, args.result.trainee,
+                                                  options.record_header.started, args.record),
                         &scorer);
-    options.after_step = [&scorer](const sim::engine::Session& session, const sim::dynamics::StepReport& report) {
+    options.after_step = [&scorer](const sim::engine::Session& session,
+                                   const sim::dynamics::StepReport& report) {
       scorer.sample(session, &report);
     };
   }
@@ -363,9 +373,10 @@ int validateCommand(const std::string& path, const std::vector<std::string>& set
   }
   if (!input.empty()) {
     // Checks the mapping against this scene's pult without opening any device.
-    const auto mapping = input == "keyboard"
-                             ? sim::input::defaultKeyboardMapping(sim::engine::inputControls(scene.pult))
-                             : sim::engine::loadInputMapping(input, scene.pult);
+    const auto mapping =
+        input == "keyboard"
+            ? sim::input::defaultKeyboardMapping(sim::engine::inputControls(scene.pult))
+            : sim::engine::loadInputMapping(input, scene.pult);
     fmt::print("{}: ok: {} devices, {} bindings\n", mapping.file, mapping.devices.size(),
                mapping.bindings.size());
     for (const auto& line : sim::input::describeMapping(mapping)) fmt::print("  {}\n", line);
@@ -385,7 +396,7 @@ struct PlayArgs {
   bool headless = false;
   std::string trace;
   std::string record;
-  std::string input;             // as RunArgs::input; empty: no devices (the script alone)
+  std::string input;  // as RunArgs::input; empty: no devices (the script alone)
   std::string gamecontrollerdb;
   ViewArgs view;
   simtrainer_app::ResultArgs result;
@@ -420,8 +431,10 @@ int playCommand(const PlayArgs& args) {
       const auto c = static_cast<std::size_t>(b.control);
       if (c < driven.size() && driven[c] && !warned[c]) {
         warned[c] = 1;
-        spdlog::warn("input: control {} is on the scenario's timeline; the timeline drives it, not "
-                     "the devices", scenario.scene.pult.controls[c].name);
+        spdlog::warn(
+            "input: control {} is on the scenario's timeline; the timeline drives it, not "
+            "the devices",
+            scenario.scene.pult.controls[c].name);
       }
     }
     options.input = input.get();
@@ -433,7 +446,10 @@ int playCommand(const PlayArgs& args) {
   options.started = sim::engine::utcNow();
   std::optional<simtrainer_app::ResultOutput> result_file;
   if (!args.result.path.empty()) {
-    result_file.emplace(args.result, sim::engine::resultHeader(scenario.scene, &scenario, options.trainee, options.started, args.record), &scorer);
+    result_file.emplace(args.result,
+                        sim::engine::resultHeader(scenario.scene, &scenario, options.trainee,
+                                                  options.started, args.record),
+                        &scorer);
   }
   auto result = viewing.run([&] { return sim::engine::playScenario(scenario, options); });
   if (viewing.active()) viewing.live().addFigures(result.run);
@@ -441,8 +457,10 @@ int playCommand(const PlayArgs& args) {
     result_file->finish(result.complete, simtrainer_app::outcomeOf(result.run),
                         result.run.fault ? result.run.fault->describe() : "");
   }
-  if (result.run.interrupted) printError("interrupted; trace and recording are complete up to the last step");
-  fmt::print("scenario {} ({}): {}\n", result.name, result.file, result.passed() ? "PASSED" : "FAILED");
+  if (result.run.interrupted)
+    printError("interrupted; trace and recording are complete up to the last step");
+  fmt::print("scenario {} ({}): {}\n", result.name, result.file,
+             result.passed() ? "PASSED" : "FAILED");
   fmt::print("  {} steps, {:.6g} s simulated in {:.3g} s (real-time factor {:.4g})\n",
              result.run.steps, result.run.sim_time_s, result.run.wall_time_s,
              result.run.realTimeFactor());
@@ -450,15 +468,20 @@ int playCommand(const PlayArgs& args) {
   printScenarioResult(result);
   simtrainer_app::printGrade(result);
   if (result.run.frames > 0 && options.realtime) {
-    fmt::print("  simulation: {} frames, {} overran, {} resyncs; work per frame mean {:.3f} ms, p99 {:.3f} ms\n",
-               result.run.frames, result.run.overruns, result.run.resyncs,
-               1e3 * result.run.frame_time.mean(), 1e3 * result.run.frame_time.p99());
+    fmt::print(
+        "  simulation: {} frames, {} overran, {} resyncs; work per frame mean {:.3f} ms, p99 "
+        "{:.3f} ms\n",
+        result.run.frames, result.run.overruns, result.run.resyncs,
+        1e3 * result.run.frame_time.mean(), 1e3 * result.run.frame_time.p99());
   }
   if (result.run.drawn_frames > 0) {
-    fmt::print("  view: {} frames drawn ({:.3g} per second), draw time mean {:.3f} ms, p99 {:.3f} ms\n",
-               result.run.drawn_frames,
-               result.run.draw_wall_s > 0.0 ? static_cast<double>(result.run.drawn_frames) / result.run.draw_wall_s : 0.0,
-               1e3 * result.run.draw_time.mean(), 1e3 * result.run.draw_time.p99());
+    fmt::print(
+        "  view: {} frames drawn ({:.3g} per second), draw time mean {:.3f} ms, p99 {:.3f} ms\n",
+        result.run.drawn_frames,
+        result.run.draw_wall_s > 0.0
+            ? static_cast<double>(result.run.drawn_frames) / result.run.draw_wall_s
+            : 0.0,
+        1e3 * result.run.draw_time.mean(), 1e3 * result.run.draw_time.p99());
   }
   std::fflush(stdout);
   if (const std::string problem = viewing.screenshotProblem(); !problem.empty()) {
@@ -493,7 +516,8 @@ int testCommand(const TestArgs& args) {
                      r.passed() ? "pass" : (r.loaded ? "FAIL" : "ERROR"), r.name.c_str(),
                      r.run.wall_time_s);
       });
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::size_t passed = 0, errors = 0;
   fmt::print("{:<40} {:>7} {:>9} {:>10} {:>8}\n", "scenario", "result", "sim s", "wall s", "RTF");
   for (const auto& r : results) {
@@ -506,8 +530,10 @@ int testCommand(const TestArgs& args) {
   for (const auto& r : results) {
     if (r.passed()) continue;
     fmt::print("\n{} ({}):\n", r.name, r.file);
-    if (!r.loaded) fmt::print("  ERROR {}\n", r.load_error);
-    else printScenarioResult(r);
+    if (!r.loaded)
+      fmt::print("  ERROR {}\n", r.load_error);
+    else
+      printScenarioResult(r);
   }
   fmt::print("\n{} of {} scenarios passed ({} load errors) in {:.2f} s on {} threads\n", passed,
              results.size(), errors, wall, jobs);
@@ -540,7 +566,8 @@ int replayHeadless(const ReplayArgs& args);
 // `replay` with a window (or a screenshot): the session drawn in 3D as it was, with pause, step,
 // seek and speed keys and a timeline of its events.
 int replayInView(const ReplayArgs& args) {
-  auto recording = sim::engine::readRecording(args.recording, sim::engine::RecordingRead::UpToDamage);
+  auto recording =
+      sim::engine::readRecording(args.recording, sim::engine::RecordingRead::UpToDamage);
   if (!recording.damage.empty()) {
     spdlog::warn("{}; replaying the {} steps before it (its last complete frame)", recording.damage,
                  recording.hashes.size());
@@ -576,12 +603,15 @@ int replayInView(const ReplayArgs& args) {
         marks.push_back({penalty.time_s, Kind::Penalty, penalty.text});
       }
       if (graded.result.score.scored) {
-        grade_note = fmt::format("graded: score {:.0f}/100 (pass {:g}), {} penalties", graded.result.score.score,
-                                 graded.result.score.pass_mark, graded.result.score.penalties.size());
+        grade_note = fmt::format("graded: score {:.0f}/100 (pass {:g}), {} penalties",
+                                 graded.result.score.score, graded.result.score.pass_mark,
+                                 graded.result.score.penalties.size());
       }
     } catch (const std::exception& e) {
-      spdlog::warn("the recording's scenario cannot be graded ({}); its timeline shows faults and changes only",
-                   e.what());
+      spdlog::warn(
+          "the recording's scenario cannot be graded ({}); its timeline shows faults and changes "
+          "only",
+          e.what());
     }
   }
   sim::engine::ReplayStatus status;
@@ -590,15 +620,17 @@ int replayInView(const ReplayArgs& args) {
   options.realtime = viewing.windowed();
   options.speed = args.speed;
   options.hold_at_end = viewing.windowed();
-  options.stop_at_s = args.view.screenshot.empty() ? -1.0 : (args.view.at_s >= 0.0 ? args.view.at_s : duration);
+  options.stop_at_s =
+      args.view.screenshot.empty() ? -1.0 : (args.view.at_s >= 0.0 ? args.view.at_s : duration);
   options.interrupt = &g_interrupt;
   options.status = &status;
   options.operator_events = &viewing.live().operatorQueue();
-  options.after_frame = viewing.live().observer([&status, &grade_note](sim::engine::FrameSnapshot& snapshot) {
-    snapshot.replay = true;
-    snapshot.replay_status = status;
-    if (!grade_note.empty()) snapshot.notes.push_back(grade_note);
-  });
+  options.after_frame =
+      viewing.live().observer([&status, &grade_note](sim::engine::FrameSnapshot& snapshot) {
+        snapshot.replay = true;
+        snapshot.replay_status = status;
+        if (!grade_note.empty()) snapshot.notes.push_back(grade_note);
+      });
   auto result = viewing.run([&] { return sim::engine::playRecording(replayer, options); });
   viewing.live().addFigures(result);
   fmt::print("replayed {} of {} ({} steps played, seeks included); at step {}, t = {:.3f} s\n",
@@ -645,8 +677,9 @@ int replayHeadless(const ReplayArgs& args) {
   const auto result = sim::engine::replay(recording, args.verify);
   if (result.diverged) {
     printError(fmt::format("replay diverges at step {}{}", result.diverged_step,
-                           result.diverged_body.empty() ? std::string()
-                                                        : ", first differing body: " + result.diverged_body));
+                           result.diverged_body.empty()
+                               ? std::string()
+                               : ", first differing body: " + result.diverged_body));
     return kExitDiverged;
   }
   fmt::print("replayed {} steps of {}{}; final hash {:016x}\n", result.steps, recording.scene_path,
@@ -680,8 +713,9 @@ int identifyEfficiencyCommand(const std::string& path) {
   }
   fmt::print("efficiency model (seed 000 eq. 27): eta = (M1 (1 - K_ML M_C) - M_C) / M1\n");
   fmt::print("data: {} rows from {}\n", table.torque_Nm.size(), path);
-  fmt::print("fit: nonlinear least squares (Levenberg-Marquardt, started from the exact linear fit "
-             "of eta = a - b/M1)\n");
+  fmt::print(
+      "fit: nonlinear least squares (Levenberg-Marquardt, started from the exact linear fit "
+      "of eta = a - b/M1)\n");
   fmt::print("K_ML = {:.5g} 1/(N m)   95% CI [{:.5g}, {:.5g}]\n", fit.K_ML,
              fit.K_ML - fit.K_ML_half_width, fit.K_ML + fit.K_ML_half_width);
   fmt::print("M_C  = {:.5g} N m       95% CI [{:.5g}, {:.5g}]\n", fit.M_C_Nm,
@@ -708,7 +742,8 @@ void writeFlexureTables(const std::string& path, const std::string& header,
       {"x", &def.k_x}, {"y", &def.k_y}, {"z", &def.k_z}};
   for (const auto& [dof, c] : curves) {
     if (!c->isTable() && c->stiffness != 0.0) {  // linear: two points, extended beyond them
-      for (const double q : {-1e-3, 1e-3}) out << fmt::format("{},{:.17g},{:.17g}\n", dof, q, c->stiffness * q);
+      for (const double q : {-1e-3, 1e-3})
+        out << fmt::format("{},{:.17g},{:.17g}\n", dof, q, c->stiffness * q);
     }
     for (std::size_t i = 0; i < c->deformation.size(); ++i)
       out << fmt::format("{},{:.17g},{:.17g}\n", dof, c->deformation[i], c->load[i]);
@@ -737,38 +772,44 @@ int identifyFlexureCommand(const FlexureArgs& args) {
       args.max_angle_deg);
   fmt::print("elastica: {} loads up to {:g} deg (force {:.5g} N at the lever's end)\n",
              args.samples, args.max_angle_deg, fit.samples.back().force_N);
-  fmt::print("planar spring (least squares on the lever end and the output angle): a = {:.4f}, b = "
-             "{:.4f}, k_x = {:.5g} N/m, k_y = {:.5g} N/m, T'(0) = {:.5g} N m/rad, rms residual "
-             "{:.2g}\n",
-             fit.a, fit.b, fit.planar.k_x.stiffness, fit.planar.k_y.stiffness,
-             fit.planar.k_z.tangent(0.0), fit.rms_error);
+  fmt::print(
+      "planar spring (least squares on the lever end and the output angle): a = {:.4f}, b = "
+      "{:.4f}, k_x = {:.5g} N/m, k_y = {:.5g} N/m, T'(0) = {:.5g} N m/rad, rms residual "
+      "{:.2g}\n",
+      fit.a, fit.b, fit.planar.k_x.stiffness, fit.planar.k_y.stiffness, fit.planar.k_z.tangent(0.0),
+      fit.rms_error);
   fmt::print("PRB torsion spring (F1 at the lever end): lambda = {:.4f}, k_z(0) = {:.5g} N m/rad\n",
              fit.lambda, fit.prb.k_z.tangent(0.0));
-  fmt::print("seed 001 Table 1 figures: lambda (F1 at the leaf's tip) = {:.4f}; F2 centre a = {:.3f}, "
-             "drift dx = {:.3f} mm, dy = {:.3f} mm\n",
-             fit.lambda_tip, fit.a_f2, 1e3 * fit.drift_x_m, 1e3 * fit.drift_y_m);
+  fmt::print(
+      "seed 001 Table 1 figures: lambda (F1 at the leaf's tip) = {:.4f}; F2 centre a = {:.3f}, "
+      "drift dx = {:.3f} mm, dy = {:.3f} mm\n",
+      fit.lambda_tip, fit.a_f2, 1e3 * fit.drift_x_m, 1e3 * fit.drift_y_m);
   if (!args.out.empty()) {
-    writeFlexureTables(args.out,
-                       specimen + fmt::format("# planar spring (seed 001 eq. 2): a = {:.6f}, b = "
-                                              "{:.6f}{}\n",
-                                              fit.a, fit.b,
-                                              fit.planar.k_x.stiffness > 0.0 && fit.planar.k_y.stiffness > 0.0
-                                                  ? ""
-                                                  : "; negative k_x or k_y: static model only"),
-                       fit.planar);
+    writeFlexureTables(
+        args.out,
+        specimen + fmt::format("# planar spring (seed 001 eq. 2): a = {:.6f}, b = "
+                               "{:.6f}{}\n",
+                               fit.a, fit.b,
+                               fit.planar.k_x.stiffness > 0.0 && fit.planar.k_y.stiffness > 0.0
+                                   ? ""
+                                   : "; negative k_x or k_y: static model only"),
+        fit.planar);
     fmt::print("wrote {}\n", args.out);
   }
   if (!args.prb_out.empty()) {
-    writeFlexureTables(args.prb_out,
-                       specimen + fmt::format("# PRB torsion spring: lambda = {:.6f} (seed 001's F1 at the "
-                                              "lever's end)\n", fit.lambda),
-                       fit.prb);
+    writeFlexureTables(
+        args.prb_out,
+        specimen + fmt::format("# PRB torsion spring: lambda = {:.6f} (seed 001's F1 at the "
+                               "lever's end)\n",
+                               fit.lambda),
+        fit.prb);
     fmt::print("wrote {}\n", args.prb_out);
   }
   if (!fit.positive_secants) {
-    fmt::print("note: no compliance centre lets eq. 2 carry these loads with positive k_x, k_y "
-               "(a bending leaf's centre drifts without axial force); the planar spring's negative "
-               "k_x makes it a static model only, which a scene rejects (docs/dynamics.md)\n");
+    fmt::print(
+        "note: no compliance centre lets eq. 2 carry these loads with positive k_x, k_y "
+        "(a bending leaf's centre drifts without axial force); the planar spring's negative "
+        "k_x makes it a static model only, which a scene rejects (docs/dynamics.md)\n");
   }
   return kExitOk;
 }
@@ -794,23 +835,26 @@ int main(int argc, char** argv) {
   RunArgs run;
   auto* runCmd = app.add_subcommand(
       "run", "Run a scene: a 3D window when there is a display, else headless; print a summary");
-  runCmd->add_option("SCENE", run.scene, "Scene file (YAML), or a robot (URDF) for a quick look")->required();
+  runCmd->add_option("SCENE", run.scene, "Scene file (YAML), or a robot (URDF) for a quick look")
+      ->required();
   runCmd->add_flag("--headless", run.headless, "Run without a window");
   runCmd->add_flag("--realtime", run.realtime,
                    "Pace frames to the wall clock (default headless: as fast as possible)");
-  auto* durationOption = runCmd->add_option(
-      "--duration", run.duration_s,
-      "Simulated time to run, seconds (default 10; with a window: until it is closed)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              const double value = std::stod(text);
-              if (value >= 0.0 && value <= 1e9) return "";
-            } catch (const std::exception&) {
-            }
-            return "expected a number of seconds >= 0, got " + text;
-          },
-          "SECONDS"));
+  auto* durationOption =
+      runCmd
+          ->add_option(
+              "--duration", run.duration_s,
+              "Simulated time to run, seconds (default 10; with a window: until it is closed)")
+          ->check(CLI::Validator(
+              [](std::string& text) -> std::string {
+                try {
+                  const double value = std::stod(text);
+                  if (value >= 0.0 && value <= 1e9) return "";
+                } catch (const std::exception&) {
+                }
+                return "expected a number of seconds >= 0, got " + text;
+              },
+              "SECONDS"));
   runCmd->add_option("--trace", run.trace, "Write a CSV trace to FILE")->option_text("FILE.csv");
   runCmd->add_option("--trace-every", run.trace_every, "Record every Nth step (default 1)")
       ->check(CLI::PositiveNumber);
@@ -826,10 +870,11 @@ int main(int argc, char** argv) {
                    "Drive the pult from devices bound by a mapping file (docs/input.md), or "
                    "`keyboard` for the default keyboard layout")
       ->option_text("MAPPING.yaml|keyboard");
-  auto* dbOption = runCmd
-      ->add_option("--gamecontrollerdb", run.gamecontrollerdb,
-                   "Load SDL game-controller mappings (gamecontrollerdb.txt format)")
-      ->option_text("FILE");
+  auto* dbOption =
+      runCmd
+          ->add_option("--gamecontrollerdb", run.gamecontrollerdb,
+                       "Load SDL game-controller mappings (gamecontrollerdb.txt format)")
+          ->option_text("FILE");
   dbOption->needs("--input");
   addViewOptions(runCmd, run.view);
   simtrainer_app::addResultOptions(runCmd, run.result);
@@ -868,18 +913,22 @@ int main(int argc, char** argv) {
 
   ReplayArgs replayArgs;
   auto* replayCmd = app.add_subcommand(
-      "replay", "Replay a recorded session: in 3D when there is a display (pause, step, seek, "
-                "speed), else headless");
+      "replay",
+      "Replay a recorded session: in 3D when there is a display (pause, step, seek, "
+      "speed), else headless");
   replayCmd->add_option("RECORDING", replayArgs.recording, "Recording file")->required();
   replayCmd->add_flag("--verify", replayArgs.verify,
                       "Compare every step with the recording; exit 3 at the first difference "
                       "(headless)");
   replayCmd->add_flag("--headless", replayArgs.headless, "Replay without a window");
-  replayCmd->add_option("--speed", replayArgs.speed, "Replay speed, 0.25 to 8 (default 1; -/+ in the window)")
+  replayCmd
+      ->add_option("--speed", replayArgs.speed,
+                   "Replay speed, 0.25 to 8 (default 1; -/+ in the window)")
       ->check(CLI::Range(0.25, 8.0));
   addViewOptions(replayCmd, replayArgs.view);
-  replayCmd->add_option("--to-scenario", replayArgs.to_scenario,
-                        "Write a scenario reproducing the recording instead")
+  replayCmd
+      ->add_option("--to-scenario", replayArgs.to_scenario,
+                   "Write a scenario reproducing the recording instead")
       ->option_text("FILE.scenario.yaml");
   simtrainer_app::addResultOptions(replayCmd, replayArgs.result, false);
 
@@ -899,7 +948,8 @@ int main(int argc, char** argv) {
                    "Load SDL game-controller mappings (gamecontrollerdb.txt format) first")
       ->option_text("FILE");
 
-  auto* identifyCmd = app.add_subcommand("identify", "Identify drive parameters from measured data");
+  auto* identifyCmd =
+      app.add_subcommand("identify", "Identify drive parameters from measured data");
   identifyCmd->require_subcommand(1);
   std::string efficiencyData;
   auto* identifyEfficiencyCmd = identifyCmd->add_subcommand(
@@ -910,8 +960,9 @@ int main(int argc, char** argv) {
 
   FlexureArgs flexureArgs;
   auto* identifyFlexureCmd = identifyCmd->add_subcommand(
-      "flexure", "Fit planar-spring and PRB tables of a leaf-spring flexure from the elastica "
-                 "(seed 001 synthesis)");
+      "flexure",
+      "Fit planar-spring and PRB tables of a leaf-spring flexure from the elastica "
+      "(seed 001 synthesis)");
   identifyFlexureCmd->add_option("--E", flexureArgs.leaf.youngs_modulus_Pa, "Young's modulus (Pa)")
       ->capture_default_str();
   identifyFlexureCmd->add_option("--L", flexureArgs.leaf.length_m, "leaf length (m)")
@@ -922,7 +973,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   identifyFlexureCmd->add_option("--lever", flexureArgs.leaf.lever_m, "lever length (m)")
       ->capture_default_str();
-  identifyFlexureCmd->add_option("--max-angle", flexureArgs.max_angle_deg, "largest tip angle (deg)")
+  identifyFlexureCmd
+      ->add_option("--max-angle", flexureArgs.max_angle_deg, "largest tip angle (deg)")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 80.0));
   identifyFlexureCmd->add_option("--samples", flexureArgs.samples, "loads (odd)")
@@ -950,8 +1002,11 @@ int main(int argc, char** argv) {
       run.duration_given = durationOption->count() > 0;
       return simtrainer_app::guardResult(run.result, [&] { return runCommand(run); });
     }
-    if (*playCmd) return simtrainer_app::guardResult(play.result, [&] { return playCommand(play); });
-    if (*replayCmd) return simtrainer_app::guardResult(replayArgs.result, [&] { return replayCommand(replayArgs); });
+    if (*playCmd)
+      return simtrainer_app::guardResult(play.result, [&] { return playCommand(play); });
+    if (*replayCmd)
+      return simtrainer_app::guardResult(replayArgs.result,
+                                         [&] { return replayCommand(replayArgs); });
     if (reportCmd.chosen()) return reportCmd.run();
     if (*testCmd) return testCommand(test);
     if (*validateCmd) return validateCommand(validateScene, validateSets, validateInput);

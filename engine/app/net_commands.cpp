@@ -11,9 +11,9 @@
 
 #include <chrono>
 #include <cmath>
-#include <optional>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -58,8 +58,9 @@ void addClassOptions(CLI::App* command, int& domain, std::string& partition,
   command->add_option("--domain", domain, "DDS domain id of the class (0..232, default 0)")
       ->check(CLI::Range(0, 232));
   command->add_option("--partition", partition, "DDS partition of the class (default simtrainer)");
-  command->add_option("--peer", peers,
-                      "Unicast address of another machine to announce to (besides multicast)")
+  command
+      ->add_option("--peer", peers,
+                   "Unicast address of another machine to announce to (besides multicast)")
       ->option_text("IPv4");
 }
 
@@ -113,7 +114,8 @@ remote::Command parseCommand(const std::string& text) {
   remote::Command c;
   const std::string& kind = parts[0];
   auto need = [&](std::size_t n) {
-    if (parts.size() < n) throw std::invalid_argument("--command " + text + ": missing fields (see --help)");
+    if (parts.size() < n)
+      throw std::invalid_argument("--command " + text + ": missing fields (see --help)");
   };
   if (kind == "pause") {
     c.kind = remote::CommandKind::Pause;
@@ -136,7 +138,8 @@ remote::Command parseCommand(const std::string& text) {
     c.kind = remote::CommandKind::SetParameter;
     c.target = parts[1];
   } else {
-    throw std::invalid_argument("--command " + text + ": unknown command (pause, resume, reset, fault, clear, set)");
+    throw std::invalid_argument("--command " + text +
+                                ": unknown command (pause, resume, reset, fault, clear, set)");
   }
   const std::size_t value_at = kind == "set" ? 2 : 3;
   if (parts.size() > value_at) {
@@ -160,16 +163,19 @@ int serveSession(const NetCommands::Args& a, const NetHooks& hooks) {
   options.duration_s = a.serve_duration;
   std::optional<sim::engine::Scenario> scenario;
   std::optional<sim::engine::Scene> plain;
-  const bool is_scenario = a.serve_file.size() > 14 &&
-                           a.serve_file.compare(a.serve_file.size() - 14, 14, ".scenario.yaml") == 0;
+  const bool is_scenario =
+      a.serve_file.size() > 14 &&
+      a.serve_file.compare(a.serve_file.size() - 14, 14, ".scenario.yaml") == 0;
   if (is_scenario) {
     // The scenario's scene, duration, faults, parameter changes and grading (expectations and
     // `scoring:`); its timeline is not played (the stations drive the pult).
     scenario = sim::engine::loadScenario(a.serve_file);
     options.faults = scenario->faults;
     options.changes = scenario->changes;
-    if (!a.sets.empty()) throw std::invalid_argument("--set: not with a scenario (put it in the scenario)");
-    if (!scenario->timeline.empty()) spdlog::warn("serve: the scenario's timeline is not played; stations drive the pult");
+    if (!a.sets.empty())
+      throw std::invalid_argument("--set: not with a scenario (put it in the scenario)");
+    if (!scenario->timeline.empty())
+      spdlog::warn("serve: the scenario's timeline is not played; stations drive the pult");
     if (options.duration_s <= 0.0) options.duration_s = scenario->duration_s;
     options.record_header.scenario_path = scenario->file;
     options.record_header.scenario_hash = scenario->source_hash;
@@ -179,26 +185,31 @@ int serveSession(const NetCommands::Args& a, const NetHooks& hooks) {
   const sim::engine::Scene& scene = scenario ? scenario->scene : *plain;
   // Graded when a scenario is served (statistics only for a plain scene, with --result).
   std::unique_ptr<sim::engine::Scorer> scorer;
-  if (scenario) scorer = std::make_unique<sim::engine::Scorer>(*scenario);
-  else if (!a.result.path.empty()) scorer = std::make_unique<sim::engine::Scorer>(scene);
+  if (scenario)
+    scorer = std::make_unique<sim::engine::Scorer>(*scenario);
+  else if (!a.result.path.empty())
+    scorer = std::make_unique<sim::engine::Scorer>(scene);
   options.scorer = scorer.get();
   options.record_header.trainee = a.result.trainee;
   options.record_header.started = sim::engine::utcNow();
   std::optional<ResultOutput> result_file;
   if (!a.result.path.empty()) {
-    result_file.emplace(a.result,
-                        sim::engine::resultHeader(scene, scenario ? &*scenario : nullptr, a.result.trainee,
-                                                  options.record_header.started, a.record),
-                        scorer.get());
+    result_file.emplace(
+        a.result,
+        sim::engine::resultHeader(scene, scenario ? &*scenario : nullptr, a.result.trainee,
+                                  options.record_header.started, a.record),
+        scorer.get());
   }
   spdlog::info("serve: {} on domain {} partition \"{}\"", scene.name, a.domain, a.partition);
   const remote::ServeResult r = remote::serve(scene, options);
-  if (result_file) result_file->finish(r.complete, outcomeOf(r.run), r.run.fault ? r.run.fault->describe() : "");
+  if (result_file)
+    result_file->finish(r.complete, outcomeOf(r.run), r.run.fault ? r.run.fault->describe() : "");
   std::fputs(sim::engine::formatSummary(scene, r.run).c_str(), stdout);
-  std::printf("serve: pult samples %llu, commands %llu, dropped %llu malformed, %llu out of order\n",
-              static_cast<unsigned long long>(r.pult_samples), static_cast<unsigned long long>(r.commands),
-              static_cast<unsigned long long>(r.drops.malformed),
-              static_cast<unsigned long long>(r.drops.out_of_order));
+  std::printf(
+      "serve: pult samples %llu, commands %llu, dropped %llu malformed, %llu out of order\n",
+      static_cast<unsigned long long>(r.pult_samples), static_cast<unsigned long long>(r.commands),
+      static_cast<unsigned long long>(r.drops.malformed),
+      static_cast<unsigned long long>(r.drops.out_of_order));
   std::fflush(stdout);
   if (r.run.fault) return 1;
   return 0;
@@ -226,7 +237,8 @@ int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
     for (const auto& e : options.pult_script) {
       bool known = false;
       for (const auto& c : scene.pult.controls) known = known || c.name == e.control;
-      if (!known) throw std::invalid_argument("--pult: no control named " + e.control + " in " + scene.file);
+      if (!known)
+        throw std::invalid_argument("--pult: no control named " + e.control + " in " + scene.file);
     }
     if (!a.input.empty()) {
       input = hooks.open_input(scene, a.input);
@@ -235,15 +247,16 @@ int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
     return hooks.make_view(scene, a.headless, a.camera, a.size);
   };
   const remote::StationResult r = remote::runStation(options);
-  std::printf("view %s: frames %llu, last step %llu, link lost %llu times, dropped %llu "
-              "(%llu malformed, %llu out of order, %llu foreign), pult samples sent %llu\n",
-              a.station.c_str(), static_cast<unsigned long long>(r.frames_received),
-              static_cast<unsigned long long>(r.last_step), static_cast<unsigned long long>(r.link_lost),
-              static_cast<unsigned long long>(r.drops.total()),
-              static_cast<unsigned long long>(r.drops.malformed),
-              static_cast<unsigned long long>(r.drops.out_of_order),
-              static_cast<unsigned long long>(r.drops.foreign),
-              static_cast<unsigned long long>(r.pult_sent));
+  std::printf(
+      "view %s: frames %llu, last step %llu, link lost %llu times, dropped %llu "
+      "(%llu malformed, %llu out of order, %llu foreign), pult samples sent %llu\n",
+      a.station.c_str(), static_cast<unsigned long long>(r.frames_received),
+      static_cast<unsigned long long>(r.last_step), static_cast<unsigned long long>(r.link_lost),
+      static_cast<unsigned long long>(r.drops.total()),
+      static_cast<unsigned long long>(r.drops.malformed),
+      static_cast<unsigned long long>(r.drops.out_of_order),
+      static_cast<unsigned long long>(r.drops.foreign),
+      static_cast<unsigned long long>(r.pult_sent));
   if (r.latency_s.count() > 0) {
     std::printf("view %s: latency mean %.3f ms, p99 %.3f ms\n", a.station.c_str(),
                 1e3 * r.latency_s.mean(), 1e3 * r.latency_s.p99());
@@ -303,7 +316,8 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   }
   // Listen: events (the answers to the commands), stations and the state.
   const auto listen_start = Clock::now();
-  while (!stopped() && std::chrono::duration<double>(Clock::now() - listen_start).count() < a.listen_s) {
+  while (!stopped() &&
+         std::chrono::duration<double>(Clock::now() - listen_start).count() < a.listen_s) {
     poll();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -313,12 +327,15 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
       std::printf("no server in domain %d partition \"%s\"\n", a.domain, a.partition.c_str());
       return 1;
     }
-    std::printf("server: %s (%s), run %016llx\n", identity.scene_name.c_str(), identity.scene_file.c_str(),
-                static_cast<unsigned long long>(identity.run_id));
+    std::printf("server: %s (%s), run %016llx\n", identity.scene_name.c_str(),
+                identity.scene_file.c_str(), static_cast<unsigned long long>(identity.run_id));
     if (have_frame) {
-      std::printf("state: step %llu t %.3f s%s%s\n", static_cast<unsigned long long>(frame.step),
-                  frame.sim_time_s, frame.paused ? " PAUSED" : "",
-                  frame.scored ? fmt::format(", score {:g}/100", std::round(frame.score * 10.0) / 10.0).c_str() : "");
+      std::printf(
+          "state: step %llu t %.3f s%s%s\n", static_cast<unsigned long long>(frame.step),
+          frame.sim_time_s, frame.paused ? " PAUSED" : "",
+          frame.scored
+              ? fmt::format(", score {:g}/100", std::round(frame.score * 10.0) / 10.0).c_str()
+              : "");
       std::string pult = "pult:";
       for (std::size_t c = 0; c < frame.pult.size() && c < identity.controls.size(); ++c) {
         pult += fmt::format(" {}={:.3g}", identity.controls[c], frame.pult[c]);
@@ -326,17 +343,21 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
       std::printf("%s\n", pult.c_str());
       std::string motors = "motors (voltage, speed rad/s):";
       for (std::size_t m = 0; m < frame.motor_voltage.size(); ++m) {
-        motors += fmt::format(" [{}] {:+.3f} {:+.3g}", m, frame.motor_voltage[m], frame.motor_speed_radps[m]);
+        motors += fmt::format(" [{}] {:+.3f} {:+.3g}", m, frame.motor_voltage[m],
+                              frame.motor_speed_radps[m]);
       }
       std::printf("%s\n", motors.c_str());
     }
     std::printf("stations: %zu\n", stations.size());
     for (const auto& [name, st] : stations) {
-      std::printf("station %s: %s, link %s, step %llu, frames %llu, dropped %llu%s%s\n", name.c_str(),
-                  st.role.c_str(), st.link_ok ? "ok" : "LOST", static_cast<unsigned long long>(st.last_step),
+      std::printf("station %s: %s, link %s, step %llu, frames %llu, dropped %llu%s%s\n",
+                  name.c_str(), st.role.c_str(), st.link_ok ? "ok" : "LOST",
+                  static_cast<unsigned long long>(st.last_step),
                   static_cast<unsigned long long>(st.frames_received),
                   static_cast<unsigned long long>(st.dropped), st.has_pult ? ", has a pult" : "",
-                  st.scored ? fmt::format(", score {:g}/100", std::round(st.score * 10.0) / 10.0).c_str() : "");
+                  st.scored
+                      ? fmt::format(", score {:g}/100", std::round(st.score * 10.0) / 10.0).c_str()
+                      : "");
     }
   }
   std::fflush(stdout);
@@ -349,27 +370,35 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   Args& a = *args_;
   a.serve = app.add_subcommand(
       "serve", "Run a scene authoritative and headless in real time, publishing its state (DDS)");
-  a.serve->add_option("SCENE", a.serve_file, "Scene file (YAML) or scenario (*.scenario.yaml)")->required();
+  a.serve->add_option("SCENE", a.serve_file, "Scene file (YAML) or scenario (*.scenario.yaml)")
+      ->required();
   addClassOptions(a.serve, a.domain, a.partition, a.peers);
   a.serve->add_option("--duration", a.serve_duration, "Simulated seconds (default: until Ctrl-C)");
-  a.serve->add_option("--record", a.record, "Record the session, faults included (simtrainer replay)")
+  a.serve
+      ->add_option("--record", a.record, "Record the session, faults included (simtrainer replay)")
       ->option_text("FILE");
   a.serve->add_option("--trace", a.trace, "Pose trace of every published frame (hex floats)")
       ->option_text("FILE");
-  a.serve->add_option("--events", a.events, "Log of commands, faults and refusals")->option_text("FILE");
-  a.serve->add_option("--set", a.sets, "Override a numeric scene parameter")->option_text("KEY=VALUE");
-  a.serve->add_flag("--as-fast-as-possible", a.as_fast, "Do not pace to the wall clock (benchmarks)");
+  a.serve->add_option("--events", a.events, "Log of commands, faults and refusals")
+      ->option_text("FILE");
+  a.serve->add_option("--set", a.sets, "Override a numeric scene parameter")
+      ->option_text("KEY=VALUE");
+  a.serve->add_flag("--as-fast-as-possible", a.as_fast,
+                    "Do not pace to the wall clock (benchmarks)");
   addResultOptions(a.serve, a.result);
 
-  a.view = app.add_subcommand("view", "Show a served scene (--remote): same view as run, state from the server");
+  a.view = app.add_subcommand(
+      "view", "Show a served scene (--remote): same view as run, state from the server");
   a.view->add_flag("--remote", a.remote_flag, "Receive the state from `simtrainer serve`");
   addClassOptions(a.view, a.domain, a.partition, a.peers);
   a.view->add_option("--station", a.station, "This station's name (default station)");
-  a.view->add_option("--scene", a.scene, "The scene file here (default: the path the server names)");
+  a.view->add_option("--scene", a.scene,
+                     "The scene file here (default: the path the server names)");
   a.view->add_option("--input", a.input, "This station's pult: a mapping file, or keyboard")
       ->option_text("FILE|keyboard");
-  a.view->add_option("--pult", a.pult_script,
-                     "Scripted pult: set a control when the received time reaches SECONDS")
+  a.view
+      ->add_option("--pult", a.pult_script,
+                   "Scripted pult: set a control when the received time reaches SECONDS")
       ->option_text("NAME=VALUE[@SECONDS]");
   a.view->add_flag("--headless", a.headless, "No window (a trace or a scripted pult only)");
   a.view->add_option("--camera", a.camera, "View from this camera of the scene");
@@ -379,14 +408,18 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   a.view->add_option("--duration", a.view_duration, "Wall seconds to run (default: until closed)");
   a.view->add_option("--until-step", a.until_step, "Stop once a frame of this step is shown");
 
-  a.instruct = app.add_subcommand("instruct", "Instructor: list stations and HUD values, send commands");
+  a.instruct =
+      app.add_subcommand("instruct", "Instructor: list stations and HUD values, send commands");
   addClassOptions(a.instruct, a.domain, a.partition, a.peers);
-  a.instruct->add_option("--command", a.commands,
-                         "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed|brake_released[:VALUE] | "
-                         "fault:CONTROL:axis_stuck | fault:SIGNAL:noise:SIGMA | fault:SIGNAL:dropout | "
-                         "clear:TARGET | set:KEY:VALUE (repeatable)");
-  a.instruct->add_option("--listen", a.listen_s, "Seconds to listen for stations and events (default 2)");
-  a.instruct->add_flag("--list", a.list, "Print the server, the state's HUD values and the stations");
+  a.instruct->add_option(
+      "--command", a.commands,
+      "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed|brake_released[:VALUE] | "
+      "fault:CONTROL:axis_stuck | fault:SIGNAL:noise:SIGMA | fault:SIGNAL:dropout | "
+      "clear:TARGET | set:KEY:VALUE (repeatable)");
+  a.instruct->add_option("--listen", a.listen_s,
+                         "Seconds to listen for stations and events (default 2)");
+  a.instruct->add_flag("--list", a.list,
+                       "Print the server, the state's HUD values and the stations");
   a.instruct->add_option("--name", a.issuer, "The instructor's name (default instructor)");
 }
 
@@ -401,8 +434,10 @@ int NetCommands::run(const NetHooks& hooks) {
   } catch (const std::runtime_error& e) {
     // No server, another scene file, DDS refusing the domain: the run failed (exit code 1);
     // scene and usage errors (other exception types) reach main's handlers.
-    if (dynamic_cast<const sim::engine::SceneError*>(&e) || dynamic_cast<const sim::engine::SceneInvalid*>(&e) ||
-        dynamic_cast<const sim::engine::RecordingError*>(&e) || dynamic_cast<const sim::input::InputError*>(&e) ||
+    if (dynamic_cast<const sim::engine::SceneError*>(&e) ||
+        dynamic_cast<const sim::engine::SceneInvalid*>(&e) ||
+        dynamic_cast<const sim::engine::RecordingError*>(&e) ||
+        dynamic_cast<const sim::input::InputError*>(&e) ||
         dynamic_cast<const sim::engine::ResultError*>(&e)) {
       throw;
     }

@@ -31,7 +31,8 @@ void writeQuietly(const ResultArgs& args, const se::ResultFile& result) {
 std::string describe(const std::exception& e) {
   if (const auto* invalid = dynamic_cast<const se::SceneInvalid*>(&e)) {
     std::string text;
-    for (const auto& error : invalid->errors()) text += (text.empty() ? "" : "; ") + std::string(error.what());
+    for (const auto& error : invalid->errors())
+      text += (text.empty() ? "" : "; ") + std::string(error.what());
     return text;
   }
   return e.what();
@@ -42,10 +43,13 @@ std::string describe(const std::exception& e) {
 void addResultOptions(CLI::App* command, ResultArgs& args, bool trainee) {
   command
       ->add_option("--result", args.path,
-                   "Write the session's result file (JSON: score, penalties, tasks, figures; docs/result-format.md)")
+                   "Write the session's result file (JSON: score, penalties, tasks, figures; "
+                   "docs/result-format.md)")
       ->option_text("FILE.json");
   if (!trainee) return;
-  command->add_option("--trainee", args.trainee, "The trainee or station, in the result file and the recording")
+  command
+      ->add_option("--trainee", args.trainee,
+                   "The trainee or station, in the result file and the recording")
       ->option_text("NAME")
       ->check(CLI::Validator(
           [](std::string& name) -> std::string {
@@ -76,7 +80,8 @@ int guardResult(const ResultArgs& args, const std::function<int()>& body) {
 ResultOutput::ResultOutput(const ResultArgs& args, se::ResultFile header, const se::Scorer* scorer)
     : args_(args), scorer_(scorer) {
   header.outcome = "running";
-  se::writeResultFile(args.path, header);  // throws: an unwritable path stops the session before it starts
+  se::writeResultFile(args.path,
+                      header);  // throws: an unwritable path stops the session before it starts
   args.last = std::move(header);
 }
 
@@ -105,8 +110,9 @@ std::string outcomeOf(const se::RunResult& run) {
 void printGrade(const se::ScenarioResult& result) {
   const se::ScoreSheet& s = result.score;
   if (!s.scored) return;
-  fmt::print("  score {:g}/100, pass mark {:g}: {}{}\n", std::round(s.score * 10.0) / 10.0, s.pass_mark,
-             s.passed ? "PASSED" : "NOT PASSED", s.critical_failure ? " (critical failure)" : "");
+  fmt::print("  score {:g}/100, pass mark {:g}: {}{}\n", std::round(s.score * 10.0) / 10.0,
+             s.pass_mark, s.passed ? "PASSED" : "NOT PASSED",
+             s.critical_failure ? " (critical failure)" : "");
   for (const se::Penalty& p : s.penalties) fmt::print("    {}\n", p.text);
   for (const se::TaskResult& t : s.tasks) {
     if (t.points_lost > 0.0) fmt::print("    -{:g} task failed: {}\n", t.points_lost, t.name);
@@ -126,8 +132,9 @@ int replayToResult(const std::string& recording, const ResultArgs& result) {
   se::writeResultFile(result.path, g.result);
   result.last = g.result;
   result.final = true;
-  fmt::print("replayed {} steps of {}, every step identical to the recording; result written to {}\n", g.result.steps,
-             g.result.scene.file, result.path);
+  fmt::print(
+      "replayed {} steps of {}, every step identical to the recording; result written to {}\n",
+      g.result.steps, g.result.scene.file, result.path);
   if (g.result.score.scored) {
     fmt::print("  score {:g}/100: {}\n", std::round(g.result.score.score * 10.0) / 10.0,
                g.result.score.passed ? "PASSED" : "NOT PASSED");
@@ -143,27 +150,40 @@ struct ReportCommand::Args {
 
 ReportCommand::ReportCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
   Args& a = *args_;
-  a.command = app.add_subcommand(
-      "report", "After-action report of a session (HTML: score, timeline, plots, worst moments), or a class summary");
-  a.command->add_option("INPUT", a.input, "A session recording, or a result file (its recording is replayed when there)")
+  a.command = app.add_subcommand("report",
+                                 "After-action report of a session (HTML: score, timeline, plots, "
+                                 "worst moments), or a class summary");
+  a.command
+      ->add_option("INPUT", a.input,
+                   "A session recording, or a result file (its recording is replayed when there)")
       ->option_text("RECORDING_OR_RESULT");
-  a.command->add_option("--out", a.out, "Directory for index.html (and result.json)")->required()->option_text("DIR");
-  a.command->add_option("--class", a.class_dir, "Summarise every result file (*.json) of DIR instead")->option_text("DIR");
-  a.command->add_flag("--force",
-                      a.force, "Report a recording whose scene or scenario changed since, or that no longer replays "
-                               "bit for bit (unverified; the page says so)");
-  a.command->add_flag("--no-screenshots", a.no_screenshots, "Leave out the screenshots of the worst moments");
+  a.command->add_option("--out", a.out, "Directory for index.html (and result.json)")
+      ->required()
+      ->option_text("DIR");
+  a.command
+      ->add_option("--class", a.class_dir, "Summarise every result file (*.json) of DIR instead")
+      ->option_text("DIR");
+  a.command->add_flag(
+      "--force", a.force,
+      "Report a recording whose scene or scenario changed since, or that no longer replays "
+      "bit for bit (unverified; the page says so)");
+  a.command->add_flag("--no-screenshots", a.no_screenshots,
+                      "Leave out the screenshots of the worst moments");
   a.command->add_option("--size", a.size, "Screenshot size (default 800x450)")->option_text("WxH");
 }
 
 ReportCommand::~ReportCommand() = default;
 
-bool ReportCommand::chosen() const { return args_->command->parsed(); }
+bool ReportCommand::chosen() const {
+  return args_->command->parsed();
+}
 
 int ReportCommand::run() {
   const Args& a = *args_;
   if (a.input.empty() == a.class_dir.empty()) {
-    std::fprintf(stderr, "simtrainer: error: report: give a recording or result file, or --class DIR (one of them)\n");
+    std::fprintf(stderr,
+                 "simtrainer: error: report: give a recording or result file, or --class DIR (one "
+                 "of them)\n");
     return kExitUsage;
   }
   try {
@@ -177,9 +197,12 @@ int ReportCommand::run() {
     se::ReportOptions options;
     options.force = a.force;
     options.screenshots = !a.no_screenshots;
-    if (std::sscanf(a.size.c_str(), "%dx%d", &options.width, &options.height) != 2 || options.width < 16 ||
-        options.height < 16 || options.width > 4096 || options.height > 4096) {
-      std::fprintf(stderr, "simtrainer: error: --size: expected WIDTHxHEIGHT, e.g. 800x450, got %s\n", a.size.c_str());
+    if (std::sscanf(a.size.c_str(), "%dx%d", &options.width, &options.height) != 2 ||
+        options.width < 16 || options.height < 16 || options.width > 4096 ||
+        options.height > 4096) {
+      std::fprintf(stderr,
+                   "simtrainer: error: --size: expected WIDTHxHEIGHT, e.g. 800x450, got %s\n",
+                   a.size.c_str());
       return kExitUsage;
     }
     const se::ReportFiles files = se::writeReport(a.input, a.out, options);

@@ -38,7 +38,8 @@ class ResultOutput {
  public:
   /// Writes the provisional file; throws ResultError when it cannot be written (exit code 2,
   /// before the session starts).
-  ResultOutput(const ResultArgs& args, sim::engine::ResultFile header, const sim::engine::Scorer* scorer);
+  ResultOutput(const ResultArgs& args, sim::engine::ResultFile header,
+               const sim::engine::Scorer* scorer);
   ~ResultOutput();
   ResultOutput(const ResultOutput&) = delete;
   ResultOutput& operator=(const ResultOutput&) = delete;

@@ -13,7 +13,9 @@ constexpr double kGrowth = 1.01;  // each bucket 1 % wider than the last
 
 TimingStats::TimingStats(double lowest, double highest)
     : lowest_(lowest),
-      bucket_count_(static_cast<std::size_t>(std::ceil(std::log(highest / lowest) / std::log(kGrowth))) + 1) {}
+      bucket_count_(
+          static_cast<std::size_t>(std::ceil(std::log(highest / lowest) / std::log(kGrowth))) + 1) {
+}
 
 std::size_t TimingStats::bucketOf(double value) const {
   if (!(value > lowest_)) return 0;
@@ -40,10 +42,12 @@ void TimingStats::add(double seconds) {
 
 double TimingStats::quantile(double q) const {
   if (count_ == 0) return 0.0;
-  const auto rank = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(q * static_cast<double>(count_))));
+  const auto rank = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::ceil(q * static_cast<double>(count_))));
   if (buckets_.empty()) {
     std::vector<double> sorted = samples_;
-    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank - 1), sorted.end());
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank - 1),
+                     sorted.end());
     return sorted[rank - 1];
   }
   std::size_t seen = 0;
@@ -55,13 +59,17 @@ double TimingStats::quantile(double q) const {
 }
 
 FramePacer::FramePacer(double frame_period_s, bool realtime, double max_lag_s)
-    : period_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(frame_period_s))),
-      max_lag_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(max_lag_s))),
+    : period_(std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(frame_period_s))),
+      max_lag_(
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(max_lag_s))),
       realtime_(realtime),
       next_(Clock::now() + period_),
       frame_start_(Clock::now()) {}
 
-void FramePacer::beginFrame() { frame_start_ = Clock::now(); }
+void FramePacer::beginFrame() {
+  frame_start_ = Clock::now();
+}
 
 void FramePacer::endFrame() {
   if (!realtime_) return;
@@ -94,7 +102,8 @@ void FramePacer::endFrame() {
 
 bool FramePacer::behind() const {
   if (!realtime_) return false;
-  return late_ || (trouble_ != Clock::time_point{} && Clock::now() - trouble_ < std::chrono::seconds(1));
+  return late_ ||
+         (trouble_ != Clock::time_point{} && Clock::now() - trouble_ < std::chrono::seconds(1));
 }
 
 }  // namespace sim::engine

@@ -54,8 +54,8 @@ EfficiencyTable readEfficiencyTable(const std::string& path) {
           if (cells[c] == wanted[w]) columnOf[w] = static_cast<int>(c);
         }
         if (columnOf[w] < 0) {
-          throw IdentifyError(where + ": header has no column '" + wanted[w] + "' (header: " +
-                              text + "; need columns torque_Nm,efficiency)");
+          throw IdentifyError(where + ": header has no column '" + wanted[w] +
+                              "' (header: " + text + "; need columns torque_Nm,efficiency)");
         }
       }
       continue;
@@ -67,8 +67,8 @@ EfficiencyTable readEfficiencyTable(const std::string& path) {
     double values[2] = {0.0, 0.0};
     for (std::size_t w = 0; w < wanted.size(); ++w) {
       const std::string& cell = cells[static_cast<std::size_t>(columnOf[w])];
-      const std::string colWhere = where + ": column " + std::to_string(columnOf[w] + 1) + " '" +
-                                   wanted[w] + "'";
+      const std::string colWhere =
+          where + ": column " + std::to_string(columnOf[w] + 1) + " '" + wanted[w] + "'";
       double v = 0.0;
       const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
       if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size() ||
@@ -85,7 +85,8 @@ EfficiencyTable readEfficiencyTable(const std::string& path) {
     table.torque_Nm.push_back(values[0]);
     table.efficiency.push_back(values[1]);
   }
-  if (!haveHeader) throw IdentifyError(path + ": no header line (need columns torque_Nm,efficiency)");
+  if (!haveHeader)
+    throw IdentifyError(path + ": no header line (need columns torque_Nm,efficiency)");
   if (table.torque_Nm.size() < 3) {
     throw IdentifyError(path + ": " + std::to_string(table.torque_Nm.size()) +
                         " data rows; need at least 3 to fit K_ML and M_C with confidence "

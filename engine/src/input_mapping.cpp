@@ -51,10 +51,13 @@ class Parser {
       d.id = item.string("name");
       if (item.has("type")) {
         const std::string type = item.string("type");
-        if (type == "gamepad") d.kind = DeviceKind::Gamepad;
-        else if (type == "joystick") d.kind = DeviceKind::Joystick;
-        else ctx_.failAt(item.keyLine("type"), item.join("type"),
-                         "expected gamepad or joystick, got \"" + type + "\"");
+        if (type == "gamepad")
+          d.kind = DeviceKind::Gamepad;
+        else if (type == "joystick")
+          d.kind = DeviceKind::Joystick;
+        else
+          ctx_.failAt(item.keyLine("type"), item.join("type"),
+                      "expected gamepad or joystick, got \"" + type + "\"");
       }
       if (item.has("product")) d.name = item.string("product");
       if (item.has("guid")) d.guid = guid(item, "guid");
@@ -72,14 +75,16 @@ class Parser {
         input::AxisCalibration ac;
         a.require("axis");
         ac.axis = a.integer("axis", -1);
-        if (ac.axis < 0) ctx_.failAt(a.keyLine("axis"), a.join("axis"), "expected an axis number >= 0");
+        if (ac.axis < 0)
+          ctx_.failAt(a.keyLine("axis"), a.join("axis"), "expected an axis number >= 0");
         ac.min = a.number("min");
         ac.centre = a.number("centre", 0.5 * (ac.min + a.number("max")));
         ac.max = a.number("max");
         // centre may equal an end: a pedal rests at one end and reads 0 .. 1.
         if (!(ac.min < ac.max && ac.min <= ac.centre && ac.centre <= ac.max)) {
           ctx_.failAt(a.line(), a.path(),
-                      fmt::format("expected min <= centre <= max and min < max, got {} / {} / {}", ac.min, ac.centre, ac.max));
+                      fmt::format("expected min <= centre <= max and min < max, got {} / {} / {}",
+                                  ac.min, ac.centre, ac.max));
         }
         c.axes.push_back(ac);
       }
@@ -101,7 +106,8 @@ class Parser {
     const std::string text = item.string(key);
     if (!isGuid(text)) {
       ctx_.failAt(item.keyLine(key), item.join(key),
-                  "expected a GUID of 32 hex digits (as `simtrainer devices` prints), got \"" + text + "\"");
+                  "expected a GUID of 32 hex digits (as `simtrainer devices` prints), got \"" +
+                      text + "\"");
     }
     return lower(text);
   }
@@ -113,14 +119,18 @@ class Parser {
     for (const char* k : {"axis", "button", "hat", "key"}) given += item.has(k) ? 1 : 0;
     if (given != 1) {
       ctx_.failAt(item.line(), item.path(),
-                  given == 0 ? "missing the input: give one of axis, button, hat, key (or keys, or negative and positive)"
+                  given == 0 ? "missing the input: give one of axis, button, hat, key (or keys, or "
+                               "negative and positive)"
                              : "give only one of axis, button, hat, key");
     }
     if (item.has("key")) {
       item.forbid("device", "a key needs no device");
       const std::string name = item.string("key");
       const auto code = input::keyFromName(name);
-      if (!code) ctx_.failAt(item.keyLine("key"), item.join("key"), "unknown key name \"" + name + "\" (SDL key names: Space, Return, Up, W, Left Shift, F1, ...)");
+      if (!code)
+        ctx_.failAt(item.keyLine("key"), item.join("key"),
+                    "unknown key name \"" + name +
+                        "\" (SDL key names: Space, Return, Up, W, Left Shift, F1, ...)");
       s.kind = Source::Kind::Key;
       s.index = *code;
       return s;
@@ -133,25 +143,34 @@ class Parser {
       std::vector<std::string> known;
       for (const auto& d : m_.devices) known.push_back(d.id);
       ctx_.failAt(item.keyLine("device"), item.join("device"),
-                  fmt::format("no device named \"{}\" (known: {})", dev_name, known.empty() ? "none; declare it under devices" : joined(known)));
+                  fmt::format("no device named \"{}\" (known: {})", dev_name,
+                              known.empty() ? "none; declare it under devices" : joined(known)));
     }
     const bool pad = m_.devices[static_cast<std::size_t>(s.device)].kind == DeviceKind::Gamepad;
     if (item.has("axis")) {
-      if (!allow_axis) ctx_.failAt(item.keyLine("axis"), item.join("axis"), "an axis cannot be one of a pair (use button, hat or key)");
+      if (!allow_axis)
+        ctx_.failAt(item.keyLine("axis"), item.join("axis"),
+                    "an axis cannot be one of a pair (use button, hat or key)");
       s.kind = Source::Kind::Axis;
-      s.index = pad ? named(item, "axis", input::gamepadAxisFromName, input::gamepadAxisNames(), "game-controller axis")
+      s.index = pad ? named(item, "axis", input::gamepadAxisFromName, input::gamepadAxisNames(),
+                            "game-controller axis")
                     : number(item, "axis");
     } else if (item.has("button")) {
       s.kind = Source::Kind::Button;
-      s.index = pad ? named(item, "button", input::gamepadButtonFromName, input::gamepadButtonNames(), "game-controller button")
+      s.index = pad ? named(item, "button", input::gamepadButtonFromName,
+                            input::gamepadButtonNames(), "game-controller button")
                     : number(item, "button");
     } else {
-      if (pad) ctx_.failAt(item.keyLine("hat"), item.join("hat"), "a gamepad has no hats; its d-pad is buttons dpup, dpdown, dpleft, dpright");
+      if (pad)
+        ctx_.failAt(item.keyLine("hat"), item.join("hat"),
+                    "a gamepad has no hats; its d-pad is buttons dpup, dpdown, dpleft, dpright");
       s.kind = Source::Kind::Hat;
       s.index = number(item, "hat");
       const std::string dir = item.string("direction");
       const auto d = input::hatDirectionFromName(dir);
-      if (!d) ctx_.failAt(item.keyLine("direction"), item.join("direction"), "expected up, right, down or left, got \"" + dir + "\"");
+      if (!d)
+        ctx_.failAt(item.keyLine("direction"), item.join("direction"),
+                    "expected up, right, down or left, got \"" + dir + "\"");
       s.hat_direction = *d;
     }
     if (!item.has("hat")) item.forbid("direction", "direction applies to a hat only");
@@ -159,8 +178,8 @@ class Parser {
   }
 
   template <typename Lookup>
-  int named(const MapReader& item, const char* key, Lookup lookup, const std::vector<std::string>& names,
-            const char* what) {
+  int named(const MapReader& item, const char* key, Lookup lookup,
+            const std::vector<std::string>& names, const char* what) {
     const std::string name = item.string(key);
     const auto value = lookup(name);
     if (!value) {
@@ -176,24 +195,28 @@ class Parser {
     if (!value || *value != std::floor(*value) || *value < 0.0 || *value > 255.0) {
       ctx_.failAt(item.keyLine(key), item.join(key),
                   "expected a number 0 .. 255 (a raw joystick's axes, buttons and hats are "
-                  "numbered; names are for type: gamepad), got " + detail::describe(node));
+                  "numbered; names are for type: gamepad), got " +
+                      detail::describe(node));
     }
     return static_cast<int>(*value);
   }
 
-  double bounded(const MapReader& item, const char* key, double fallback, double lo, double hi, bool hi_open) {
+  double bounded(const MapReader& item, const char* key, double fallback, double lo, double hi,
+                 bool hi_open) {
     if (!item.has(key)) return fallback;
     const double v = item.number(key);
     if (v < lo || v > hi || (hi_open && v == hi)) {
-      ctx_.failAt(item.keyLine(key), item.join(key),
-                  fmt::format("expected a number in [{}, {}{}, got {}", lo, hi, hi_open ? ")" : "]", v));
+      ctx_.failAt(
+          item.keyLine(key), item.join(key),
+          fmt::format("expected a number in [{}, {}{}, got {}", lo, hi, hi_open ? ")" : "]", v));
     }
     return v;
   }
 
   Source pairSource(const MapReader& item, const char* key) {
     const YAML::Node node = item.value(key);
-    const MapReader sub(ctx_, node, item.join(key), {"device", "button", "hat", "direction", "key", "axis"});
+    const MapReader sub(ctx_, node, item.join(key),
+                        {"device", "button", "hat", "direction", "key", "axis"});
     return source(sub, false);
   }
 
@@ -208,24 +231,30 @@ class Parser {
       std::vector<std::string> known;
       for (const auto& c : m_.controls) known.push_back(c.name);
       ctx_.failAt(item.keyLine("control"), item.join("control"),
-                  fmt::format("no pult control named \"{}\" (known: {})", control, known.empty() ? "none" : joined(known)));
+                  fmt::format("no pult control named \"{}\" (known: {})", control,
+                              known.empty() ? "none" : joined(known)));
     }
     const input::ControlSpec& spec = m_.controls[static_cast<std::size_t>(b.control)];
 
     const bool pair = item.has("keys") || item.has("negative") || item.has("positive");
     if (pair) {
       for (const char* k : {"axis", "button", "hat", "key", "device", "direction"}) {
-        item.forbid(k, fmt::format("not with a pair (keys or negative/positive): give the pair's inputs inside it"));
+        item.forbid(
+            k,
+            fmt::format(
+                "not with a pair (keys or negative/positive): give the pair's inputs inside it"));
       }
       if (spec.kind != Kind::Axis) {
-        ctx_.failAt(item.line(), item.path(), fmt::format("a pair of inputs drives an axis, and \"{}\" is not one", control));
+        ctx_.failAt(item.line(), item.path(),
+                    fmt::format("a pair of inputs drives an axis, and \"{}\" is not one", control));
       }
       if (item.has("keys")) {
         item.forbid("negative", "give either keys or negative and positive");
         item.forbid("positive", "give either keys or negative and positive");
         const YAML::Node keys = item.value("keys");
         if (!keys.IsSequence() || keys.size() != 2) {
-          ctx_.failAt(item.keyLine("keys"), item.join("keys"), "expected two key names [negative, positive], e.g. [Down, Up]");
+          ctx_.failAt(item.keyLine("keys"), item.join("keys"),
+                      "expected two key names [negative, positive], e.g. [Down, Up]");
         }
         Source* targets[2] = {&b.negative, &b.positive};
         for (std::size_t i = 0; i < 2; ++i) {
@@ -245,7 +274,8 @@ class Parser {
       }
       b.rate = bounded(item, "rate", 0.0, 0.0, 1e6, false);
       b.hold = item.boolean("hold", false);
-      for (const char* k : {"dead_zone", "expo", "invert", "threshold", "action", "position", "step"}) {
+      for (const char* k :
+           {"dead_zone", "expo", "invert", "threshold", "action", "position", "step"}) {
         item.forbid(k, "does not apply to a pair of inputs");
       }
       m_.bindings.push_back(b);
@@ -260,12 +290,15 @@ class Parser {
       b.shape.expo = bounded(item, "expo", 0.0, 0.0, 1.0, false);
       b.shape.invert = item.boolean("invert", false);
     } else {
-      for (const char* k : {"dead_zone", "expo", "invert", "threshold"}) item.forbid(k, "applies to an axis input only");
+      for (const char* k : {"dead_zone", "expo", "invert", "threshold"})
+        item.forbid(k, "applies to an axis input only");
     }
     const bool as_digital = !analog || spec.kind == Kind::Button || spec.kind == Kind::Toggle;
     if (analog && as_digital) {
       b.threshold = bounded(item, "threshold", 0.5, -1.0, 1.0, false);
-      if (b.threshold == 0.0) ctx_.failAt(item.keyLine("threshold"), item.join("threshold"), "a threshold of 0 would always be pressed at rest");
+      if (b.threshold == 0.0)
+        ctx_.failAt(item.keyLine("threshold"), item.join("threshold"),
+                    "a threshold of 0 would always be pressed at rest");
     } else {
       item.forbid("threshold", "threshold applies to an axis driving a button or toggle");
     }
@@ -274,18 +307,25 @@ class Parser {
       case Kind::Axis:
         if (!analog) {
           ctx_.failAt(item.line(), item.path(),
-                      fmt::format("axis control \"{}\" needs an axis input or a pair (keys: [down, up], or negative and positive)", control));
+                      fmt::format("axis control \"{}\" needs an axis input or a pair (keys: [down, "
+                                  "up], or negative and positive)",
+                                  control));
         }
         item.forbid("action", "action applies to toggles");
         break;
       case Kind::Button:
-        if (!action.empty() && action != "press") item.forbid("action", "a button only takes action: press");
+        if (!action.empty() && action != "press")
+          item.forbid("action", "a button only takes action: press");
         b.action = DigitalAction::Press;
         break;
       case Kind::Toggle:
-        if (action.empty() || action == "toggle") b.action = DigitalAction::Toggle;
-        else if (action == "hold") b.action = DigitalAction::Hold;
-        else ctx_.failAt(item.keyLine("action"), item.join("action"), "expected toggle or hold, got \"" + action + "\"");
+        if (action.empty() || action == "toggle")
+          b.action = DigitalAction::Toggle;
+        else if (action == "hold")
+          b.action = DigitalAction::Hold;
+        else
+          ctx_.failAt(item.keyLine("action"), item.join("action"),
+                      "expected toggle or hold, got \"" + action + "\"");
         break;
       case Kind::Switch:
         item.forbid("action", "a switch takes position or step instead");
@@ -299,14 +339,21 @@ class Parser {
           b.position = item.integer("position", 0);
           if (b.position < 0 || b.position >= spec.positions) {
             ctx_.failAt(item.keyLine("position"), item.join("position"),
-                        fmt::format("switch \"{}\" has positions 0 .. {}, got {}", control, spec.positions - 1, b.position));
+                        fmt::format("switch \"{}\" has positions 0 .. {}, got {}", control,
+                                    spec.positions - 1, b.position));
           }
         } else if (item.has("step")) {
           b.action = DigitalAction::Step;
           b.step = item.integer("step", 1);
-          if (b.step == 0) ctx_.failAt(item.keyLine("step"), item.join("step"), "expected a non-zero number of positions");
+          if (b.step == 0)
+            ctx_.failAt(item.keyLine("step"), item.join("step"),
+                        "expected a non-zero number of positions");
         } else {
-          ctx_.failAt(item.line(), item.path(), fmt::format("switch \"{}\": give position (where the input puts it) or step (+1 / -1)", control));
+          ctx_.failAt(
+              item.line(), item.path(),
+              fmt::format(
+                  "switch \"{}\": give position (where the input puts it) or step (+1 / -1)",
+                  control));
         }
         break;
     }

@@ -99,7 +99,8 @@ std::string runIsolated(const std::function<std::string()>& work, const Isolatio
   for (;;) {
     int waitMs = -1;
     if (limits.seconds > 0.0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) {
         timedOut = true;
         break;

@@ -70,7 +70,8 @@ class LatestWriter {
       }
       const auto start = std::chrono::steady_clock::now();
       write_(value);
-      write_times_.add(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      write_times_.add(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
   }
 

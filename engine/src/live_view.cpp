@@ -67,10 +67,12 @@ DrawFigures LiveView::recentFigures() const {
     times.push_back(seconds);
     sum += seconds;
   }
-  const double span = std::chrono::duration<double>(recent_.back().first - recent_.front().first).count();
+  const double span =
+      std::chrono::duration<double>(recent_.back().first - recent_.front().first).count();
   figures.frames_per_second = span > 0.0 ? static_cast<double>(recent_.size() - 1) / span : 0.0;
   figures.mean_ms = 1e3 * sum / static_cast<double>(times.size());
-  const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(times.size()))) - 1;
+  const auto rank =
+      static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(times.size()))) - 1;
   std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(rank), times.end());
   figures.p99_ms = 1e3 * times[rank];
   return figures;
@@ -99,7 +101,8 @@ void LiveView::drawAll(const FrameSnapshot& snapshot) {
   ++drawn_frames_;
   draw_end_ = end;
   recent_.emplace_back(end, seconds);
-  while (recent_.size() > 2 && end - recent_.front().first > std::chrono::seconds(1)) recent_.pop_front();
+  while (recent_.size() > 2 && end - recent_.front().first > std::chrono::seconds(1))
+    recent_.pop_front();
   if (openWindows() == 0) closed_.store(true);
   if (options_.draw_delay.count() > 0) std::this_thread::sleep_for(options_.draw_delay);
 }
@@ -139,7 +142,8 @@ class LowerDrawingPriority {
     errno = 0;
     const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
     if (errno != 0) return;
-    if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice + kNiceIncrement) == 0) old_ = nice;
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice + kNiceIncrement) == 0)
+      old_ = nice;
   }
   ~LowerDrawingPriority() {
     // Lowering the nice value back may need privilege; if refused, the thread stays polite.
@@ -178,7 +182,8 @@ void LiveView::finishDrawing() {
 void LiveView::addFigures(RunResult& result) const {
   result.drawn_frames = drawn_frames_;
   result.draw_time = draw_time_;
-  result.draw_wall_s = drawn_frames_ > 1 ? std::chrono::duration<double>(draw_end_ - draw_start_).count() : 0.0;
+  result.draw_wall_s =
+      drawn_frames_ > 1 ? std::chrono::duration<double>(draw_end_ - draw_start_).count() : 0.0;
 }
 
 }  // namespace sim::engine

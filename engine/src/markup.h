@@ -16,8 +16,10 @@ inline std::string escapeMarkup(const std::string& text) {
       case '\'': out += "&apos;"; break;
       default:
         // XML 1.0 forbids most control characters even escaped.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') out += ' ';
-        else out += ch;
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t')
+          out += ' ';
+        else
+          out += ch;
     }
   }
   return out;

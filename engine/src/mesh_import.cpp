@@ -19,13 +19,13 @@
 
 #include "isolated_call.h"
 
-#include <Eigen/Geometry>
 #include <assimp/DefaultIOSystem.h>
-#include <assimp/Importer.hpp>
 #include <assimp/config.h>
 #include <assimp/material.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#include <Eigen/Geometry>
+#include <assimp/Importer.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -109,11 +109,12 @@ void checkBeforeReading(const std::string& path, const MeshImportOptions& option
   if (std::find(accepted.begin(), accepted.end(), ext) == accepted.end()) {
     std::string list;
     for (const auto a : accepted) list += (list.empty() ? "" : " ") + std::string(a);
-    throw MeshImportError(path, "unsupported model format \"" + ext + "\" (accepted: " + list + ")");
+    throw MeshImportError(path,
+                          "unsupported model format \"" + ext + "\" (accepted: " + list + ")");
   }
   if (!std::isfinite(options.scale) || options.scale <= 0.0) {
-    throw MeshImportError(path, "scale must be finite and positive, got " +
-                                    std::to_string(options.scale));
+    throw MeshImportError(
+        path, "scale must be finite and positive, got " + std::to_string(options.scale));
   }
   std::error_code ec;
   const auto status = fs::status(path, ec);
@@ -181,7 +182,8 @@ Eigen::Affine3d toEigen(const aiMatrix4x4& m) {
 // The conversion C = s·R_up from the file's axes and units to ours.
 Eigen::Matrix3d fileToOurs(const MeshImportOptions& options) {
   Eigen::Matrix3d rotation = Eigen::Matrix3d::Identity();
-  if (options.up == UpAxis::Y) rotation = Eigen::AngleAxisd(std::numbers::pi / 2, Eigen::Vector3d::UnitX());
+  if (options.up == UpAxis::Y)
+    rotation = Eigen::AngleAxisd(std::numbers::pi / 2, Eigen::Vector3d::UnitX());
   return options.scale * rotation;
 }
 
@@ -248,7 +250,9 @@ MeshMaterial readMaterial(const std::string& path, const aiMaterial* material,
   return out;
 }
 
-Vec3d toVec(const Eigen::Vector3d& v) { return {v.x(), v.y(), v.z()}; }
+Vec3d toVec(const Eigen::Vector3d& v) {
+  return {v.x(), v.y(), v.z()};
+}
 
 // One mesh instance under `transform` (file coordinates to output frame).
 ImportedMesh convertMesh(const std::string& path, const aiScene& scene, const aiMesh& mesh,
@@ -291,8 +295,7 @@ ImportedMesh convertMesh(const std::string& path, const aiScene& scene, const ai
     const aiFace& face = mesh.mFaces[f];
     if (face.mNumIndices != 3) continue;  // SortByPType removed the rest; be safe anyway
     std::array<std::uint32_t, 3> tri{face.mIndices[0], face.mIndices[1], face.mIndices[2]};
-    if (tri[0] >= mesh.mNumVertices || tri[1] >= mesh.mNumVertices ||
-        tri[2] >= mesh.mNumVertices) {
+    if (tri[0] >= mesh.mNumVertices || tri[1] >= mesh.mNumVertices || tri[2] >= mesh.mNumVertices) {
       throw MeshImportError(path, "mesh \"" + out.name + "\" has a vertex index out of range");
     }
     if (mirrored) std::swap(tri[1], tri[2]);
@@ -431,8 +434,7 @@ ImportedModel importInProcess(const std::string& path, const MeshImportOptions& 
   return model;
 }
 
-std::vector<std::string> namesInProcess(const std::string& path,
-                                        const MeshImportOptions& options) {
+std::vector<std::string> namesInProcess(const std::string& path, const MeshImportOptions& options) {
   const Reader reader(path, options);
   std::vector<std::string> names;
   collectNames(reader.scene().mRootNode, names);
@@ -495,7 +497,9 @@ void writeVec(ByteWriter& w, const Vec3d& v) {
   for (const double x : v) w.f64(x);
 }
 
-Vec3d readVec(ByteReader& r) { return {r.f64(), r.f64(), r.f64()}; }
+Vec3d readVec(ByteReader& r) {
+  return {r.f64(), r.f64(), r.f64()};
+}
 
 std::string serialize(const ImportedModel& model) {
   ByteWriter w;
@@ -613,8 +617,8 @@ T readGuarded(const std::string& path, const MeshImportOptions& options, Read re
     if (bytes.empty() || bytes[0] != 'K') throw std::runtime_error("empty result");
     return deserializeResult(bytes, 1);
   } catch (const std::exception& e) {
-    throw MeshImportError(path, std::string("the reader process returned a bad result: ") +
-                                    e.what());
+    throw MeshImportError(path,
+                          std::string("the reader process returned a bad result: ") + e.what());
   }
 }
 
@@ -622,16 +626,16 @@ T readGuarded(const std::string& path, const MeshImportOptions& options, Read re
 
 ImportedModel importMesh(const std::string& path, const MeshImportOptions& options) {
   ImportedModel model = readGuarded<ImportedModel>(
-      path, options, importInProcess,
-      [](const ImportedModel& m) { return serialize(m); }, deserialize);
+      path, options, importInProcess, [](const ImportedModel& m) { return serialize(m); },
+      deserialize);
   model.path = path;
   return model;
 }
 
 std::vector<std::string> meshNodeNames(const std::string& path, const MeshImportOptions& options) {
   return readGuarded<std::vector<std::string>>(
-      path, options, namesInProcess,
-      [](const std::vector<std::string>& n) { return serialize(n); }, deserializeNames);
+      path, options, namesInProcess, [](const std::vector<std::string>& n) { return serialize(n); },
+      deserializeNames);
 }
 
 }  // namespace sim::engine

@@ -17,7 +17,9 @@ namespace {
 constexpr double kRpm = 2.0 * std::numbers::pi / 60.0;
 
 // Peak torque of a servomotor class: three times the rated torque at 3000 rev/min.
-constexpr double servoPeakTorque(double watts) { return 3.0 * watts / (3000.0 * kRpm); }
+constexpr double servoPeakTorque(double watts) {
+  return 3.0 * watts / (3000.0 * kRpm);
+}
 
 constexpr std::array kMotors{
     CatalogueMotor{"wg7152", 0.2, 49.0 * kRpm, 0.0, 1.0, 50.0,
@@ -34,7 +36,9 @@ constexpr std::array kMotors{
 
 }  // namespace
 
-std::span<const CatalogueMotor> catalogueMotors() { return kMotors; }
+std::span<const CatalogueMotor> catalogueMotors() {
+  return kMotors;
+}
 
 const CatalogueMotor* findCatalogueMotor(std::string_view name) {
   for (const CatalogueMotor& m : kMotors) {

@@ -58,19 +58,22 @@ std::vector<std::uint64_t> bodyHashes(const dynamics::State& state) {
   return out;
 }
 
-RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene, const RecordingHeader& header)
+RecordingWriter::RecordingWriter(const std::string& path, const Scene& scene,
+                                 const RecordingHeader& header)
     : path_(path), steps_per_frame_(scene.stepsPerFrame()) {
   file_ = std::fopen(path.c_str(), "wb");
-  if (!file_) throw RecordingError(fmt::format("{}: cannot write recording: {}", path, std::strerror(errno)));
+  if (!file_)
+    throw RecordingError(fmt::format("{}: cannot write recording: {}", path, std::strerror(errno)));
   std::error_code ec;
   const auto scene_path = std::filesystem::absolute(scene.file, ec).lexically_normal().string();
   line(kMagic);
   line("build " + buildIdentity());
   line(fmt::format("scene {} {:016x}", scene_path, scene.source_hash));
   if (!header.scenario_path.empty()) {
-    line(fmt::format("scenario {} {:016x}",
-                     std::filesystem::absolute(header.scenario_path, ec).lexically_normal().string(),
-                     header.scenario_hash));
+    line(
+        fmt::format("scenario {} {:016x}",
+                    std::filesystem::absolute(header.scenario_path, ec).lexically_normal().string(),
+                    header.scenario_hash));
   }
   if (!header.trainee.empty()) line("trainee " + header.trainee);
   if (!header.started.empty()) line("started " + header.started);
@@ -99,7 +102,8 @@ void RecordingWriter::writeFaults(const Session& session) {
     if (last.size() != faults.size()) last.assign(faults.size(), {});
     for (std::size_t i = 0; i < faults.size(); ++i) {
       if (faults[i] == last[i]) continue;
-      line(fmt::format("{} {} {} {} {:.17g}", tag, session.stepIndex(), i, name(faults[i].kind), faults[i].value));
+      line(fmt::format("{} {} {} {} {:.17g}", tag, session.stepIndex(), i, name(faults[i].kind),
+                       faults[i].value));
       last[i] = faults[i];
     }
   };
@@ -220,17 +224,20 @@ Recording readRecording(const std::string& path, RecordingRead mode) {
   auto hex = [&](const std::string& w) {
     std::uint64_t v = 0;
     auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v, 16);
-    if (ec != std::errc() || ptr != w.data() + w.size()) fail("expected a hex hash, got \"" + w + "\"");
+    if (ec != std::errc() || ptr != w.data() + w.size())
+      fail("expected a hex hash, got \"" + w + "\"");
     return v;
   };
   auto integer = [&](const std::string& w) {
     std::uint64_t v = 0;
     auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (ec != std::errc() || ptr != w.data() + w.size()) fail("expected a step number, got \"" + w + "\"");
+    if (ec != std::errc() || ptr != w.data() + w.size())
+      fail("expected a step number, got \"" + w + "\"");
     return v;
   };
   // `<tag> <step> <index> <kind> <value>`: a motor or sensor fault from that step on.
-  auto faultLine = [&](const std::vector<std::string>& w, auto& faults, auto parseKind, const char* form) {
+  auto faultLine = [&](const std::vector<std::string>& w, auto& faults, auto parseKind,
+                       const char* form) {
     typename std::decay_t<decltype(faults)>::mapped_type::value_type::second_type fault;
     double value = 0.0;
     if (w.size() != 5 || !parseKind(w[3], fault.kind) ||
@@ -241,83 +248,88 @@ Recording readRecording(const std::string& path, RecordingRead mode) {
     faults[integer(w[1])].emplace_back(static_cast<int>(integer(w[2])), fault);
   };
   try {
-  while (start < text.size()) {
-    const auto end = text.find('\n', start);
-    if (end == std::string::npos) break;  // a line cut off by a kill: ignored
-    const std::string line = text.substr(start, end - start);
-    start = end + 1;
-    ++number;
-    if (number == 1) {
-      if (line != kMagic) fail("not a simtrainer recording (expected \"" + std::string(kMagic) + "\")");
-      continue;
+    while (start < text.size()) {
+      const auto end = text.find('\n', start);
+      if (end == std::string::npos) break;  // a line cut off by a kill: ignored
+      const std::string line = text.substr(start, end - start);
+      start = end + 1;
+      ++number;
+      if (number == 1) {
+        if (line != kMagic)
+          fail("not a simtrainer recording (expected \"" + std::string(kMagic) + "\")");
+        continue;
+      }
+      const auto w = words(line);
+      if (w.empty()) continue;
+      const std::string& tag = w[0];
+      if (tag == "build") {
+        r.build = line.substr(6);
+      } else if (tag == "scene") {
+        if (w.size() != 3) fail("expected: scene <path> <hash>");
+        r.scene_path = w[1];
+        r.scene_hash = hex(w[2]);
+      } else if (tag == "scenario") {
+        if (w.size() != 3) fail("expected: scenario <path> <hash>");
+        r.header.scenario_path = w[1];
+        r.header.scenario_hash = hex(w[2]);
+      } else if (tag == "trainee") {
+        r.header.trainee = line.size() > 8 ? line.substr(8) : "";
+      } else if (tag == "started") {
+        if (w.size() != 2) fail("expected: started <time>");
+        r.header.started = w[1];
+      } else if (tag == "set") {
+        try {
+          r.overrides.push_back(parseOverride(line.substr(4)));
+        } catch (const SceneError& e) {
+          fail(e.message());
+        }
+      } else if (tag == "controls") {
+        r.controls.assign(w.begin() + 1, w.end());
+      } else if (tag == "start") {
+      } else if (tag == "p") {
+        if (w.size() != r.controls.size() + 2)
+          fail(fmt::format("expected {} pult values", r.controls.size()));
+        std::vector<double> values;
+        for (std::size_t i = 2; i < w.size(); ++i) {
+          double v = 0.0;
+          auto [ptr, ec] = std::from_chars(w[i].data(), w[i].data() + w[i].size(), v);
+          if (ec != std::errc() || ptr != w[i].data() + w[i].size())
+            fail("expected a number, got \"" + w[i] + "\"");
+          values.push_back(v);
+        }
+        r.pult[integer(w[1])] = std::move(values);
+      } else if (tag == "f") {
+        faultLine(w, r.faults, parseMotorFaultKind,
+                  "f <step> <motor> <none|stuck|weak|reversed|brake_released> <value>");
+      } else if (tag == "s") {
+        faultLine(w, r.sensor_faults, parseSensorFaultKind,
+                  "s <step> <sensor> <none|noise|dropout> <value>");
+      } else if (tag == "a") {
+        faultLine(w, r.control_faults, parseControlFaultKind,
+                  "a <step> <control> <none|axis_stuck> <value>");
+      } else if (tag == "c") {
+        if (w.size() != 3) fail("expected: c <step> <key>=<value>");
+        try {
+          r.changes[integer(w[1])].push_back(parseOverride(w[2]));
+        } catch (const SceneError& e) {
+          fail(e.message());
+        }
+      } else if (tag == "h") {
+        if (w.size() != 3) fail("expected: h <step> <hash>");
+        if (integer(w[1]) != r.hashes.size() + 1) fail("steps out of order");
+        r.hashes.push_back(hex(w[2]));
+      } else if (tag == "b") {
+        std::vector<std::uint64_t> hashes;
+        for (std::size_t i = 2; i < w.size(); ++i) hashes.push_back(hex(w[i]));
+        r.body_hashes[integer(w[1])] = std::move(hashes);
+      } else if (tag == "end") {
+        if (w.size() != 3) fail("expected: end <steps> <outcome>");
+        r.complete = true;
+        r.outcome = w[2];
+      } else {
+        fail("unknown line \"" + tag + "\"");
+      }
     }
-    const auto w = words(line);
-    if (w.empty()) continue;
-    const std::string& tag = w[0];
-    if (tag == "build") {
-      r.build = line.substr(6);
-    } else if (tag == "scene") {
-      if (w.size() != 3) fail("expected: scene <path> <hash>");
-      r.scene_path = w[1];
-      r.scene_hash = hex(w[2]);
-    } else if (tag == "scenario") {
-      if (w.size() != 3) fail("expected: scenario <path> <hash>");
-      r.header.scenario_path = w[1];
-      r.header.scenario_hash = hex(w[2]);
-    } else if (tag == "trainee") {
-      r.header.trainee = line.size() > 8 ? line.substr(8) : "";
-    } else if (tag == "started") {
-      if (w.size() != 2) fail("expected: started <time>");
-      r.header.started = w[1];
-    } else if (tag == "set") {
-      try {
-        r.overrides.push_back(parseOverride(line.substr(4)));
-      } catch (const SceneError& e) {
-        fail(e.message());
-      }
-    } else if (tag == "controls") {
-      r.controls.assign(w.begin() + 1, w.end());
-    } else if (tag == "start") {
-    } else if (tag == "p") {
-      if (w.size() != r.controls.size() + 2) fail(fmt::format("expected {} pult values", r.controls.size()));
-      std::vector<double> values;
-      for (std::size_t i = 2; i < w.size(); ++i) {
-        double v = 0.0;
-        auto [ptr, ec] = std::from_chars(w[i].data(), w[i].data() + w[i].size(), v);
-        if (ec != std::errc() || ptr != w[i].data() + w[i].size()) fail("expected a number, got \"" + w[i] + "\"");
-        values.push_back(v);
-      }
-      r.pult[integer(w[1])] = std::move(values);
-    } else if (tag == "f") {
-      faultLine(w, r.faults, parseMotorFaultKind,
-                "f <step> <motor> <none|stuck|weak|reversed|brake_released> <value>");
-    } else if (tag == "s") {
-      faultLine(w, r.sensor_faults, parseSensorFaultKind, "s <step> <sensor> <none|noise|dropout> <value>");
-    } else if (tag == "a") {
-      faultLine(w, r.control_faults, parseControlFaultKind, "a <step> <control> <none|axis_stuck> <value>");
-    } else if (tag == "c") {
-      if (w.size() != 3) fail("expected: c <step> <key>=<value>");
-      try {
-        r.changes[integer(w[1])].push_back(parseOverride(w[2]));
-      } catch (const SceneError& e) {
-        fail(e.message());
-      }
-    } else if (tag == "h") {
-      if (w.size() != 3) fail("expected: h <step> <hash>");
-      if (integer(w[1]) != r.hashes.size() + 1) fail("steps out of order");
-      r.hashes.push_back(hex(w[2]));
-    } else if (tag == "b") {
-      std::vector<std::uint64_t> hashes;
-      for (std::size_t i = 2; i < w.size(); ++i) hashes.push_back(hex(w[i]));
-      r.body_hashes[integer(w[1])] = std::move(hashes);
-    } else if (tag == "end") {
-      if (w.size() != 3) fail("expected: end <steps> <outcome>");
-      r.complete = true;
-      r.outcome = w[2];
-    } else {
-      fail("unknown line \"" + tag + "\"");
-    }
-  }
   } catch (const RecordingError& e) {
     if (mode == RecordingRead::Strict || r.scene_path.empty()) throw;
     // Keep the steps up to the last frame whose body hashes were written (a frame's end).
@@ -379,15 +391,17 @@ std::string recordingToScenario(const Recording& recording, double time_step_s) 
   text += fmt::format("scene: {}\n", recording.scene_path);
   if (!recording.overrides.empty()) {
     text += "set:\n";
-    for (const Override& o : recording.overrides) text += fmt::format("  {}: {}\n", o.path, o.value);
+    for (const Override& o : recording.overrides)
+      text += fmt::format("  {}: {}\n", o.path, o.value);
   }
-  text += fmt::format("duration: {:.17g}\n", static_cast<double>(recording.hashes.size()) * time_step_s);
+  text += fmt::format("duration: {:.17g}\n",
+                      static_cast<double>(recording.hashes.size()) * time_step_s);
   if (!recording.changes.empty()) {
     text += "changes:\n";
     for (const auto& [step, changes] : recording.changes) {
       for (const Override& o : changes) {
-        text += fmt::format("  - {{at: {:.17g}, set: {}, value: {}}}\n", static_cast<double>(step) * time_step_s,
-                            o.path, o.value);
+        text += fmt::format("  - {{at: {:.17g}, set: {}, value: {}}}\n",
+                            static_cast<double>(step) * time_step_s, o.path, o.value);
       }
     }
   }
@@ -396,8 +410,9 @@ std::string recordingToScenario(const Recording& recording, double time_step_s) 
   for (const auto& [step, values] : recording.pult) {
     for (std::size_t c = 0; c < values.size(); ++c) {
       if (!last.empty() && last[c] == values[c]) continue;
-      text += fmt::format("  - {{at: {:.17g}, control: {}, set: {:.17g}}}\n",
-                          static_cast<double>(step) * time_step_s, recording.controls[c], values[c]);
+      text +=
+          fmt::format("  - {{at: {:.17g}, control: {}, set: {:.17g}}}\n",
+                      static_cast<double>(step) * time_step_s, recording.controls[c], values[c]);
     }
     last = values;
   }

@@ -6,6 +6,8 @@
 #include "simtrainer.h"
 #include "simtrainerPubSubTypes.h"
 
+#include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
+#include <fastrtps/utils/IPLocator.h>
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
@@ -15,8 +17,6 @@
 #include <fastdds/dds/subscriber/Subscriber.hpp>
 #include <fastdds/dds/topic/Topic.hpp>
 #include <fastdds/dds/topic/TypeSupport.hpp>
-#include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
-#include <fastrtps/utils/IPLocator.h>
 
 #include <fmt/format.h>
 
@@ -63,12 +63,13 @@ dds::DataWriterQos writerQos(dds::Publisher* publisher, Delivery delivery, int d
   // hold the server's frame up.
   q.reliability().max_blocking_time = eprosima::fastrtps::Duration_t(0, 5'000'000);
   q.durability().kind = delivery == Delivery::Latched || delivery == Delivery::Reported
-                    ? dds::TRANSIENT_LOCAL_DURABILITY_QOS
-                                                      : dds::VOLATILE_DURABILITY_QOS;
+                            ? dds::TRANSIENT_LOCAL_DURABILITY_QOS
+                            : dds::VOLATILE_DURABILITY_QOS;
   // No shared-memory data sharing: UDP only (the shared-memory segments outlived killed
   // processes and confused later runs).
   q.data_sharing().off();
-  q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
+  q.endpoint().history_memory_policy =
+      eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
   // Synchronous publication (the default): the frame's thread sends to every station. The
   // asynchronous mode measured worse here (bench_net: 1.1-1.5 ms mean, 11 ms p99 per write with
   // one station, against 0.27 ms and 4.6 ms synchronous).
@@ -82,10 +83,11 @@ dds::DataReaderQos readerQos(dds::Subscriber* subscriber, Delivery delivery, int
   q.reliability().kind = delivery == Delivery::Newest ? dds::BEST_EFFORT_RELIABILITY_QOS
                                                       : dds::RELIABLE_RELIABILITY_QOS;
   q.durability().kind = delivery == Delivery::Latched || delivery == Delivery::Reported
-                    ? dds::TRANSIENT_LOCAL_DURABILITY_QOS
-                                                      : dds::VOLATILE_DURABILITY_QOS;
+                            ? dds::TRANSIENT_LOCAL_DURABILITY_QOS
+                            : dds::VOLATILE_DURABILITY_QOS;
   q.data_sharing().off();
-  q.endpoint().history_memory_policy = eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
+  q.endpoint().history_memory_policy =
+      eprosima::fastrtps::rtps::PREALLOCATED_WITH_REALLOC_MEMORY_MODE;
   return q;
 }
 
@@ -174,25 +176,37 @@ void fields(P& p, gen::Event& w, F&& f) {
 // One field, plain -> wire and wire -> plain: the same type is copied (numbers, sequences of
 // numbers, reusing the wire sample's capacity); strings become bounded strings and back.
 template <class T>
-void put(T& w, const T& p) { w = p; }
+void put(T& w, const T& p) {
+  w = p;
+}
 template <std::size_t N>
-void put(eprosima::fastrtps::fixed_string<N>& w, const std::string& p) { w = p; }
+void put(eprosima::fastrtps::fixed_string<N>& w, const std::string& p) {
+  w = p;
+}
 template <std::size_t N>
 void put(std::vector<eprosima::fastrtps::fixed_string<N>>& w, const std::vector<std::string>& p) {
   w.assign(p.begin(), p.end());
 }
-void put(std::int32_t& w, CommandKind p) { w = static_cast<std::int32_t>(p); }
+void put(std::int32_t& w, CommandKind p) {
+  w = static_cast<std::int32_t>(p);
+}
 
 template <class T>
-void get(T& p, const T& w) { p = w; }
+void get(T& p, const T& w) {
+  p = w;
+}
 template <std::size_t N>
-void get(std::string& p, const eprosima::fastrtps::fixed_string<N>& w) { p = w.to_string(); }
+void get(std::string& p, const eprosima::fastrtps::fixed_string<N>& w) {
+  p = w.to_string();
+}
 template <std::size_t N>
 void get(std::vector<std::string>& p, const std::vector<eprosima::fastrtps::fixed_string<N>>& w) {
   p.clear();
   for (const auto& s : w) p.push_back(s.to_string());
 }
-void get(CommandKind& p, std::int32_t w) { p = static_cast<CommandKind>(w); }
+void get(CommandKind& p, std::int32_t w) {
+  p = static_cast<CommandKind>(w);
+}
 
 template <class Plain, class Wire>
 Wire& toWire(const Plain& in, Wire& out) {
@@ -228,7 +242,9 @@ std::optional<Locator_t> stateMulticast(int domain) {
   if (group == nullptr || *group == '\0') return std::nullopt;
   Locator_t locator;
   locator.kind = LOCATOR_KIND_UDPv4;
-  if (!IPLocator::setIPv4(locator, group)) throw std::runtime_error(std::string("SIMTRAINER_STATE_MULTICAST: not an IPv4 address: ") + group);
+  if (!IPLocator::setIPv4(locator, group))
+    throw std::runtime_error(std::string("SIMTRAINER_STATE_MULTICAST: not an IPv4 address: ") +
+                             group);
   locator.port = static_cast<std::uint32_t>(7400 + 250 * domain + 1);
   return locator;
 }
@@ -253,18 +269,21 @@ struct Bus::Impl {
     dds::TypeSupport support(type);
     support.register_type(participant);
     e.topic = participant->create_topic(name, support.get_type_name(), dds::TOPIC_QOS_DEFAULT);
-    if (e.topic == nullptr) throw std::runtime_error(fmt::format("DDS: cannot create topic {}", name));
+    if (e.topic == nullptr)
+      throw std::runtime_error(fmt::format("DDS: cannot create topic {}", name));
   }
   void write(Endpoint& e, const char* name, Delivery delivery, int depth = 1) {
     e.writer = publisher->create_datawriter(e.topic, writerQos(publisher, delivery, depth));
-    if (e.writer == nullptr) throw std::runtime_error(fmt::format("DDS: cannot write topic {}", name));
+    if (e.writer == nullptr)
+      throw std::runtime_error(fmt::format("DDS: cannot write topic {}", name));
   }
   void read(Endpoint& e, const char* name, Delivery delivery, int depth = 1,
             const std::optional<Locator_t>& multicast = std::nullopt) {
     dds::DataReaderQos q = readerQos(subscriber, delivery, depth);
     if (multicast) q.endpoint().multicast_locator_list.push_back(*multicast);
     e.reader = subscriber->create_datareader(e.topic, q);
-    if (e.reader == nullptr) throw std::runtime_error(fmt::format("DDS: cannot read topic {}", name));
+    if (e.reader == nullptr)
+      throw std::runtime_error(fmt::format("DDS: cannot read topic {}", name));
   }
 };
 
@@ -274,8 +293,9 @@ Bus::Bus(const ClassAddress& address, Role role) : impl_(std::make_unique<Impl>(
   }
   if (address.partition.empty()) throw std::runtime_error("the partition must not be empty");
   dds::DomainParticipantQos pq;
-  pq.name(role == Role::Server ? "simtrainer-serve"
-                               : (role == Role::Station ? "simtrainer-view" : "simtrainer-instruct"));
+  pq.name(role == Role::Server
+              ? "simtrainer-serve"
+              : (role == Role::Station ? "simtrainer-view" : "simtrainer-instruct"));
   pq.transport().use_builtin_transports = false;
   auto udp = std::make_shared<eprosima::fastdds::rtps::UDPv4TransportDescriptor>();
   // Announce to the unicast ports of the first 32 participants of each peer, not only 4: a test
@@ -289,11 +309,13 @@ Bus::Bus(const ClassAddress& address, Role role) : impl_(std::make_unique<Impl>(
   multicast.port = static_cast<std::uint32_t>(7400 + 250 * address.domain);
   peers.push_back(multicast);
   std::vector<std::string> unicast = address.peers;
-  if (std::find(unicast.begin(), unicast.end(), "127.0.0.1") == unicast.end()) unicast.push_back("127.0.0.1");
+  if (std::find(unicast.begin(), unicast.end(), "127.0.0.1") == unicast.end())
+    unicast.push_back("127.0.0.1");
   for (const std::string& peer : unicast) {
     Locator_t locator;
     locator.kind = LOCATOR_KIND_UDPv4;
-    if (!IPLocator::setIPv4(locator, peer)) throw std::runtime_error("peer: not an IPv4 address: " + peer);
+    if (!IPLocator::setIPv4(locator, peer))
+      throw std::runtime_error("peer: not an IPv4 address: " + peer);
     peers.push_back(locator);
   }
   impl_->participant = dds::DomainParticipantFactory::get_instance()->create_participant(
@@ -308,7 +330,8 @@ Bus::Bus(const ClassAddress& address, Role role) : impl_(std::make_unique<Impl>(
   Impl& d = *impl_;
   d.publisher = d.participant->create_publisher(pubq);
   d.subscriber = d.participant->create_subscriber(subq);
-  if (d.publisher == nullptr || d.subscriber == nullptr) throw std::runtime_error("DDS: no publisher/subscriber");
+  if (d.publisher == nullptr || d.subscriber == nullptr)
+    throw std::runtime_error("DDS: no publisher/subscriber");
   d.topic(d.identity, "simtrainer/identity", new gen::SceneIdentityPubSubType());
   d.topic(d.state, "simtrainer/state", new gen::StateFramePubSubType());
   d.topic(d.pult, "simtrainer/pult", new gen::PultInputPubSubType());
@@ -406,8 +429,8 @@ bool Bus::identityAcknowledged(double timeout_s) const {
   const double t = std::max(0.0, timeout_s);
   const auto seconds = static_cast<std::int32_t>(t);
   const auto nanoseconds = static_cast<std::uint32_t>((t - seconds) * 1e9);
-  return impl_->identity.writer->wait_for_acknowledgments(eprosima::fastrtps::Duration_t(seconds, nanoseconds)) ==
-         eprosima::fastrtps::types::ReturnCode_t::RETCODE_OK;
+  return impl_->identity.writer->wait_for_acknowledgments(eprosima::fastrtps::Duration_t(
+             seconds, nanoseconds)) == eprosima::fastrtps::types::ReturnCode_t::RETCODE_OK;
 }
 
 int Bus::commandSubscribers() const {

@@ -80,10 +80,10 @@ bool FrameFilter::accept(const StateFrame& f, const SceneIdentity& id) {
     ++drops_.foreign;
     return false;
   }
-  const bool sizes = f.poses.size() == 7 * std::size_t{id.body_count} &&
-                     f.motor_angle_rad.size() == id.motor_count &&
-                     f.motor_speed_radps.size() == id.motor_count &&
-                     f.motor_voltage.size() == id.motor_count && f.pult.size() == id.controls.size();
+  const bool sizes =
+      f.poses.size() == 7 * std::size_t{id.body_count} &&
+      f.motor_angle_rad.size() == id.motor_count && f.motor_speed_radps.size() == id.motor_count &&
+      f.motor_voltage.size() == id.motor_count && f.pult.size() == id.controls.size();
   bool ok = sizes && std::isfinite(f.sim_time_s) && allFinite(f.poses) &&
             allFinite(f.motor_angle_rad) && allFinite(f.motor_speed_radps) &&
             allFinite(f.motor_voltage) && allFinite(f.pult) && std::isfinite(f.score);
@@ -178,23 +178,28 @@ class ServerLink {
 
   void beforeSteps(Session& session) {
     if (!initial_) initial_ = session.state();
-    if (faults_applied_.size() != options_.faults.size()) faults_applied_.assign(options_.faults.size(), 0);
+    if (faults_applied_.size() != options_.faults.size())
+      faults_applied_.assign(options_.faults.size(), 0);
     for (std::size_t k = 0; k < options_.faults.size(); ++k) {
       if (!faults_applied_[k] && options_.faults[k].at_s <= session.time() + 1e-9) {
         const ScheduledFault& f = options_.faults[k];
         if (f.sensor >= 0) {
-          event(session, "fault", fmt::format("scenario: sensor {} {} (value {:g})", f.signal,
-                                              sensorFaultName(f.sensor_fault.kind), f.sensor_fault.value));
+          event(session, "fault",
+                fmt::format("scenario: sensor {} {} (value {:g})", f.signal,
+                            sensorFaultName(f.sensor_fault.kind), f.sensor_fault.value));
         } else if (f.control >= 0) {
-          const double value = f.hold_current ? session.state().pult.values[static_cast<std::size_t>(f.control)]
-                                              : f.control_fault.value;
-          event(session, "fault", fmt::format("scenario: control {} {} (value {:g})",
-                                              scene_.pult.controls[static_cast<std::size_t>(f.control)].name,
-                                              controlFaultName(f.control_fault.kind), value));
+          const double value =
+              f.hold_current ? session.state().pult.values[static_cast<std::size_t>(f.control)]
+                             : f.control_fault.value;
+          event(session, "fault",
+                fmt::format("scenario: control {} {} (value {:g})",
+                            scene_.pult.controls[static_cast<std::size_t>(f.control)].name,
+                            controlFaultName(f.control_fault.kind), value));
         } else {
-          event(session, "fault", fmt::format("scenario: motor {} {} (value {:g})",
-                                              scene_.model.motors[static_cast<std::size_t>(f.motor)].name,
-                                              motorFaultName(f.fault.kind), f.fault.value));
+          event(session, "fault",
+                fmt::format("scenario: motor {} {} (value {:g})",
+                            scene_.model.motors[static_cast<std::size_t>(f.motor)].name,
+                            motorFaultName(f.fault.kind), f.fault.value));
         }
       }
     }
@@ -222,7 +227,8 @@ class ServerLink {
     const Scorer& scorer = *options_.scorer;
     for (; score_events_ < scorer.events().size(); ++score_events_) {
       event(scorer.step(), scorer.time(), "score",
-            fmt::format("{}; score {:g}/100", scorer.events()[score_events_].text, std::round(scorer.live().score * 10.0) / 10.0));
+            fmt::format("{}; score {:g}/100", scorer.events()[score_events_].text,
+                        std::round(scorer.live().score * 10.0) / 10.0));
     }
   }
   /// After the grader's finish(): what the end decided, and the final score.
@@ -231,7 +237,8 @@ class ServerLink {
     publishScoreEvents();
     const ScoreSheet sheet = options_.scorer->sheet();
     event(options_.scorer->step(), options_.scorer->time(), "score",
-          fmt::format("final score {:g}/100, pass mark {:g}: {}", std::round(sheet.score * 10.0) / 10.0, sheet.pass_mark,
+          fmt::format("final score {:g}/100, pass mark {:g}: {}",
+                      std::round(sheet.score * 10.0) / 10.0, sheet.pass_mark,
                       sheet.passed ? "PASSED" : "NOT PASSED"));
   }
 
@@ -274,13 +281,15 @@ class ServerLink {
     bus_.publishEvent(e);
     spdlog::info("serve: step {} {}: {}", e.step, kind, text);
     if (events_) {
-      std::fputs(fmt::format("{} {:.6f} {} {}\n", e.step, e.sim_time_s, kind, text).c_str(), events_);
+      std::fputs(fmt::format("{} {:.6f} {} {}\n", e.step, e.sim_time_s, kind, text).c_str(),
+                 events_);
       std::fflush(events_);
     }
   }
 
   // Sequence numbers per sender must increase; an older or repeated one is counted and dropped.
-  bool inOrder(std::map<std::string, std::uint64_t>& last, const std::string& sender, std::uint64_t seq) {
+  bool inOrder(std::map<std::string, std::uint64_t>& last, const std::string& sender,
+               std::uint64_t seq) {
     auto [it, first] = last.try_emplace(sender, seq);
     if (first) return true;
     if (seq <= it->second) {
@@ -292,15 +301,16 @@ class ServerLink {
   }
 
   void applyPult(const PultInput& p, Session& session) {
-    const bool ok = !p.station.empty() && p.values.size() == scene_.pult.controls.size() &&
-                    allFinite(p.values);
+    const bool ok =
+        !p.station.empty() && p.values.size() == scene_.pult.controls.size() && allFinite(p.values);
     if (!ok) {
       ++result.drops.malformed;
       return;
     }
     if (!inOrder(pult_seq_, p.station, p.seq)) return;
     ++result.pult_samples;
-    for (std::size_t c = 0; c < p.values.size(); ++c) session.setControl(static_cast<int>(c), p.values[c]);
+    for (std::size_t c = 0; c < p.values.size(); ++c)
+      session.setControl(static_cast<int>(c), p.values[c]);
   }
 
   int motorIndex(const std::string& name) const {
@@ -336,15 +346,19 @@ class ServerLink {
         return;
       case CommandKind::Reset:
         if (!c.target.empty() && c.target != "start") {
-          event(session, "refused", fmt::format("reset to \"{}\": the only keyframe is \"start\"", c.target));
+          event(session, "refused",
+                fmt::format("reset to \"{}\": the only keyframe is \"start\"", c.target));
         } else if (!options_.record_path.empty()) {
           event(session, "refused", "reset while recording (the recording would jump)");
         } else {
           // Controls freed first: a stuck one would keep its held value through the restore.
-          for (std::size_t k = 0; k < session.controlFaults().size(); ++k) session.setControlFault(static_cast<int>(k), {});
+          for (std::size_t k = 0; k < session.controlFaults().size(); ++k)
+            session.setControlFault(static_cast<int>(k), {});
           session.restore(*initial_);
-          for (std::size_t m = 0; m < session.motorFaults().size(); ++m) session.setMotorFault(static_cast<int>(m), {});
-          for (std::size_t k = 0; k < session.sensorFaults().size(); ++k) session.setSensorFault(static_cast<int>(k), {});
+          for (std::size_t m = 0; m < session.motorFaults().size(); ++m)
+            session.setMotorFault(static_cast<int>(m), {});
+          for (std::size_t k = 0; k < session.sensorFaults().size(); ++k)
+            session.setSensorFault(static_cast<int>(k), {});
           faults_applied_.assign(options_.faults.size(), 0);  // the scenario's faults are due again
           if (options_.scorer) {  // a new attempt: graded from the start again
             options_.scorer->reset();
@@ -355,9 +369,7 @@ class ServerLink {
         }
         return;
       case CommandKind::InjectFault:
-      case CommandKind::ClearFault:
-        applyFault(c, session);
-        return;
+      case CommandKind::ClearFault: applyFault(c, session); return;
       case CommandKind::SetParameter:
         // The shortest digits that read back as the same double.
         setParameter(Override{c.target, fmt::format("{}", c.value)}, c.issuer, session);
@@ -402,22 +414,30 @@ class ServerLink {
       // The session holds it (Session::setControlFault): stations' samples no longer move it, and
       // the recording gets an `a` line.
       ControlFault fault;
-      if (!clear) fault = {ControlFault::Kind::AxisStuck, session.state().pult.values[static_cast<std::size_t>(k)]};
+      if (!clear)
+        fault = {ControlFault::Kind::AxisStuck,
+                 session.state().pult.values[static_cast<std::size_t>(k)]};
       session.setControlFault(k, fault);
       event(session, "fault",
             clear ? fmt::format("control {} free again ({})", c.target, c.issuer)
-                  : fmt::format("control {} axis_stuck at {:g} by {}", c.target, fault.value, c.issuer));
+                  : fmt::format("control {} axis_stuck at {:g} by {}", c.target, fault.value,
+                                c.issuer));
       if (!clear || m < 0) return;
     }
     if (m >= 0) {
       MotorFault fault;
-      if (!clear && (!parseMotorFaultKind(c.fault, fault.kind) || fault.kind == MotorFault::Kind::None)) {
-        event(session, "refused", fmt::format("fault \"{}\" of motor {}: expected stuck, weak, reversed or brake_released", c.fault, c.target));
+      if (!clear &&
+          (!parseMotorFaultKind(c.fault, fault.kind) || fault.kind == MotorFault::Kind::None)) {
+        event(session, "refused",
+              fmt::format(
+                  "fault \"{}\" of motor {}: expected stuck, weak, reversed or brake_released",
+                  c.fault, c.target));
         return;
       }
       if (fault.kind == MotorFault::Kind::BrakeReleased &&
           !(scene_.model.motors[static_cast<std::size_t>(m)].brake_torque > 0.0)) {
-        event(session, "refused", fmt::format("fault brake_released of motor {}: it has no brake", c.target));
+        event(session, "refused",
+              fmt::format("fault brake_released of motor {}: it has no brake", c.target));
         return;
       }
       if (fault.kind == MotorFault::Kind::Stuck) {
@@ -428,18 +448,21 @@ class ServerLink {
       session.setMotorFault(m, fault);
       event(session, "fault",
             clear ? fmt::format("motor {} healthy again ({})", c.target, c.issuer)
-                  : fmt::format("motor {} {} (value {:g}) by {}", c.target, c.fault, fault.value, c.issuer));
+                  : fmt::format("motor {} {} (value {:g}) by {}", c.target, c.fault, fault.value,
+                                c.issuer));
       return;
     }
     if (k >= 0) {
-      event(session, "refused", fmt::format("fault \"{}\" of control {}: expected axis_stuck", c.fault, c.target));
+      event(session, "refused",
+            fmt::format("fault \"{}\" of control {}: expected axis_stuck", c.fault, c.target));
       return;
     }
     if (c.target.find('.') != std::string::npos) {
       applySensorFault(c, session);
       return;
     }
-    event(session, "refused", fmt::format("fault target \"{}\": no motor or control of that name", c.target));
+    event(session, "refused",
+          fmt::format("fault target \"{}\": no motor or control of that name", c.target));
   }
 
   // A target with a dot is a signal the scheme reads: fault:joint.arm.position:noise:0.01.
@@ -452,13 +475,16 @@ class ServerLink {
       return;
     }
     SensorFault fault;
-    if (!clear && (!parseSensorFaultKind(c.fault, fault.kind) || fault.kind == SensorFault::Kind::None)) {
-      event(session, "refused", fmt::format("fault \"{}\" of sensor {}: expected noise or dropout", c.fault, c.target));
+    if (!clear &&
+        (!parseSensorFaultKind(c.fault, fault.kind) || fault.kind == SensorFault::Kind::None)) {
+      event(session, "refused",
+            fmt::format("fault \"{}\" of sensor {}: expected noise or dropout", c.fault, c.target));
       return;
     }
     if (fault.kind == SensorFault::Kind::Noise) {
       if (!(c.value > 0.0 && std::isfinite(c.value))) {
-        event(session, "refused", fmt::format("noise of sensor {}: expected a standard deviation > 0", c.target));
+        event(session, "refused",
+              fmt::format("noise of sensor {}: expected a standard deviation > 0", c.target));
         return;
       }
       fault.value = c.value;
@@ -467,7 +493,8 @@ class ServerLink {
     fault = session.sensorFaults()[static_cast<std::size_t>(k)];
     event(session, "fault",
           clear ? fmt::format("sensor {} healthy again ({})", c.target, c.issuer)
-                : fmt::format("sensor {} {} (value {:g}) by {}", c.target, c.fault, fault.value, c.issuer));
+                : fmt::format("sensor {} {} (value {:g}) by {}", c.target, c.fault, fault.value,
+                              c.issuer));
   }
 
   Bus& bus_;
@@ -494,47 +521,54 @@ class ServerLink {
 ServeResult serve(const Scene& scene, const ServeOptions& options) {
   if (scene.model.bodies.size() > 1024 || scene.model.motors.size() > 512 ||
       scene.pult.controls.size() > 256) {
-    throw std::runtime_error(fmt::format(
-        "{}: too large to serve (at most 1024 bodies, 512 motors, 256 controls: net/idl/simtrainer.idl)",
-        scene.file));
+    throw std::runtime_error(
+        fmt::format("{}: too large to serve (at most 1024 bodies, 512 motors, 256 controls: "
+                    "net/idl/simtrainer.idl)",
+                    scene.file));
   }
   std::random_device entropy;
-  const std::uint64_t run_id = (std::uint64_t{entropy()} << 32) ^ entropy() ^
-                               static_cast<std::uint64_t>(monotonicNs());
+  const std::uint64_t run_id =
+      (std::uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<std::uint64_t>(monotonicNs());
   Bus bus(options.address, Bus::Role::Server);
   ServerLink link(bus, scene, options, run_id);
   bus.publishIdentity(identityOf(scene, run_id));
-  const auto wait_end = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.wait_timeout_s);
-  while (bus.stateSubscribers() < options.wait_for_subscribers && std::chrono::steady_clock::now() < wait_end &&
+  const auto wait_end =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options.wait_timeout_s);
+  while (bus.stateSubscribers() < options.wait_for_subscribers &&
+         std::chrono::steady_clock::now() < wait_end &&
          !(options.interrupt && options.interrupt->load())) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (options.wait_for_subscribers > 0) {
-    bus.identityAcknowledged(std::chrono::duration<double>(wait_end - std::chrono::steady_clock::now()).count());
+    bus.identityAcknowledged(
+        std::chrono::duration<double>(wait_end - std::chrono::steady_clock::now()).count());
   }
 
   RunOptions run;
-  run.duration_s = options.duration_s > 0.0 ? options.duration_s : std::numeric_limits<double>::infinity();
+  run.duration_s =
+      options.duration_s > 0.0 ? options.duration_s : std::numeric_limits<double>::infinity();
   run.record_path = options.record_path;
   run.realtime = options.realtime;
   run.interrupt = options.interrupt;
   run.control = &link.control;
   run.before_steps = [&link](Session& session) { link.beforeSteps(session); };
-  run.after_frame = [&link](const Session& session, const RunResult&, const std::vector<std::string>&) {
-    return link.afterFrame(session);
-  };
+  run.after_frame = [&link](const Session& session, const RunResult&,
+                            const std::vector<std::string>&) { return link.afterFrame(session); };
   run.record_header = options.record_header;
   if (options.scorer) {
-    run.after_step = [scorer = options.scorer](const Session& session, const dynamics::StepReport& report) {
+    run.after_step = [scorer = options.scorer](const Session& session,
+                                               const dynamics::StepReport& report) {
       scorer->sample(session, &report);
     };
   }
   ServeResult result;
   result.run = runHeadless(scene, run);
   // Complete: the whole duration (until interrupted without one) without a fault.
-  result.complete = !result.run.fault && (std::isfinite(run.duration_s)
-                                              ? result.run.steps == stepCount(run.duration_s, scene.model.solver.time_step_s)
-                                              : !result.run.interrupted);
+  result.complete =
+      !result.run.fault &&
+      (std::isfinite(run.duration_s)
+           ? result.run.steps == stepCount(run.duration_s, scene.model.solver.time_step_s)
+           : !result.run.interrupted);
   if (options.scorer) {
     options.scorer->finish(result.complete);  // the tasks still open are decided now
     link.publishFinalScore();

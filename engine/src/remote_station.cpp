@@ -18,7 +18,9 @@ namespace sim::engine::remote {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 }  // namespace
 
 StationResult runStation(const StationOptions& options) {
@@ -33,7 +35,8 @@ StationResult runStation(const StationOptions& options) {
     if (stop()) return {};
     if (since(start) > options.identity_timeout_s) {
       throw std::runtime_error(fmt::format(
-          "no server in domain {} partition \"{}\" after {:g} s (is `simtrainer serve` running with "
+          "no server in domain {} partition \"{}\" after {:g} s (is `simtrainer serve` running "
+          "with "
           "the same --domain and --partition?)",
           options.address.domain, options.address.partition, options.identity_timeout_s));
     }
@@ -42,9 +45,9 @@ StationResult runStation(const StationOptions& options) {
   const std::string path = options.scene_path.empty() ? identity.scene_file : options.scene_path;
   const Scene scene = loadScene(path);
   if (scene.source_hash != identity.scene_hash) {
-    throw std::runtime_error(fmt::format(
-        "{}: not the server's scene {} (hash {:016x}, the server's {:016x})", path,
-        identity.scene_name, scene.source_hash, identity.scene_hash));
+    throw std::runtime_error(
+        fmt::format("{}: not the server's scene {} (hash {:016x}, the server's {:016x})", path,
+                    identity.scene_name, scene.source_hash, identity.scene_hash));
   }
   spdlog::info("station {}: server runs {} ({}), {} bodies", options.name, identity.scene_name,
                identity.scene_file, identity.body_count);
@@ -56,7 +59,8 @@ StationResult runStation(const StationOptions& options) {
     trace = std::fopen(options.trace_path.c_str(), "w");
     if (!trace) throw std::runtime_error(options.trace_path + ": cannot write the pose trace");
   }
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_closer(trace, trace ? &std::fclose : nullptr);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_closer(trace,
+                                                               trace ? &std::fclose : nullptr);
 
   // This station's own pult, sent when it changes and every 0.25 s (a server that starts later
   // gets it).
@@ -108,13 +112,15 @@ StationResult runStation(const StationOptions& options) {
     if (fresh) {
       if (trace) std::fflush(trace);
       last_rx = Clock::now();
-      if (!link_ok && ever) spdlog::info("station {}: link back at step {}", options.name, result.last_step);
+      if (!link_ok && ever)
+        spdlog::info("station {}: link back at step {}", options.name, result.last_step);
       link_ok = true;
       ever = true;
     } else if (link_ok && since(last_rx) > options.link_timeout_s) {
       link_ok = false;
       ++result.link_lost;
-      spdlog::warn("station {}: link lost (no state for {:g} s)", options.name, options.link_timeout_s);
+      spdlog::warn("station {}: link lost (no state for {:g} s)", options.name,
+                   options.link_timeout_s);
     }
     // The pult: devices, then the script by received simulated time.
     if (options.input) options.input->sample(frame_s, pult);
@@ -122,7 +128,8 @@ StationResult runStation(const StationOptions& options) {
       const PultScriptEntry& e = options.pult_script[i];
       if (script_done[i] || !ever || session.time() < e.at_s - 1e-9) continue;
       for (std::size_t c = 0; c < scene.pult.controls.size(); ++c) {
-        if (scene.pult.controls[c].name == e.control) pult[c] = scene.pult.controls[c].admit(e.value);
+        if (scene.pult.controls[c].name == e.control)
+          pult[c] = scene.pult.controls[c].admit(e.value);
       }
       script_done[i] = true;
     }
@@ -135,12 +142,15 @@ StationResult runStation(const StationOptions& options) {
     // The server's score events (penalties, tasks), shown for LiveScore::kRecentS of wall time.
     Event event;
     while (bus.takeEvent(event)) {
-      if (event.run_id == identity.run_id && event.kind == "score") score_events.emplace_back(Clock::now(), event.text);
+      if (event.run_id == identity.run_id && event.kind == "score")
+        score_events.emplace_back(Clock::now(), event.text);
     }
-    while (!score_events.empty() && since(score_events.front().first) > LiveScore::kRecentS) score_events.erase(score_events.begin());
+    while (!score_events.empty() && since(score_events.front().first) > LiveScore::kRecentS)
+      score_events.erase(score_events.begin());
     if (since(last_status) > 0.5) {
       bus.publishStatus({options.name, "viewer", result.last_step, result.frames_received,
-                         result.drops.total(), link_ok, has_pult, ever && frame.scored, frame.score});
+                         result.drops.total(), link_ok, has_pult, ever && frame.scored,
+                         frame.score});
       last_status = Clock::now();
     }
     if (observer) {

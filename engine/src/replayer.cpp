@@ -22,7 +22,8 @@ Scene recordedScene(const Recording& recording, bool allow_changed_scene) {
   std::vector<std::string> names;
   for (const ControlDef& c : scene.pult.controls) names.push_back(c.name);
   if (names != recording.controls) {
-    throw RecordingError(recording.file + ": the scene's pult controls differ from the recording's");
+    throw RecordingError(recording.file +
+                         ": the scene's pult controls differ from the recording's");
   }
   return scene;
 }
@@ -34,7 +35,8 @@ Replayer::Replayer(Recording recording, double save_every_s, bool allow_changed_
   session_.emplace(recordedScene(recording_, allow_changed_scene));
   const Scene& scene = session_->scene();
   const auto per_frame = static_cast<std::uint64_t>(scene.stepsPerFrame());
-  const double frames = std::max(1.0, std::round(save_every_s / (static_cast<double>(per_frame) * timeStep())));
+  const double frames =
+      std::max(1.0, std::round(save_every_s / (static_cast<double>(per_frame) * timeStep())));
   save_every_ = per_frame * static_cast<std::uint64_t>(frames);
   save();
 }
@@ -96,12 +98,14 @@ void Replayer::applyInputs() {
   }
   if (auto it = recording_.control_faults.find(s); it != recording_.control_faults.end()) {
     for (const auto& [control, fault] : it->second) {
-      check(control, session_->controlFaults().size(), "control", "the scene's pult has {} controls");
+      check(control, session_->controlFaults().size(), "control",
+            "the scene's pult has {} controls");
       session_->setControlFault(control, fault);
     }
   }
   if (auto it = recording_.pult.find(s); it != recording_.pult.end()) {
-    for (std::size_t c = 0; c < it->second.size(); ++c) session_->setControl(static_cast<int>(c), it->second[c]);
+    for (std::size_t c = 0; c < it->second.size(); ++c)
+      session_->setControl(static_cast<int>(c), it->second[c]);
   }
 }
 
@@ -153,7 +157,8 @@ std::vector<TimelineMark> recordingMarks(const Recording& recording, double time
   }
   for (const auto& [step, changes] : recording.changes) {
     for (const Override& change : changes) {
-      marks.push_back({at(step), TimelineMark::Kind::Change, fmt::format("{}={}", change.path, change.value)});
+      marks.push_back(
+          {at(step), TimelineMark::Kind::Change, fmt::format("{}={}", change.path, change.value)});
     }
   }
   std::sort(marks.begin(), marks.end(),
@@ -197,13 +202,20 @@ RunResult playRecording(Replayer& replayer, const ReplayPlayOptions& options) {
             if (control.paused) ++control.step_frames;
             break;
           case OperatorEvent::Kind::SeekBy: {
-            const auto target = std::max<std::int64_t>(0, static_cast<std::int64_t>(replayer.step()) + steps_for(e.value));
+            const auto target = std::max<std::int64_t>(
+                0, static_cast<std::int64_t>(replayer.step()) + steps_for(e.value));
             replayer.seek(static_cast<std::uint64_t>(target));
             due = 0.0;
             break;
           }
-          case OperatorEvent::Kind::SeekToStart: replayer.seek(0); due = 0.0; break;
-          case OperatorEvent::Kind::SeekToEnd: replayer.seek(replayer.steps()); due = 0.0; break;
+          case OperatorEvent::Kind::SeekToStart:
+            replayer.seek(0);
+            due = 0.0;
+            break;
+          case OperatorEvent::Kind::SeekToEnd:
+            replayer.seek(replayer.steps());
+            due = 0.0;
+            break;
           case OperatorEvent::Kind::Faster: speed = std::min(8.0, speed * 2.0); break;
           case OperatorEvent::Kind::Slower: speed = std::max(0.25, speed / 2.0); break;
           default: break;  // a replay has no pult and no reset
@@ -239,17 +251,20 @@ RunResult playRecording(Replayer& replayer, const ReplayPlayOptions& options) {
     notes.push_back(fmt::format("replay of {}: step {} of {}", replayer.recording().file,
                                 replayer.step(), replayer.steps()));
     if (!replayer.recording().damage.empty()) {
-      notes.push_back("recording damaged, replayed to its last complete frame: " + replayer.recording().damage);
+      notes.push_back("recording damaged, replayed to its last complete frame: " +
+                      replayer.recording().damage);
     } else if (!replayer.recording().complete) {
       notes.emplace_back("recording has no end line (the run was killed)");
     }
-    if (diverged_at > 0) notes.push_back(fmt::format("DIVERGES from the recording at step {}", diverged_at));
+    if (diverged_at > 0)
+      notes.push_back(fmt::format("DIVERGES from the recording at step {}", diverged_at));
     if (options.status) {
       options.status->duration_s = duration;
       options.status->speed = speed;
     }
     result.sim_time_s = session.time();
-    if (options.after_frame && !detail::observeFrame(options.after_frame, session, result, pacer, start, notes)) {
+    if (options.after_frame &&
+        !detail::observeFrame(options.after_frame, session, result, pacer, start, notes)) {
       result.closed = true;
       break;
     }

@@ -34,12 +34,14 @@ void writeText(const std::string& path, const std::string& text) {
 }
 
 // Keeps the `capacity` largest penalties (by points, then by value; the earlier on a tie).
-void keepWorst(std::vector<Moment>& worst, const Penalty& p, const Session& session, std::size_t capacity) {
+void keepWorst(std::vector<Moment>& worst, const Penalty& p, const Session& session,
+               std::size_t capacity) {
   if (!(p.points > 0.0) || p.kind == "time") return;
   auto larger = [](const Penalty& a, const Penalty& b) {
     return a.points > b.points || (a.points == b.points && a.value > b.value);
   };
-  const auto at = std::find_if(worst.begin(), worst.end(), [&](const Moment& m) { return larger(p, m.penalty); });
+  const auto at = std::find_if(worst.begin(), worst.end(),
+                               [&](const Moment& m) { return larger(p, m.penalty); });
   if (at == worst.end() && worst.size() >= capacity) return;
   worst.insert(at, Moment{p, session.state()});
   if (worst.size() > capacity) worst.pop_back();
@@ -59,7 +61,8 @@ CameraDef closeUp(const Scene& scene, const std::string& camera_name, const Mome
   }
   if (body < 0 && !moment.penalty.item.empty()) {
     if (const int m = model.findMotor(moment.penalty.item); m >= 0) {
-      body = model.joints[static_cast<std::size_t>(model.motors[static_cast<std::size_t>(m)].joint)].body_b;
+      body = model.joints[static_cast<std::size_t>(model.motors[static_cast<std::size_t>(m)].joint)]
+                 .body_b;
     } else if (const int j = model.findJoint(moment.penalty.item); j >= 0) {
       body = model.joints[static_cast<std::size_t>(j)].body_b;
     }
@@ -67,7 +70,8 @@ CameraDef closeUp(const Scene& scene, const std::string& camera_name, const Mome
   const CameraDef* base = nullptr;
   for (const CameraDef& c : scene.cameras)
     if (c.name == camera_name) base = &c;
-  if (!base && scene.default_camera >= 0) base = &scene.cameras[static_cast<std::size_t>(scene.default_camera)];
+  if (!base && scene.default_camera >= 0)
+    base = &scene.cameras[static_cast<std::size_t>(scene.default_camera)];
   const dynamics::State& state = moment.state.dynamics;
   const render::ViewCamera from = SessionView::cameraAt(scene, base, state);
   const dynamics::Vec3 eye(from.eye_m[0], from.eye_m[1], from.eye_m[2]);
@@ -102,7 +106,8 @@ std::vector<ReportPlot> defaultPlots(const Scene& scene, const ScoringDef& scori
     plots.push_back(ReportPlot{"Load height (m)", {"body." + load + ".z"}});
     ReportPlot grip{"Grip force (N)", {}};
     for (int b : scoring.load_held_by) {
-      grip.signals.push_back("contact." + load + "." + model.bodies[static_cast<std::size_t>(b)].name + ".force");
+      grip.signals.push_back("contact." + load + "." +
+                             model.bodies[static_cast<std::size_t>(b)].name + ".force");
     }
     if (!grip.signals.empty()) plots.push_back(grip);
   }
@@ -118,20 +123,25 @@ GradedReplay gradeRecording(const std::string& recording_path, const ReportOptio
     scenario = std::make_unique<Scenario>(loadScenario(recording.header.scenario_path));
     if (scenario->source_hash != recording.header.scenario_hash) {
       const std::string what = fmt::format(
-          "{}: the scenario {} has changed since it was recorded (hash {:016x}, recorded {:016x})", recording_path,
-          recording.header.scenario_path, scenario->source_hash, recording.header.scenario_hash);
-      if (!options.force) throw RecordingError(what + "; --force grades the session with it as it is now");
+          "{}: the scenario {} has changed since it was recorded (hash {:016x}, recorded {:016x})",
+          recording_path, recording.header.scenario_path, scenario->source_hash,
+          recording.header.scenario_hash);
+      if (!options.force)
+        throw RecordingError(what + "; --force grades the session with it as it is now");
       g.warnings.push_back(what + ": graded with it as it is now (--force)");
     }
   }
   g.scene = loadScene(recording.scene_path, recording.overrides);
   if (g.scene.source_hash != recording.scene_hash) {
-    const std::string what = fmt::format("{}: the scene {} has changed since it was recorded (hash {:016x}, recorded {:016x})",
-                                         recording_path, recording.scene_path, g.scene.source_hash, recording.scene_hash);
-    if (!options.force) throw RecordingError(what + "; --force replays it as it is now, unverified");
+    const std::string what = fmt::format(
+        "{}: the scene {} has changed since it was recorded (hash {:016x}, recorded {:016x})",
+        recording_path, recording.scene_path, g.scene.source_hash, recording.scene_hash);
+    if (!options.force)
+      throw RecordingError(what + "; --force replays it as it is now, unverified");
     g.warnings.push_back(what + ": replayed as it is now (--force)");
   }
-  if (options.force) g.warnings.push_back("replayed without checking the recorded state hashes (--force)");
+  if (options.force)
+    g.warnings.push_back("replayed without checking the recorded state hashes (--force)");
   const Scene& scene = g.scene;
   std::unique_ptr<Scorer> scorer =
       scenario ? std::make_unique<Scorer>(*scenario) : std::make_unique<Scorer>(scene);
@@ -140,7 +150,8 @@ GradedReplay gradeRecording(const std::string& recording_path, const ReportOptio
   std::vector<ReportPlot> plots;
   if (scenario) {
     g.camera = scenario->report.camera;
-    plots = scenario->report.plots.empty() ? defaultPlots(scene, scenario->scoring) : scenario->report.plots;
+    plots = scenario->report.plots.empty() ? defaultPlots(scene, scenario->scoring)
+                                           : scenario->report.plots;
   } else {
     plots = defaultPlots(scene, ScoringDef{});
   }
@@ -152,7 +163,9 @@ GradedReplay gradeRecording(const std::string& recording_path, const ReportOptio
     for (const std::string& signal : plot.signals) {
       std::string error;
       const auto ref = resolveSignal(signal, scene.model, scene.pult, scene.scheme, sensors, error);
-      if (!ref) throw RecordingError(fmt::format("{}: report signal {}: {}", recording_path, signal, error));
+      if (!ref)
+        throw RecordingError(
+            fmt::format("{}: report signal {}: {}", recording_path, signal, error));
       refs.back().push_back(*ref);
       data.series.push_back(SignalSeries{signal, {}, {}});
     }
@@ -183,15 +196,18 @@ GradedReplay gradeRecording(const std::string& recording_path, const ReportOptio
       }
     }
     const std::vector<Penalty>& penalties = scorer->penalties();
-    for (; penalties_seen < penalties.size(); ++penalties_seen) keepWorst(g.worst, penalties[penalties_seen], session, 3);
+    for (; penalties_seen < penalties.size(); ++penalties_seen)
+      keepWorst(g.worst, penalties[penalties_seen], session, 3);
   };
   const ReplayResult replayed = replay(recording, replay_options);
   if (replayed.diverged) {
     throw ReplayDiverged(fmt::format(
-        "{}: the replay differs from the recording at step {}{}: this build or its scene does not reproduce the "
+        "{}: the replay differs from the recording at step {}{}: this build or its scene does not "
+        "reproduce the "
         "session (--force reports it anyway, unverified)",
         recording_path, replayed.diverged_step,
-        replayed.diverged_body.empty() ? std::string() : ", first differing body: " + replayed.diverged_body));
+        replayed.diverged_body.empty() ? std::string()
+                                       : ", first differing body: " + replayed.diverged_body));
   }
   g.verified = replay_options.verify;
 
@@ -205,19 +221,24 @@ GradedReplay gradeRecording(const std::string& recording_path, const ReportOptio
     complete = recording.complete && (recording.outcome == "ok" || recording.outcome == "closed");
   }
   scorer->finish(complete);
-  g.result = resultHeader(scene, scenario.get(), recording.header.trainee, recording.header.started, recording_path);
+  g.result = resultHeader(scene, scenario.get(), recording.header.trainee, recording.header.started,
+                          recording_path);
   g.result.build = recording.build;
   g.result.scene.hash = recording.scene_hash;
   takeGrade(g.result, *scorer);
-  setOutcome(g.result, complete, recording.complete ? recording.outcome : "killed", scorer->stats().fault);
+  setOutcome(g.result, complete, recording.complete ? recording.outcome : "killed",
+             scorer->stats().fault);
   return g;
 }
 
-ReportFiles writeReport(const std::string& input, const std::string& out_dir, const ReportOptions& options) {
+ReportFiles writeReport(const std::string& input, const std::string& out_dir,
+                        const ReportOptions& options) {
   ReportFiles files;
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw ResultError(fmt::format("{}: cannot create the report directory: {}", out_dir, ec.message()));
+  if (ec)
+    throw ResultError(
+        fmt::format("{}: cannot create the report directory: {}", out_dir, ec.message()));
   const std::string head = readBytes(input).substr(0, 64);
   const bool is_result = head.find_first_not_of(" \t\r\n") != std::string::npos &&
                          head[head.find_first_not_of(" \t\r\n")] == '{';
@@ -228,9 +249,10 @@ ReportFiles writeReport(const std::string& input, const std::string& out_dir, co
       g = gradeRecording(result.recording, options);
     } else {
       g.result = result;
-      files.screenshot_note = result.recording.empty()
-                                  ? "The session was not recorded (no --record): no plots or screenshots."
-                                  : "The recording " + result.recording + " is not there: no plots or screenshots.";
+      files.screenshot_note =
+          result.recording.empty()
+              ? "The session was not recorded (no --record): no plots or screenshots."
+              : "The recording " + result.recording + " is not there: no plots or screenshots.";
     }
   } else {
     g = gradeRecording(input, options);
@@ -245,8 +267,9 @@ ReportFiles writeReport(const std::string& input, const std::string& out_dir, co
   if (!g.worst.empty() && options.screenshots) {
     const char* display = std::getenv("DISPLAY");
     if (display == nullptr || *display == '\0') {
-      files.screenshot_note = "No X display (DISPLAY is not set): the screenshots of the worst moments are left out; "
-                              "run the report under xvfb-run to have them.";
+      files.screenshot_note =
+          "No X display (DISPLAY is not set): the screenshots of the worst moments are left out; "
+          "run the report under xvfb-run to have them.";
     } else {
       try {
         Session session(g.scene);

@@ -16,7 +16,9 @@
 
 namespace sim::engine::detail {
 
-std::string html(const std::string& text) { return escapeMarkup(text); }
+std::string html(const std::string& text) {
+  return escapeMarkup(text);
+}
 
 std::string base64(const std::string& bytes) {
   static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -79,7 +81,8 @@ std::string pageTail(const std::string& footer) {
 
 namespace {
 
-const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                         "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
 // Round step for about `count` ticks over [lo, hi].
 double niceStep(double lo, double hi, int count) {
@@ -92,7 +95,9 @@ double niceStep(double lo, double hi, int count) {
   return 10.0 * power;
 }
 
-std::string num(double v) { return fmt::format("{:.1f}", v); }
+std::string num(double v) {
+  return fmt::format("{:.1f}", v);
+}
 
 std::string tickLabel(double v, double step) {
   if (std::abs(v) < step * 1e-6) v = 0.0;
@@ -109,8 +114,9 @@ std::vector<Marker> eventMarkers(const ScoreSheet& sheet) {
   for (const Penalty& p : sheet.penalties) markers.push_back({p.time_s, "#b3261e", p.text});
   for (const TaskResult& t : sheet.tasks) {
     if (t.points > 0.0 || !t.done) {
-      markers.push_back({t.time_s, t.done ? "#1b7a34" : "#e07b00",
-                         fmt::format("task {}: {} ({:.1f} s)", t.done ? "done" : "failed", t.name, t.time_s)});
+      markers.push_back(
+          {t.time_s, t.done ? "#1b7a34" : "#e07b00",
+           fmt::format("task {}: {} ({:.1f} s)", t.done ? "done" : "failed", t.name, t.time_s)});
     }
   }
   return markers;
@@ -139,27 +145,36 @@ std::string svgPlot(const PlotData& plot, double t_end, const std::vector<Marker
   auto x = [&](double t) { return left + (W - left - right) * t / t_end; };
   auto y = [&](double v) { return top + (H - top - bottom) * (hi - v) / (hi - lo); };
   std::string svg = fmt::format(
-      "<svg class=\"plot-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "role=\"img\" aria-label=\"{2}\">\n<rect x=\"{3}\" y=\"{4}\" width=\"{5}\" height=\"{6}\" fill=\"#fbfbfd\" stroke=\"#c9ced8\"/>\n",
+      "<svg class=\"plot-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" "
+      "role=\"img\" aria-label=\"{2}\">\n<rect x=\"{3}\" y=\"{4}\" width=\"{5}\" height=\"{6}\" "
+      "fill=\"#fbfbfd\" stroke=\"#c9ced8\"/>\n",
       W, H, html(plot.title), left, top, W - left - right, H - top - bottom);
   const double vstep = niceStep(lo, hi, 5);
   for (double v = std::ceil(lo / vstep) * vstep; v <= hi; v += vstep) {
-    svg += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#e4e7ec\"/><text x=\"{3}\" y=\"{4}\" "
-                       "font-size=\"11\" text-anchor=\"end\" fill=\"#555e6e\">{5}</text>\n",
-                       left, W - right, num(y(v)), left - 4, num(y(v) + 4), tickLabel(v, vstep));
+    svg += fmt::format(
+        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#e4e7ec\"/><text x=\"{3}\" "
+        "y=\"{4}\" "
+        "font-size=\"11\" text-anchor=\"end\" fill=\"#555e6e\">{5}</text>\n",
+        left, W - right, num(y(v)), left - 4, num(y(v) + 4), tickLabel(v, vstep));
   }
   const double tstep = niceStep(0.0, t_end, 10);
   for (double t = 0.0; t <= t_end + 1e-9; t += tstep) {
-    svg += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#eef0f3\"/><text x=\"{0}\" y=\"{3}\" "
-                       "font-size=\"11\" text-anchor=\"middle\" fill=\"#555e6e\">{4}</text>\n",
-                       num(x(t)), top, H - bottom, H - bottom + 14, tickLabel(t, tstep));
+    svg += fmt::format(
+        "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#eef0f3\"/><text x=\"{0}\" "
+        "y=\"{3}\" "
+        "font-size=\"11\" text-anchor=\"middle\" fill=\"#555e6e\">{4}</text>\n",
+        num(x(t)), top, H - bottom, H - bottom + 14, tickLabel(t, tstep));
   }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#555e6e\">t (s)</text>\n",
-                     W - right, H - 2);
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#555e6e\">t "
+      "(s)</text>\n",
+      W - right, H - 2);
   for (const Marker& m : markers) {
-    svg += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"{3}\" stroke-dasharray=\"4 3\">"
-                       "<title>{4}</title></line>\n",
-                       num(x(m.t)), top, H - bottom, m.color, html(m.label));
+    svg += fmt::format(
+        "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"{3}\" stroke-dasharray=\"4 3\">"
+        "<title>{4}</title></line>\n",
+        num(x(m.t)), top, H - bottom, m.color, html(m.label));
   }
   for (std::size_t k = 0; k < plot.series.size(); ++k) {
     const SignalSeries& s = plot.series[k];
@@ -168,8 +183,10 @@ std::string svgPlot(const PlotData& plot, double t_end, const std::vector<Marker
       if (!std::isfinite(s.value[i])) continue;
       points += fmt::format("{},{} ", num(x(s.t_s[i])), num(y(s.value[i])));
     }
-    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" points=\"{}\"><title>{}</title></polyline>\n",
-                       kColors[k % std::size(kColors)], points, html(s.name));
+    svg += fmt::format(
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" "
+        "points=\"{}\"><title>{}</title></polyline>\n",
+        kColors[k % std::size(kColors)], points, html(s.name));
   }
   return svg + "</svg>\n";
 }
@@ -180,29 +197,39 @@ std::string svgTimeline(const ScoreSheet& sheet, double t_end) {
   if (!(t_end > 0.0)) t_end = 1.0;
   auto x = [&](double t) { return left + (W - left - right) * std::clamp(t / t_end, 0.0, 1.0); };
   std::string svg = fmt::format(
-      "<svg class=\"timeline-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "role=\"img\" aria-label=\"timeline\">\n<line x1=\"{2}\" x2=\"{3}\" y1=\"{4}\" y2=\"{4}\" stroke=\"#555e6e\"/>\n",
+      "<svg class=\"timeline-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
+      "height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "role=\"img\" aria-label=\"timeline\">\n<line x1=\"{2}\" x2=\"{3}\" y1=\"{4}\" y2=\"{4}\" "
+      "stroke=\"#555e6e\"/>\n",
       W, H, left, W - right, axis);
   const double tstep = niceStep(0.0, t_end, 10);
   for (double t = 0.0; t <= t_end + 1e-9; t += tstep) {
-    svg += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#555e6e\"/><text x=\"{0}\" y=\"{3}\" "
-                       "font-size=\"11\" text-anchor=\"middle\" fill=\"#555e6e\">{4} s</text>\n",
-                       num(x(t)), axis, axis + 5, axis + 19, tickLabel(t, tstep));
+    svg += fmt::format(
+        "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#555e6e\"/><text x=\"{0}\" "
+        "y=\"{3}\" "
+        "font-size=\"11\" text-anchor=\"middle\" fill=\"#555e6e\">{4} s</text>\n",
+        num(x(t)), axis, axis + 5, axis + 19, tickLabel(t, tstep));
   }
   for (const TaskResult& t : sheet.tasks) {
-    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"8\" fill=\"{}\"><title>task {}: {} ({:.1f} s)</title></rect>\n",
-                       num(x(t.time_s) - 4), axis - 14, t.done ? "#1b7a34" : "#e07b00", t.done ? "done" : "failed",
-                       html(t.name), t.time_s);
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"8\" fill=\"{}\"><title>task {}: {} ({:.1f} "
+        "s)</title></rect>\n",
+        num(x(t.time_s) - 4), axis - 14, t.done ? "#1b7a34" : "#e07b00", t.done ? "done" : "failed",
+        html(t.name), t.time_s);
   }
   for (const Penalty& p : sheet.penalties) {
     const double r = 4.0 + 2.0 * std::sqrt(std::max(0.0, p.points));
-    svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"#b3261e\" fill-opacity=\"0.75\"><title>{}</title></circle>\n",
-                       num(x(p.time_s)), axis - 32, num(r), html(p.text));
+    svg += fmt::format(
+        "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"#b3261e\" "
+        "fill-opacity=\"0.75\"><title>{}</title></circle>\n",
+        num(x(p.time_s)), axis - 32, num(r), html(p.text));
   }
   return svg + "</svg>\n";
 }
 
-std::string pointsCell(double points) { return points > 0.0 ? fmt::format("&minus;{:g}", points) : "0"; }
+std::string pointsCell(double points) {
+  return points > 0.0 ? fmt::format("&minus;{:g}", points) : "0";
+}
 
 std::string penaltyDetail(const Penalty& p) {
   std::string d;
@@ -223,51 +250,67 @@ namespace sim::engine {
 
 using namespace detail;
 
-std::string reportHtml(const GradedReplay& g, const std::vector<std::string>& shots, const std::string& screenshot_note) {
+std::string reportHtml(const GradedReplay& g, const std::vector<std::string>& shots,
+                       const std::string& screenshot_note) {
   const ResultFile& r = g.result;
   const ScoreSheet& s = r.score;
   const std::string exercise = r.scenario ? r.scenario->name : r.scene.name;
-  std::string page = pageHead("After-action report: " + exercise + (r.trainee.empty() ? "" : " — " + r.trainee));
-  page += fmt::format("<h1>After-action report: {}</h1>\n<p class=\"meta\">Trainee <b>{}</b> · started {} · {:.1f} s "
-                      "simulated ({} steps) · scene {} <code>{:016x}</code>{}</p>\n",
-                      html(exercise), html(r.trainee.empty() ? "(not named)" : r.trainee), html(r.started),
-                      r.duration_s, r.steps, html(r.scene.name), r.scene.hash,
-                      r.scenario ? fmt::format(" · scenario <code>{}</code>", html(r.scenario->file)) : "");
+  std::string page =
+      pageHead("After-action report: " + exercise + (r.trainee.empty() ? "" : " — " + r.trainee));
+  page += fmt::format(
+      "<h1>After-action report: {}</h1>\n<p class=\"meta\">Trainee <b>{}</b> · started {} · {:.1f} "
+      "s "
+      "simulated ({} steps) · scene {} <code>{:016x}</code>{}</p>\n",
+      html(exercise), html(r.trainee.empty() ? "(not named)" : r.trainee), html(r.started),
+      r.duration_s, r.steps, html(r.scene.name), r.scene.hash,
+      r.scenario ? fmt::format(" · scenario <code>{}</code>", html(r.scenario->file)) : "");
   for (const std::string& w : g.warnings) page += "<p class=\"warn\">" + html(w) + "</p>\n";
   if (!r.complete) {
-    page += fmt::format("<p class=\"warn\">The session did not complete (outcome: {}{}): it cannot pass.</p>\n",
-                        html(r.outcome), r.error.empty() ? "" : ", " + html(r.error));
+    page += fmt::format(
+        "<p class=\"warn\">The session did not complete (outcome: {}{}): it cannot pass.</p>\n",
+        html(r.outcome), r.error.empty() ? "" : ", " + html(r.error));
   }
   // The score.
   if (s.scored) {
-    page += fmt::format("<section id=\"score\" class=\"score {}\"><div class=\"big\">{:g}<small>/100</small></div>"
-                        "<div><div class=\"verdict\">{}</div><div class=\"meta\">pass mark {:g}{}{}</div></div></section>\n",
-                        s.passed ? "pass" : "fail", std::round(s.score * 10.0) / 10.0, s.passed ? "PASSED" : "NOT PASSED",
-                        s.pass_mark, s.critical_failure ? " · critical failure" : "",
-                        fmt::format(" · exercise time {:.1f} s", s.exercise_time_s));
+    page += fmt::format(
+        "<section id=\"score\" class=\"score {}\"><div class=\"big\">{:g}<small>/100</small></div>"
+        "<div><div class=\"verdict\">{}</div><div class=\"meta\">pass mark "
+        "{:g}{}{}</div></div></section>\n",
+        s.passed ? "pass" : "fail", std::round(s.score * 10.0) / 10.0,
+        s.passed ? "PASSED" : "NOT PASSED", s.pass_mark,
+        s.critical_failure ? " · critical failure" : "",
+        fmt::format(" · exercise time {:.1f} s", s.exercise_time_s));
   } else {
-    page += "<section id=\"score\" class=\"score none\"><div class=\"verdict\">Not graded</div><div class=\"meta\">"
-            "the session has no scoring rules (a plain scene, or a scenario without <code>scoring:</code>)</div></section>\n";
+    page +=
+        "<section id=\"score\" class=\"score none\"><div class=\"verdict\">Not graded</div><div "
+        "class=\"meta\">"
+        "the session has no scoring rules (a plain scene, or a scenario without "
+        "<code>scoring:</code>)</div></section>\n";
   }
   // Breakdown: 100, each rule's deductions, each failed task.
   if (s.scored) {
-    page += "<h2>Score breakdown</h2>\n<table id=\"breakdown\"><tr><th>item</th><th class=\"num\">events</th><th class=\"num\">points</th></tr>\n"
-            "<tr><td>start</td><td></td><td class=\"num\">100</td></tr>\n";
+    page +=
+        "<h2>Score breakdown</h2>\n<table id=\"breakdown\"><tr><th>item</th><th "
+        "class=\"num\">events</th><th class=\"num\">points</th></tr>\n"
+        "<tr><td>start</td><td></td><td class=\"num\">100</td></tr>\n";
     std::vector<std::pair<std::string, std::pair<int, double>>> rules;
     for (const Penalty& p : s.penalties) {
-      auto it = std::find_if(rules.begin(), rules.end(), [&](const auto& e) { return e.first == p.name; });
+      auto it = std::find_if(rules.begin(), rules.end(),
+                             [&](const auto& e) { return e.first == p.name; });
       if (it == rules.end()) it = rules.insert(rules.end(), {p.name, {0, 0.0}});
       ++it->second.first;
       it->second.second += p.points;
     }
     for (const auto& [name, value] : rules) {
-      page += fmt::format("<tr><td>penalty: {}</td><td class=\"num\">{}</td><td class=\"num lost\">{}</td></tr>\n",
-                          html(name), value.first, pointsCell(value.second));
+      page += fmt::format(
+          "<tr><td>penalty: {}</td><td class=\"num\">{}</td><td class=\"num lost\">{}</td></tr>\n",
+          html(name), value.first, pointsCell(value.second));
     }
     for (const TaskResult& t : s.tasks) {
       if (t.points_lost > 0.0) {
-        page += fmt::format("<tr><td>task failed: {}{}</td><td></td><td class=\"num lost\">{}</td></tr>\n", html(t.name),
-                            t.critical ? " (critical)" : "", pointsCell(t.points_lost));
+        page += fmt::format(
+            "<tr><td>task failed: {}{}</td><td></td><td class=\"num lost\">{}</td></tr>\n",
+            html(t.name), t.critical ? " (critical)" : "", pointsCell(t.points_lost));
       }
     }
     page += fmt::format("<tr><th>score</th><th></th><th class=\"num\">{:g}</th></tr>\n</table>\n",
@@ -275,69 +318,89 @@ std::string reportHtml(const GradedReplay& g, const std::vector<std::string>& sh
   }
   // Timeline.
   page += "<h2>Timeline</h2>\n<figure>" + svgTimeline(s, r.duration_s) +
-          "<figcaption>red: penalties (larger: more points) · squares: tasks (green done, orange failed)</figcaption></figure>\n";
+          "<figcaption>red: penalties (larger: more points) · squares: tasks (green done, orange "
+          "failed)</figcaption></figure>\n";
   struct Row {
     double t;
     std::string what, detail, points;
   };
   std::vector<Row> rows;
   for (const Penalty& p : s.penalties) {
-    rows.push_back({p.time_s, fmt::format("<span class=\"lost\">penalty</span>: {}{}", html(p.name), p.critical ? " (critical)" : ""),
+    rows.push_back({p.time_s,
+                    fmt::format("<span class=\"lost\">penalty</span>: {}{}", html(p.name),
+                                p.critical ? " (critical)" : ""),
                     html(penaltyDetail(p)), pointsCell(p.points)});
   }
   for (const TaskResult& t : s.tasks) {
     rows.push_back({t.time_s,
-                    fmt::format("<span class=\"{}\">task {}</span>: {}", t.done ? "done" : "lost", t.done ? "done" : "failed", html(t.name)),
-                    html(t.detail), t.points_lost > 0.0 ? pointsCell(t.points_lost) : (t.points > 0.0 ? fmt::format("{:g}", t.points) : "")});
+                    fmt::format("<span class=\"{}\">task {}</span>: {}", t.done ? "done" : "lost",
+                                t.done ? "done" : "failed", html(t.name)),
+                    html(t.detail),
+                    t.points_lost > 0.0 ? pointsCell(t.points_lost)
+                                        : (t.points > 0.0 ? fmt::format("{:g}", t.points) : "")});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.t < b.t; });
-  page += "<table id=\"events\"><tr><th class=\"num\">t (s)</th><th>event</th><th>detail</th><th class=\"num\">points</th></tr>\n";
+  page +=
+      "<table id=\"events\"><tr><th class=\"num\">t (s)</th><th>event</th><th>detail</th><th "
+      "class=\"num\">points</th></tr>\n";
   for (const Row& row : rows) {
-    page += fmt::format("<tr><td class=\"num\">{:.2f}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>\n", row.t,
-                        row.what, row.detail, row.points);
+    page += fmt::format(
+        "<tr><td class=\"num\">{:.2f}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>\n",
+        row.t, row.what, row.detail, row.points);
   }
   page += "</table>\n";
   // Plots.
   const std::vector<Marker> markers = eventMarkers(s);
   if (!g.plots.empty()) {
-    page += "<h2>Signals</h2>\n<p class=\"meta\">Dashed lines: penalties (red), tasks done (green) and failed (orange); "
-            "hover for what happened.</p>\n";
+    page +=
+        "<h2>Signals</h2>\n<p class=\"meta\">Dashed lines: penalties (red), tasks done (green) and "
+        "failed (orange); "
+        "hover for what happened.</p>\n";
     for (const PlotData& plot : g.plots) {
       page += "<figure class=\"plot\"><figcaption><b>" + html(plot.title) + "</b></figcaption>\n" +
               svgPlot(plot, r.duration_s, markers) + "<figcaption class=\"legend\">";
       for (std::size_t k = 0; k < plot.series.size(); ++k) {
-        page += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", kColors[k % std::size(kColors)],
-                            html(plot.series[k].name));
+        page += fmt::format("<span><i style=\"background:{}\"></i>{}</span>",
+                            kColors[k % std::size(kColors)], html(plot.series[k].name));
       }
       page += "</figcaption></figure>\n";
     }
   }
   // The worst moments.
   page += "<h2>Worst moments</h2>\n";
-  if (!screenshot_note.empty()) page += "<p class=\"meta\" id=\"screenshot-note\">" + html(screenshot_note) + "</p>\n";
+  if (!screenshot_note.empty())
+    page += "<p class=\"meta\" id=\"screenshot-note\">" + html(screenshot_note) + "</p>\n";
   for (std::size_t i = 0; i < shots.size() && i < g.worst.size(); ++i) {
     const Penalty& p = g.worst[i].penalty;
-    page += fmt::format("<figure class=\"moment\"><img class=\"shot\" alt=\"{0}\" src=\"data:image/png;base64,{1}\">"
-                        "<figcaption>{2}. {0} — {3}</figcaption></figure>\n",
-                        html(p.text), base64(shots[i]), i + 1, html(penaltyDetail(p)));
+    page += fmt::format(
+        "<figure class=\"moment\"><img class=\"shot\" alt=\"{0}\" "
+        "src=\"data:image/png;base64,{1}\">"
+        "<figcaption>{2}. {0} — {3}</figcaption></figure>\n",
+        html(p.text), base64(shots[i]), i + 1, html(penaltyDetail(p)));
   }
   // Figures.
   const SessionStats& st = r.stats;
   page += "<h2>Session figures</h2>\n<table id=\"figures\">\n";
   if (!st.load.empty()) {
-    page += fmt::format("<tr><td>path of the load ({})</td><td class=\"num\">{:.3f} m</td></tr>\n", html(st.load), st.load_path_m);
+    page += fmt::format("<tr><td>path of the load ({})</td><td class=\"num\">{:.3f} m</td></tr>\n",
+                        html(st.load), st.load_path_m);
   }
-  page += fmt::format("<tr><td>solver at its iteration cap</td><td class=\"num\">{} steps, {:.3f} s (most iterations {})</td></tr>\n",
-                      st.steps_at_iteration_cap, st.time_at_iteration_cap_s, st.max_velocity_iterations);
+  page += fmt::format(
+      "<tr><td>solver at its iteration cap</td><td class=\"num\">{} steps, {:.3f} s (most "
+      "iterations {})</td></tr>\n",
+      st.steps_at_iteration_cap, st.time_at_iteration_cap_s, st.max_velocity_iterations);
   for (const MotorPeak& m : st.motors) {
-    page += fmt::format("<tr><td>peak torque of motor {}</td><td class=\"num\">{:.4g} N m ({:.0f} % of stall) at {:.2f} s</td></tr>\n",
-                        html(m.name), m.peak_torque_Nm, 100.0 * m.peak_fraction, m.time_s);
+    page += fmt::format(
+        "<tr><td>peak torque of motor {}</td><td class=\"num\">{:.4g} N m ({:.0f} % of stall) at "
+        "{:.2f} s</td></tr>\n",
+        html(m.name), m.peak_torque_Nm, 100.0 * m.peak_fraction, m.time_s);
   }
   page += "</table>\n";
   std::string footer;
   if (!g.recording.empty()) {
-    footer = fmt::format("Replayed from the recording <code>{}</code>{}. ", html(g.recording),
-                         g.verified ? ", every step's state hash equal to the recorded one" : " (not verified)");
+    footer = fmt::format(
+        "Replayed from the recording <code>{}</code>{}. ", html(g.recording),
+        g.verified ? ", every step's state hash equal to the recorded one" : " (not verified)");
   } else {
     footer = "From the result file alone. ";
   }

@@ -23,7 +23,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string hex(std::uint64_t h) { return fmt::format("{:016x}", h); }
+std::string hex(std::uint64_t h) {
+  return fmt::format("{:016x}", h);
+}
 
 std::string absolute(const std::string& path) {
   if (path.empty()) return path;
@@ -35,7 +37,9 @@ Json source(const ResultFile::Source& s) {
   return Json{{"name", s.name}, {"file", s.file}, {"hash", hex(s.hash)}};
 }
 
-Json orNull(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+Json orNull(const std::string& s) {
+  return s.empty() ? Json(nullptr) : Json(s);
+}
 
 // Reading: every field checked, errors naming the file and the field's path.
 class Reader {
@@ -50,7 +54,8 @@ class Reader {
     if (it == j.end()) fail(join(at, key), "missing");
     return *it;
   }
-  std::string str(const Json& j, const std::string& at, const char* key, bool nullable = false) const {
+  std::string str(const Json& j, const std::string& at, const char* key,
+                  bool nullable = false) const {
     const Json& v = get(j, at, key);
     if (nullable && v.is_null()) return {};
     if (!v.is_string()) fail(join(at, key), "expected a string");
@@ -82,13 +87,16 @@ class Reader {
     const std::string s = str(j, at, key);
     std::uint64_t h = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), h, 16);
-    if (s.size() != 16 || ec != std::errc() || ptr != s.data() + s.size()) fail(join(at, key), "expected 16 hex digits");
+    if (s.size() != 16 || ec != std::errc() || ptr != s.data() + s.size())
+      fail(join(at, key), "expected 16 hex digits");
     return h;
   }
   ResultFile::Source src(const Json& j, const std::string& at) const {
     return {str(j, at, "name"), str(j, at, "file"), hash(j, at, "hash")};
   }
-  static std::string join(const std::string& at, const std::string& key) { return at.empty() ? key : at + "." + key; }
+  static std::string join(const std::string& at, const std::string& key) {
+    return at.empty() ? key : at + "." + key;
+  }
 
  private:
   std::string file_;
@@ -111,7 +119,9 @@ ResultFile resultHeader(const Scene& scene, const Scenario* scenario, const std:
   r.trainee = trainee;
   r.started = started;
   r.build = buildIdentity();
-  if (scenario) r.scenario = ResultFile::Source{scenario->name, absolute(scenario->file), scenario->source_hash};
+  if (scenario)
+    r.scenario =
+        ResultFile::Source{scenario->name, absolute(scenario->file), scenario->source_hash};
   r.scene = ResultFile::Source{scene.name, absolute(scene.file), scene.source_hash};
   r.overrides = scene.overrides;
   r.recording = absolute(recording);
@@ -126,7 +136,8 @@ void takeGrade(ResultFile& result, const Scorer& scorer) {
   result.steps = scorer.step();
 }
 
-void setOutcome(ResultFile& result, bool complete, const std::string& outcome, const std::string& error) {
+void setOutcome(ResultFile& result, bool complete, const std::string& outcome,
+                const std::string& error) {
   result.complete = complete;
   result.outcome = complete ? "ok" : outcome;
   result.error = error;
@@ -166,17 +177,28 @@ std::string resultToJson(const ResultFile& r) {
   }
   Json penalties = Json::array();
   for (const Penalty& p : s.penalties) {
-    penalties.push_back(Json{{"kind", p.kind},         {"name", p.name},     {"bodies", p.bodies},
-                             {"item", orNull(p.item)}, {"time_s", p.time_s}, {"step", p.step},
-                             {"value", p.value},       {"unit", p.unit},     {"speed_mps", p.speed},
-                             {"points", p.points},     {"critical", p.critical}, {"text", p.text}});
+    penalties.push_back(Json{{"kind", p.kind},
+                             {"name", p.name},
+                             {"bodies", p.bodies},
+                             {"item", orNull(p.item)},
+                             {"time_s", p.time_s},
+                             {"step", p.step},
+                             {"value", p.value},
+                             {"unit", p.unit},
+                             {"speed_mps", p.speed},
+                             {"points", p.points},
+                             {"critical", p.critical},
+                             {"text", p.text}});
   }
   j["penalties"] = penalties;
   Json tasks = Json::array();
   for (const TaskResult& t : s.tasks) {
-    tasks.push_back(Json{{"name", t.name},         {"done", t.done},
-                         {"time_s", t.time_s},     {"points", t.points},
-                         {"points_lost", t.points_lost}, {"critical", t.critical},
+    tasks.push_back(Json{{"name", t.name},
+                         {"done", t.done},
+                         {"time_s", t.time_s},
+                         {"points", t.points},
+                         {"points_lost", t.points_lost},
+                         {"critical", t.critical},
                          {"detail", t.detail}});
   }
   j["tasks"] = tasks;
@@ -188,12 +210,13 @@ std::string resultToJson(const ResultFile& r) {
                           {"peak_fraction_of_stall", m.peak_fraction},
                           {"time_s", m.time_s}});
   }
-  j["statistics"] = Json{
-      {"load", st.load.empty() ? Json(nullptr) : Json{{"body", st.load}, {"path_length_m", st.load_path_m}}},
-      {"motors", motors},
-      {"max_velocity_iterations", st.max_velocity_iterations},
-      {"steps_at_iteration_cap", st.steps_at_iteration_cap},
-      {"time_at_iteration_cap_s", st.time_at_iteration_cap_s}};
+  j["statistics"] =
+      Json{{"load", st.load.empty() ? Json(nullptr)
+                                    : Json{{"body", st.load}, {"path_length_m", st.load_path_m}}},
+           {"motors", motors},
+           {"max_velocity_iterations", st.max_velocity_iterations},
+           {"steps_at_iteration_cap", st.steps_at_iteration_cap},
+           {"time_at_iteration_cap_s", st.time_at_iteration_cap_s}};
   return j.dump(2) + "\n";
 }
 
@@ -206,12 +229,13 @@ ResultFile resultFromJson(const std::string& text, const std::string& file) {
   }
   const Reader in(file);
   if (!j.is_object() || !j.contains("format") || j["format"] != ResultFile::kFormat) {
-    throw ResultError(fmt::format("{}: not a simtrainer result file (\"format\": \"{}\" missing)", file, ResultFile::kFormat));
+    throw ResultError(fmt::format("{}: not a simtrainer result file (\"format\": \"{}\" missing)",
+                                  file, ResultFile::kFormat));
   }
   const auto version = in.count(j, "", "version");
   if (version != ResultFile::kVersion) {
-    throw ResultError(fmt::format("{}: result format version {} (this program reads version {})", file, version,
-                                  ResultFile::kVersion));
+    throw ResultError(fmt::format("{}: result format version {} (this program reads version {})",
+                                  file, version, ResultFile::kVersion));
   }
   ResultFile r;
   r.complete = in.flag(j, "", "complete");
@@ -290,10 +314,12 @@ ResultFile resultFromJson(const std::string& text, const std::string& file) {
   const Json& motors = in.list(st, "statistics", "motors");
   for (std::size_t i = 0; i < motors.size(); ++i) {
     const std::string at = fmt::format("statistics.motors[{}]", i);
-    r.stats.motors.push_back(MotorPeak{in.str(motors[i], at, "name"), in.num(motors[i], at, "peak_torque_Nm"),
-                                       in.num(motors[i], at, "peak_fraction_of_stall"), in.num(motors[i], at, "time_s")});
+    r.stats.motors.push_back(MotorPeak{
+        in.str(motors[i], at, "name"), in.num(motors[i], at, "peak_torque_Nm"),
+        in.num(motors[i], at, "peak_fraction_of_stall"), in.num(motors[i], at, "time_s")});
   }
-  r.stats.max_velocity_iterations = static_cast<int>(in.count(st, "statistics", "max_velocity_iterations"));
+  r.stats.max_velocity_iterations =
+      static_cast<int>(in.count(st, "statistics", "max_velocity_iterations"));
   r.stats.steps_at_iteration_cap = in.count(st, "statistics", "steps_at_iteration_cap");
   r.stats.time_at_iteration_cap_s = in.num(st, "statistics", "time_at_iteration_cap_s");
   return r;
@@ -303,7 +329,8 @@ void writeResultFile(const std::string& path, const ResultFile& result) {
   const std::string text = resultToJson(result);
   const std::string temp = path + ".tmp";
   auto fail = [&](const char* what) {
-    throw ResultError(fmt::format("{}: cannot write the result file ({}: {})", path, what, std::strerror(errno)));
+    throw ResultError(
+        fmt::format("{}: cannot write the result file ({}: {})", path, what, std::strerror(errno)));
   };
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("open");

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -25,8 +25,8 @@ RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   if (options.trace_every < 1) throw std::invalid_argument("trace_every must be at least 1");
   Session session(scene);
 
-  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path,
-                                 options.record_header);
+  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every,
+                                 options.record_path, options.record_header);
   outputs.setStepObserver(options.after_step);
   RunResult result;
   const std::uint64_t steps = std::isinf(options.duration_s)
@@ -136,8 +136,8 @@ std::string formatSolveSummary(const dynamics::SolverSettings& solver, const Run
   solve("velocity", result.velocity_solve, solver.velocity_tolerance, solver.velocity_iterations,
         "N s");
   if (result.velocity_solve.cap > 0) {
-    fmt::format_to(out, "{}  steps at the cap by the row kind that changed most in the last sweep:",
-                   indent);
+    fmt::format_to(
+        out, "{}  steps at the cap by the row kind that changed most in the last sweep:", indent);
     for (std::size_t k = 0; k < result.velocity_solve.cap_by_kind.size(); ++k) {
       if (result.velocity_solve.cap_by_kind[k] == 0) continue;
       fmt::format_to(out, " {} {}", dynamics::rowKindName(static_cast<dynamics::RowKind>(k)),
@@ -179,9 +179,10 @@ std::string formatSummary(const Scene& scene, const RunResult& result) {
       return fmt::format("mean {:.3f}  p99 {:.3f}  max {:.3f} ms", 1e3 * t.mean(), 1e3 * t.p99(),
                          1e3 * t.max());
     };
-    fmt::format_to(out, "frames {} at {:g} Hz, overruns {} (frames whose work overran), resyncs {}{}\n",
-                   result.frames, scene.frame_rate_hz, result.overruns, result.resyncs,
-                   result.resyncs > 0 ? fmt::format(" ({:.3g} s lost)", result.lost_s) : std::string());
+    fmt::format_to(
+        out, "frames {} at {:g} Hz, overruns {} (frames whose work overran), resyncs {}{}\n",
+        result.frames, scene.frame_rate_hz, result.overruns, result.resyncs,
+        result.resyncs > 0 ? fmt::format(" ({:.3g} s lost)", result.lost_s) : std::string());
     fmt::format_to(out, "frame time  physics {}\n", ms(result.physics_time));
     fmt::format_to(out, "            scheme  {}\n", ms(result.scheme_time));
     if (result.render_time.count() > 0) {
@@ -190,10 +191,13 @@ std::string formatSummary(const Scene& scene, const RunResult& result) {
     fmt::format_to(out, "            total   {}\n", ms(result.frame_time));
   }
   if (result.drawn_frames > 0) {
-    fmt::format_to(out, "drawn frames {} ({:.3g} per second), draw time mean {:.3f}  p99 {:.3f}  max {:.3f} ms\n",
-                   result.drawn_frames,
-                   result.draw_wall_s > 0.0 ? static_cast<double>(result.drawn_frames) / result.draw_wall_s : 0.0,
-                   1e3 * result.draw_time.mean(), 1e3 * result.draw_time.p99(), 1e3 * result.draw_time.max());
+    fmt::format_to(
+        out,
+        "drawn frames {} ({:.3g} per second), draw time mean {:.3f}  p99 {:.3f}  max {:.3f} ms\n",
+        result.drawn_frames,
+        result.draw_wall_s > 0.0 ? static_cast<double>(result.drawn_frames) / result.draw_wall_s
+                                 : 0.0,
+        1e3 * result.draw_time.mean(), 1e3 * result.draw_time.p99(), 1e3 * result.draw_time.max());
   }
   if (result.trace_rows > 0) fmt::format_to(out, "trace: {} rows\n", result.trace_rows);
   if (result.fault) fmt::format_to(out, "FAULT: {}\n", result.fault->describe());

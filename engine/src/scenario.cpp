@@ -37,15 +37,17 @@ int controlOf(Context& ctx, const MapReader& m, const Scene& scene) {
   if (index < 0) {
     std::string known;
     for (const ControlDef& c : scene.pult.controls) known += (known.empty() ? "" : ", ") + c.name;
-    ctx.fail(m.value("control"), m.join("control"),
-             fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
+    ctx.fail(
+        m.value("control"), m.join("control"),
+        fmt::format("no pult control \"{}\" in scene {} (known: {})", control, scene.file, known));
   }
   return index;
 }
 
 TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::string& path,
                           const Scene& scene) {
-  const MapReader m(ctx, node, path, {"at", "control", "set", "ramp", "pulse", "hold", "over", "for"});
+  const MapReader m(ctx, node, path,
+                    {"at", "control", "set", "ramp", "pulse", "hold", "over", "for"});
   TimelineAction a;
   a.line = m.line();
   a.at_s = m.number("at");
@@ -73,20 +75,23 @@ TimelineAction readAction(Context& ctx, const YAML::Node& node, const std::strin
   return a;
 }
 
-ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string& path, const Scene& scene) {
+ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string& path,
+                         const Scene& scene) {
   const MapReader m(ctx, node, path, {"at", "motor", "signal", "control", "fault", "value"});
   ScheduledFault f;
   f.line = m.line();
   f.at_s = m.number("at");
   if (f.at_s < 0.0) ctx.fail(m.value("at"), m.join("at"), "expected a time >= 0");
   if (m.has("control")) {
-    for (const char* other : {"motor", "signal"}) m.forbid(other, "give one of motor, signal or control");
+    for (const char* other : {"motor", "signal"})
+      m.forbid(other, "give one of motor, signal or control");
     f.motor = -1;
     f.control = controlOf(ctx, m, scene);
     const std::string control = m.string("control");
     const std::string kind = m.string("fault");
     if (!parseControlFaultKind(kind, f.control_fault.kind)) {
-      ctx.fail(m.value("fault"), m.join("fault"), "expected axis_stuck or none, got \"" + kind + "\"");
+      ctx.fail(m.value("fault"), m.join("fault"),
+               "expected axis_stuck or none, got \"" + kind + "\"");
     }
     if (f.control_fault.kind == ControlFault::Kind::AxisStuck && m.has("value")) {
       const ControlDef& def = scene.pult.controls[static_cast<std::size_t>(f.control)];
@@ -112,7 +117,8 @@ ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string
     if (f.sensor < 0) ctx.fail(m.value("signal"), m.join("signal"), error);
     const std::string kind = m.string("fault");
     if (!parseSensorFaultKind(kind, f.sensor_fault.kind)) {
-      ctx.fail(m.value("fault"), m.join("fault"), "expected noise, dropout or none, got \"" + kind + "\"");
+      ctx.fail(m.value("fault"), m.join("fault"),
+               "expected noise, dropout or none, got \"" + kind + "\"");
     }
     if (f.sensor_fault.kind == SensorFault::Kind::Noise) {
       f.sensor_fault.value = m.number("value");
@@ -137,14 +143,17 @@ ScheduledFault readFault(Context& ctx, const YAML::Node& node, const std::string
   }
   const std::string kind = m.string("fault");
   if (!parseMotorFaultKind(kind, f.fault.kind)) {
-    ctx.fail(m.value("fault"), m.join("fault"), "expected stuck, weak, reversed, brake_released or none, got \"" + kind + "\"");
+    ctx.fail(m.value("fault"), m.join("fault"),
+             "expected stuck, weak, reversed, brake_released or none, got \"" + kind + "\"");
   }
   if (f.fault.kind == MotorFault::Kind::Weak) {
     f.fault.value = m.has("value") ? m.number("value") : 0.5;
-    if (!(f.fault.value >= 0.0 && f.fault.value <= 1.0)) ctx.fail(m.value("value"), m.join("value"), "expected a factor in [0, 1]");
+    if (!(f.fault.value >= 0.0 && f.fault.value <= 1.0))
+      ctx.fail(m.value("value"), m.join("value"), "expected a factor in [0, 1]");
   } else if (f.fault.kind == MotorFault::Kind::Stuck) {
     f.fault.value = m.has("value") ? m.number("value") : 0.0;
-    if (!(f.fault.value >= -1.0 && f.fault.value <= 1.0)) ctx.fail(m.value("value"), m.join("value"), "expected a voltage in [-1, 1]");
+    if (!(f.fault.value >= -1.0 && f.fault.value <= 1.0))
+      ctx.fail(m.value("value"), m.join("value"), "expected a voltage in [-1, 1]");
   } else {
     m.forbid("value", "only stuck (the held voltage) and weak (the factor) have a value");
   }
@@ -198,8 +207,9 @@ Expectation readExpectation(Context& ctx, const YAML::Node& node, const std::str
     when = fmt::format("by {:g} s", e.to_s);
   }
   if (e.kind != Expectation::Kind::End && e.to_s > scenario.duration_s + kTimeEps) {
-    ctx.fail(node, path, fmt::format("checks at {:g} s, after the scenario ends ({:g} s)", e.to_s,
-                                     scenario.duration_s));
+    ctx.fail(node, path,
+             fmt::format("checks at {:g} s, after the scenario ends ({:g} s)", e.to_s,
+                         scenario.duration_s));
   }
   e.name = m.has("name") ? m.string("name") : fmt::format("{} {} {}", signal, boundsText(e), when);
   return e;
@@ -214,13 +224,15 @@ bool within(const Expectation& e, double v) {
 std::string shown(const Expectation& e, double v) {
   for (int digits = 6; digits < 17; ++digits) {
     std::string text = fmt::format("{:.{}g}", v, digits);
-    if (!std::isfinite(v) || within(e, std::strtod(text.c_str(), nullptr)) == within(e, v)) return text;
+    if (!std::isfinite(v) || within(e, std::strtod(text.c_str(), nullptr)) == within(e, v))
+      return text;
   }
   return fmt::format("{}", v);
 }
 
 std::string observed(const Expectation& e, double v, double t) {
-  return fmt::format("{} = {} at t = {:.6g} s, expected {}", e.signal.text, shown(e, v), t, boundsText(e));
+  return fmt::format("{} = {} at t = {:.6g} s, expected {}", e.signal.text, shown(e, v), t,
+                     boundsText(e));
 }
 
 void decide(ExpectationResult& r, bool passed, double t, std::string detail) {
@@ -238,11 +250,12 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
   const YAML::Node root = parseYaml(yaml, file);
   if (!root.IsDefined() || root.IsNull()) ctx.failAt(0, "", "the scenario file is empty");
   const MapReader top(ctx, root, "",
-                      {"name", "description", "scene", "set", "duration", "timeline", "faults", "changes", "expect",
-                       "scoring", "report"});
+                      {"name", "description", "scene", "set", "duration", "timeline", "faults",
+                       "changes", "expect", "scoring", "report"});
   Scenario s;
   s.file = file;
-  s.name = top.has("name") ? top.string("name") : std::filesystem::path(file).stem().stem().string();
+  s.name =
+      top.has("name") ? top.string("name") : std::filesystem::path(file).stem().stem().string();
   std::vector<Override> overrides;
   if (top.has("set")) {
     const YAML::Node set = top.value("set");
@@ -250,7 +263,8 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
     for (const auto& entry : set) {
       const std::string key = entry.first.Scalar();
       try {
-        overrides.push_back(parseOverride(key + "=" + (entry.second.IsScalar() ? entry.second.Scalar() : "")));
+        overrides.push_back(
+            parseOverride(key + "=" + (entry.second.IsScalar() ? entry.second.Scalar() : "")));
       } catch (const SceneError& e) {
         ctx.fail(entry.second, "set." + key, e.message());
       }
@@ -270,7 +284,8 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
     const std::string key = e.key().substr(prefix.size());
     const YAML::Node set = top.value("set");
     for (const auto& entry : set) {
-      if (entry.first.Scalar() == key) ctx.fail(entry.first, "set." + key, e.message() + " (scene " + scene_path + ")");
+      if (entry.first.Scalar() == key)
+        ctx.fail(entry.first, "set." + key, e.message() + " (scene " + scene_path + ")");
     }
     throw;
   }
@@ -278,7 +293,8 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
   // Something scheduled after the end would silently never happen.
   auto within_run = [&](const YAML::Node& node, const std::string& path, double at_s) {
     if (at_s > s.duration_s + kTimeEps) {
-      ctx.fail(node["at"], path + ".at", fmt::format("at {:g} s is after the scenario ends ({:g} s)", at_s, s.duration_s));
+      ctx.fail(node["at"], path + ".at",
+               fmt::format("at {:g} s is after the scenario ends ({:g} s)", at_s, s.duration_s));
     }
   };
   for (const auto& [node, path] : listItems(ctx, top, "timeline", false)) {
@@ -318,8 +334,9 @@ Scenario loadScenarioFromString(const std::string& yaml, const std::string& file
     within_run(node, path, c.at_s);
     s.changes.push_back(c);
   }
-  std::stable_sort(s.changes.begin(), s.changes.end(),
-                   [](const ScheduledChange& a, const ScheduledChange& b) { return a.at_s < b.at_s; });
+  std::stable_sort(
+      s.changes.begin(), s.changes.end(),
+      [](const ScheduledChange& a, const ScheduledChange& b) { return a.at_s < b.at_s; });
   for (const auto& [node, path] : listItems(ctx, top, "expect")) {
     s.expectations.push_back(readExpectation(ctx, node, path, s));
   }
@@ -347,9 +364,7 @@ double valueAfter(const Scenario& s, int control, std::size_t count, double t) {
     const TimelineAction& a = s.timeline[k];
     if (a.control != control || t + kTimeEps < a.at_s) continue;
     switch (a.kind) {
-      case TimelineAction::Kind::Set:
-        v = a.value;
-        break;
+      case TimelineAction::Kind::Set: v = a.value; break;
       case TimelineAction::Kind::Ramp: {
         const double from = valueAfter(s, control, k, a.at_s);
         const double f = std::min(1.0, (t - a.at_s) / a.duration_s);
@@ -377,7 +392,8 @@ double timelineValue(const Scenario& scenario, int control, double t_s) {
 
 ExpectationChecker::ExpectationChecker(const Scenario& scenario)
     : scenario_(scenario), checks_(scenario.expectations.size()) {
-  for (const Expectation& e : scenario.expectations) results_.push_back(ExpectationResult{e.name, false, "", false, 0.0});
+  for (const Expectation& e : scenario.expectations)
+    results_.push_back(ExpectationResult{e.name, false, "", false, 0.0});
 }
 
 void ExpectationChecker::sample(const Session& session) {
@@ -404,31 +420,33 @@ void ExpectationChecker::sample(const Session& session) {
       case Expectation::Kind::During:
         if (t + kTimeEps < e.from_s) break;
         if (t - kTimeEps > e.to_s) {
-          decide(r, true, e.to_s, fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text,
-                                              boundsText(e), e.from_s, e.to_s));
+          decide(r, true, e.to_s,
+                 fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text, boundsText(e),
+                             e.from_s, e.to_s));
         } else if (!within(e, v)) {
           decide(r, false, t, observed(e, v, t));
         }
         break;
       case Expectation::Kind::By:
         if (t - kTimeEps > e.to_s) {
-          decide(r, false, t, fmt::format("{} never {} by {:g} s (last {})", e.signal.text,
-                                          boundsText(e), e.to_s, shown(e, v)));
+          decide(r, false, t,
+                 fmt::format("{} never {} by {:g} s (last {})", e.signal.text, boundsText(e),
+                             e.to_s, shown(e, v)));
         } else if (within(e, v)) {
           decide(r, true, t, observed(e, v, t));
         }
         break;
-      case Expectation::Kind::End:
-        break;
+      case Expectation::Kind::End: break;
     }
   }
 }
 
-void ExpectationChecker::addRange(const Expectation& e, const Check& c, ExpectationResult& r, bool cut_short) {
+void ExpectationChecker::addRange(const Expectation& e, const Check& c, ExpectationResult& r,
+                                  bool cut_short) {
   if (!c.in_window) return;
   r.detail += fmt::format("; {} the window {} ranged from {} (t = {:.6g} s) to {} (t = {:.6g} s)",
-                          cut_short ? "in what ran of" : "over", e.signal.text, shown(e, c.low), c.low_t,
-                          shown(e, c.high), c.high_t);
+                          cut_short ? "in what ran of" : "over", e.signal.text, shown(e, c.low),
+                          c.low_t, shown(e, c.high), c.high_t);
 }
 
 void ExpectationChecker::finish(double end_t) {
@@ -441,19 +459,23 @@ void ExpectationChecker::finish(double end_t) {
     if (r.decided) continue;
     switch (e.kind) {
       case Expectation::Kind::At:
-        decide(r, false, end_t, fmt::format("the run ended at {:.6g} s before {:g} s", end_t, e.from_s));
+        decide(r, false, end_t,
+               fmt::format("the run ended at {:.6g} s before {:g} s", end_t, e.from_s));
         break;
       case Expectation::Kind::During:
         if (end_t + kTimeEps >= e.to_s) {
-          decide(r, true, e.to_s, fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text,
-                                              boundsText(e), e.from_s, e.to_s));
+          decide(r, true, e.to_s,
+                 fmt::format("{} stayed {} during [{:g}, {:g}] s", e.signal.text, boundsText(e),
+                             e.from_s, e.to_s));
         } else {
-          decide(r, false, end_t, fmt::format("the run ended at {:.6g} s inside the window", end_t));
+          decide(r, false, end_t,
+                 fmt::format("the run ended at {:.6g} s inside the window", end_t));
         }
         break;
       case Expectation::Kind::By:
-        decide(r, false, end_t, fmt::format("{} never {} by {:g} s (last {} at {:.6g} s)", e.signal.text,
-                                            boundsText(e), e.to_s, shown(e, c.last_value), c.last_t));
+        decide(r, false, end_t,
+               fmt::format("{} never {} by {:g} s (last {} at {:.6g} s)", e.signal.text,
+                           boundsText(e), e.to_s, shown(e, c.last_value), c.last_t));
         break;
       case Expectation::Kind::End:
         decide(r, within(e, c.last_value), c.last_t, observed(e, c.last_value, c.last_t));
@@ -478,14 +500,16 @@ std::string ScenarioResult::failureSummary() const {
   return text;
 }
 
-void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>& applied, Session& session) {
+void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>& applied,
+                    Session& session) {
   for (std::size_t k = 0; k < faults.size(); ++k) {
     if (applied[k] || faults[k].at_s > session.time() + kTimeEps) continue;
     if (faults[k].sensor >= 0) {
       session.setSensorFault(faults[k].sensor, faults[k].sensor_fault);
     } else if (faults[k].control >= 0) {
       ControlFault f = faults[k].control_fault;
-      if (faults[k].hold_current) f.value = session.state().pult.values[static_cast<std::size_t>(faults[k].control)];
+      if (faults[k].hold_current)
+        f.value = session.state().pult.values[static_cast<std::size_t>(faults[k].control)];
       session.setControlFault(faults[k].control, f);
     } else {
       session.setMotorFault(faults[k].motor, faults[k].fault);
@@ -507,7 +531,8 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   result.loaded = true;
   Session session(scenario.scene);
   RecordingHeader header{scenario.file, scenario.source_hash, options.trainee, options.started};
-  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every, options.record_path, header);
+  detail::SessionOutputs outputs(session, options.trace_path, options.trace_every,
+                                 options.record_path, header);
   std::unique_ptr<Scorer> own_scorer;
   if (!options.scorer) own_scorer = std::make_unique<Scorer>(scenario);
   Scorer& scorer = options.scorer ? *options.scorer : *own_scorer;
@@ -527,14 +552,18 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
       }
     }
     for (std::size_t c = 0; c < driven.size(); ++c)
-      if (driven[c]) session.setControl(static_cast<int>(c), timelineValue(scenario, static_cast<int>(c), session.time()));
+      if (driven[c])
+        session.setControl(static_cast<int>(c),
+                           timelineValue(scenario, static_cast<int>(c), session.time()));
   };
   applyTimeline();
   scorer.sample(session);
-  const std::uint64_t steps = stepCount(scenario.duration_s, scenario.scene.model.solver.time_step_s);
+  const std::uint64_t steps =
+      stepCount(scenario.duration_s, scenario.scene.model.solver.time_step_s);
   const auto start = std::chrono::steady_clock::now();
   const auto steps_per_frame = static_cast<std::uint64_t>(scenario.scene.stepsPerFrame());
-  const double frame_dt = static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s;
+  const double frame_dt =
+      static_cast<double>(steps_per_frame) * scenario.scene.model.solver.time_step_s;
   FramePacer pacer(frame_dt, options.realtime);
   // The timeline's controls stay its own: applyTimeline sets them at every step, after the
   // devices are sampled. No reset: a scenario's timeline and expectations run once.
@@ -568,9 +597,9 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
     result.run.paused = operator_frame.control().paused;
     result.run.reset_refused = operator_frame.control().reset_refused;
     if (options.after_frame) {
-      notes.assign(1, fmt::format("scenario {}: {:.1f} / {:.1f} s, {} expectations", scenario.name,
-                                  session.time(), scenario.duration_s,
-                                  scenario.expectations.size()));
+      notes.assign(1,
+                   fmt::format("scenario {}: {:.1f} / {:.1f} s, {} expectations", scenario.name,
+                               session.time(), scenario.duration_s, scenario.expectations.size()));
       result.run.score = scorer.live();  // the HUD's score panel
       if (!detail::observeFrame(options.after_frame, session, result.run, pacer, start, notes)) {
         break;
@@ -666,8 +695,10 @@ std::vector<ScenarioResult> runScenarios(
     const auto [it, fresh] = first.emplace(results[i].name, i);
     if (fresh) continue;
     results[i].loaded = false;  // reported as a load error: the file must change
-    results[i].load_error = fmt::format("{}: the scenario name \"{}\" is also that of {} in this run; give one a "
-                                        "different `name`\n", files[i], results[i].name, files[it->second]);
+    results[i].load_error = fmt::format(
+        "{}: the scenario name \"{}\" is also that of {} in this run; give one a "
+        "different `name`\n",
+        files[i], results[i].name, files[it->second]);
   }
   return results;
 }
@@ -675,8 +706,10 @@ std::vector<ScenarioResult> runScenarios(
 std::string junitXml(const std::vector<ScenarioResult>& results, double wall_time_s) {
   std::size_t failures = 0, errors = 0;
   for (const ScenarioResult& r : results) {
-    if (!r.loaded) ++errors;
-    else if (!r.passed()) ++failures;
+    if (!r.loaded)
+      ++errors;
+    else if (!r.passed())
+      ++failures;
   }
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += fmt::format(
@@ -685,8 +718,9 @@ std::string junitXml(const std::vector<ScenarioResult>& results, double wall_tim
       "time=\"{3:.3f}\">\n",
       results.size(), failures, errors, wall_time_s);
   for (const ScenarioResult& r : results) {
-    xml += fmt::format("    <testcase classname=\"scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
-                       detail::escapeMarkup(r.name), detail::escapeMarkup(r.file), r.run.wall_time_s);
+    xml +=
+        fmt::format("    <testcase classname=\"scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
+                    detail::escapeMarkup(r.name), detail::escapeMarkup(r.file), r.run.wall_time_s);
     if (r.passed()) {
       xml += "/>\n";
       continue;
@@ -694,7 +728,8 @@ std::string junitXml(const std::vector<ScenarioResult>& results, double wall_tim
     const std::string summary = r.failureSummary();
     const std::string first = summary.substr(0, summary.find('\n'));
     xml += fmt::format(">\n      <{0} message=\"{1}\">{2}</{0}>\n    </testcase>\n",
-                       r.loaded ? "failure" : "error", detail::escapeMarkup(first), detail::escapeMarkup(summary));
+                       r.loaded ? "failure" : "error", detail::escapeMarkup(first),
+                       detail::escapeMarkup(summary));
   }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;

@@ -136,7 +136,7 @@ struct PendingMimic {
 // Everything one load shares across the scene file and its includes.
 struct LoadState {
   ModelFiles models;
-  std::vector<std::string> collision_files;  // model files that shaped collision (hashed)
+  std::vector<std::string> collision_files;    // model files that shaped collision (hashed)
   std::map<std::string, std::string> defined;  // "body chassis" -> "file:line" of its definition
   // URDF includes: every link (merged ones too, for `parent:`), each joint's <limit> effort and
   // velocity (motor defaults), the mimic joints, and the collision group bit of each robot's
@@ -201,12 +201,15 @@ std::shared_ptr<const ImportedModel> importModel(const Context& ctx, const MapRe
 // Solver keys that selected between two implementations of one idea. The solver now has one
 // path per idea (docs/dynamics.md), so a scene that still sets one is told what became of it.
 constexpr std::array<std::pair<const char*, const char*>, 3> kRemovedSolverKeys{{
-    {"batched_contacts", "rigid contact manifolds are always solved four at a time (the same "
-                         "results bit for bit as one by one)"},
-    {"low_rank_responses", "a mechanism's link responses now come from its rotor coordinates or, "
-                           "in full coordinates, from the block's factor"},
-    {"reduced_mechanisms", "a tree of hinges and sliders on a static base, each coupled rigidly "
-                           "to a rotor, is always solved in its rotors' coordinates"},
+    {"batched_contacts",
+     "rigid contact manifolds are always solved four at a time (the same "
+     "results bit for bit as one by one)"},
+    {"low_rank_responses",
+     "a mechanism's link responses now come from its rotor coordinates or, "
+     "in full coordinates, from the block's factor"},
+    {"reduced_mechanisms",
+     "a tree of hinges and sliders on a static base, each coupled rigidly "
+     "to a rotor, is always solved in its rotors' coordinates"},
 }};
 
 void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& s) {
@@ -219,11 +222,11 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
       }
     }
   }
-  MapReader m(ctx, node, "solver",
-              {"time_step", "substeps", "velocity_iterations", "position_iterations",
-               "velocity_tolerance", "position_tolerance", "position_correction",
-               "max_linear_speed", "max_angular_speed", "max_motor_speed", "warm_start",
-               "articulated_contacts"});
+  MapReader m(
+      ctx, node, "solver",
+      {"time_step", "substeps", "velocity_iterations", "position_iterations", "velocity_tolerance",
+       "position_tolerance", "position_correction", "max_linear_speed", "max_angular_speed",
+       "max_motor_speed", "warm_start", "articulated_contacts"});
   s.time_step_s = m.number("time_step", s.time_step_s);
   s.substeps = m.integer("substeps", s.substeps);
   s.velocity_iterations = m.integer("velocity_iterations", s.velocity_iterations);
@@ -239,10 +242,10 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
 }
 
 void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings& c) {
-  MapReader m(ctx, node, "contact",
-              {"margin", "slop", "restitution_threshold", "max_position_correction",
-               "position_correction", "sleep", "sleep_linear_speed", "sleep_angular_speed",
-               "sleep_time"});
+  MapReader m(
+      ctx, node, "contact",
+      {"margin", "slop", "restitution_threshold", "max_position_correction", "position_correction",
+       "sleep", "sleep_linear_speed", "sleep_angular_speed", "sleep_time"});
   c.margin_m = m.number("margin", c.margin_m);
   c.slop_m = m.number("slop", c.slop_m);
   c.restitution_threshold_mps = m.number("restitution_threshold", c.restitution_threshold_mps);
@@ -298,12 +301,15 @@ Quat readOrientation(const Context& ctx, const MapReader& m) {
 // A colour [r, g, b] or [r, g, b, a], each in [0, 1].
 std::array<float, 4> readColor(const Context& ctx, const YAML::Node& node, const std::string& key) {
   if (!node.IsSequence() || (node.size() != 3 && node.size() != 4)) {
-    ctx.fail(node, key, "expected a colour [r, g, b] or [r, g, b, a], each in [0, 1], got " + describe(node));
+    ctx.fail(node, key,
+             "expected a colour [r, g, b] or [r, g, b, a], each in [0, 1], got " + describe(node));
   }
   std::array<float, 4> rgba{0.0f, 0.0f, 0.0f, 1.0f};
   for (std::size_t i = 0; i < node.size(); ++i) {
     const double c = ctx.number(node[i], fmt::format("{}[{}]", key, i));
-    if (!(c >= 0.0 && c <= 1.0)) ctx.fail(node[i], fmt::format("{}[{}]", key, i), fmt::format("expected a value in [0, 1], got {}", c));
+    if (!(c >= 0.0 && c <= 1.0))
+      ctx.fail(node[i], fmt::format("{}[{}]", key, i),
+               fmt::format("expected a value in [0, 1], got {}", c));
     rgba[i] = static_cast<float>(c);
   }
   return rgba;
@@ -336,7 +342,8 @@ std::vector<std::array<int, 3>> readTriangles(const Context& ctx, const MapReade
                                               std::size_t vertex_count) {
   const YAML::Node list = m.value("triangles");
   if (!list.IsSequence() || list.size() == 0) {
-    ctx.fail(list, m.join("triangles"), "expected a list of [i, j, k] index triples, got " + describe(list));
+    ctx.fail(list, m.join("triangles"),
+             "expected a list of [i, j, k] index triples, got " + describe(list));
   }
   std::vector<std::array<int, 3>> triangles;
   for (std::size_t t = 0; t < list.size(); ++t) {
@@ -365,9 +372,9 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
                              const Scene& scene, std::size_t body, std::size_t shape_index,
                              bool is_static, LoadState& state) {
   MapReader m(ctx, node, path,
-              {"type", "position", "orientation", "rpy", "size", "radius", "half_length",
-               "points", "vertices", "triangles", "file", "node", "scale", "up", "material",
-               "group", "mask", "belt", "color"});
+              {"type", "position", "orientation", "rpy", "size", "radius", "half_length", "points",
+               "vertices", "triangles", "file", "node", "scale", "up", "material", "group", "mask",
+               "belt", "color"});
   dynamics::ShapeDef shape;
   const std::string type = m.string("type");
   using dynamics::ShapeType;
@@ -396,11 +403,12 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
   // Dimensions: exactly the ones of the type.
   const std::string unused = fmt::format("not used by a {} shape", type);
   // The point-list keys belong to hulls and meshes only.
-  const char* hint = shape.type == ShapeType::Box                ? " (give size)"
-                     : shape.type == ShapeType::ConvexHull       ? " (give points)"
-                     : shape.type == ShapeType::TriangleMesh     ? " (give vertices and triangles)"
-                     : shape.type == ShapeType::Plane            ? " (a plane is the half-space below its local x-y plane)"
-                                                                 : " (give radius)";
+  const char* hint = shape.type == ShapeType::Box            ? " (give size)"
+                     : shape.type == ShapeType::ConvexHull   ? " (give points)"
+                     : shape.type == ShapeType::TriangleMesh ? " (give vertices and triangles)"
+                     : shape.type == ShapeType::Plane
+                         ? " (a plane is the half-space below its local x-y plane)"
+                         : " (give radius)";
   if (shape.type != ShapeType::ConvexHull) m.forbid("points", unused + hint);
   if (shape.type != ShapeType::TriangleMesh) {
     m.forbid("vertices", unused + hint);
@@ -410,7 +418,8 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
   const bool from_file = m.has("file");
   if (shape.type != ShapeType::ConvexHull && shape.type != ShapeType::TriangleMesh) {
     for (const char* key : {"file", "node", "scale", "up"}) {
-      m.forbid(key, fmt::format("not used by a {} shape (only hulls and meshes come from files)", type));
+      m.forbid(key,
+               fmt::format("not used by a {} shape (only hulls and meshes come from files)", type));
     }
   } else if (from_file) {
     for (const char* key : {"points", "vertices", "triangles"}) {
@@ -448,8 +457,8 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
     }
     std::string error;
     const std::string key = from_file ? "file" : "points";
-    shape.hull = dynamics::makeConvexHull(from_file ? file_vertices : readPoints(ctx, m, "points"),
-                                          &error);
+    shape.hull =
+        dynamics::makeConvexHull(from_file ? file_vertices : readPoints(ctx, m, "points"), &error);
     if (!shape.hull) ctx.fail(m.value(key), m.join(key), error);
   } else if (shape.type == ShapeType::TriangleMesh) {
     for (const char* key : {"size", "radius", "half_length"}) m.forbid(key, unused + hint);
@@ -459,7 +468,9 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
       if (!shape.mesh) ctx.fail(m.value("file"), m.join("file"), error);
     } else {
       for (const char* key : {"vertices", "triangles"}) {
-        if (!m.has(key)) ctx.fail(node, m.join(key), "missing (required for a mesh: vertices and triangles, or file)");
+        if (!m.has(key))
+          ctx.fail(node, m.join(key),
+                   "missing (required for a mesh: vertices and triangles, or file)");
       }
       const std::vector<Vec3> vertices = readPoints(ctx, m, "vertices");
       shape.mesh =
@@ -478,8 +489,8 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
       const bool cylinder = shape.type == ShapeType::Cylinder;
       if (cylinder ? !(shape.half_length_m > 0.0) : !(shape.half_length_m >= 0.0)) {
         ctx.fail(m.value("half_length"), m.join("half_length"),
-                 fmt::format("expected a number {} 0, got {}", cylinder ? ">" : ">=",
-                             shape.half_length_m));
+                 fmt::format("expected a number {} 0, got {}",
+                             cylinder ? ">" : ">=", shape.half_length_m));
       }
     } else {
       m.forbid("half_length", unused + " (give radius)");
@@ -560,7 +571,8 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
     body.shapes.push_back(readShape(ctx, shape_node, shape_path, scene, body_index,
                                     body.shapes.size(), body.is_static, state));
     look.shape_colors_rgba.push_back(std::nullopt);
-    if (shape_node["color"]) look.shape_colors_rgba.back() = readColor(ctx, shape_node["color"], shape_path + ".color");
+    if (shape_node["color"])
+      look.shape_colors_rgba.back() = readColor(ctx, shape_node["color"], shape_path + ".color");
   }
   if (m.has("color")) look.color_rgba = readColor(ctx, m.value("color"), m.join("color"));
   if (m.boolean("collide", false)) {
@@ -681,20 +693,21 @@ dynamics::Frame localFrame(const dynamics::BodyDef* body, const Vec3& anchor, co
 }
 
 constexpr std::initializer_list<const char*> kFlexureKeys = {
-    "model", "preset", "length", "direction", "a", "b", "lambda", "k_x", "k_y", "k_z",
-    "tables", "damping"};
+    "model",  "preset", "length", "direction", "a",      "b",
+    "lambda", "k_x",    "k_y",    "k_z",       "tables", "damping"};
 
 // Seed 001 Table 1: PRB torsion-spring λ and planar-spring a, b of four PETG hinges.
 struct FlexurePreset {
   const char* name;
   double lambda, a, b;
 };
-constexpr FlexurePreset kFlexurePresets[] = {
-    {"x_hinge", 0.44, 0.44, 0.56}, {"ls", 0.78, 0.64, 0.36}, {"trls2x", 0.77, 0.64, 0.36},
-    {"tfch", 1.47, 0.82, 0.18}};
+constexpr FlexurePreset kFlexurePresets[] = {{"x_hinge", 0.44, 0.44, 0.56},
+                                             {"ls", 0.78, 0.64, 0.36},
+                                             {"trls2x", 0.77, 0.64, 0.36},
+                                             {"tfch", 1.47, 0.82, 0.18}};
 
 struct FlexurePlacement {
-  Quat axes;   // x: bending axis, y: along the flexure (world)
+  Quat axes;    // x: bending axis, y: along the flexure (world)
   Vec3 centre;  // compliance centre (planar) or PRB pivot (world)
 };
 
@@ -721,8 +734,8 @@ void readFlexureTables(Context& ctx, const MapReader& m, dynamics::FlexureDef& f
                                                    : nullptr;
     if (curve == nullptr || !qv || !fv) {
       ctx.failAt(m.keyLine("tables"), m.join("tables"),
-                 fmt::format("{}:{}: expected \"x|y|z,deformation,load\", got \"{}\"", path,
-                             number, line));
+                 fmt::format("{}:{}: expected \"x|y|z,deformation,load\", got \"{}\"", path, number,
+                             line));
     }
     curve->deformation.push_back(*qv);
     curve->load.push_back(*fv);
@@ -766,7 +779,10 @@ FlexurePlacement readFlexure(Context& ctx, const MapReader& m, const Placement& 
   if (planar) m.forbid("lambda", "the PRB characteristic radius; use model: prb");
   const bool placed = m.has("preset") || m.has("a") || m.has("lambda");
   if (placed && !m.has("length")) {
-    ctx.fail(m.value(m.has("preset") ? "preset" : m.has("a") ? "a" : "lambda"), m.join("length"),
+    ctx.fail(m.value(m.has("preset") ? "preset"
+                     : m.has("a")    ? "a"
+                                     : "lambda"),
+             m.join("length"),
              "the flexure's length L is needed to place its centre (a L or (1 - lambda) L)");
   }
   const double length = m.has("length") ? m.positive("length") : 0.0;
@@ -777,8 +793,8 @@ FlexurePlacement readFlexure(Context& ctx, const MapReader& m, const Placement& 
   along -= axis * axis.dot(along);
   if (!(along.norm() > 1e-9)) {
     ctx.failAt(m.has("direction") ? m.keyLine("direction") : m.line(), m.join("direction"),
-             "needs a direction along the flexure, not parallel to the axis (the child's "
-             "reference point lies on the axis)");
+               "needs a direction along the flexure, not parallel to the axis (the child's "
+               "reference point lies on the axis)");
   }
   along.normalize();
   Mat3 r;
@@ -794,7 +810,7 @@ FlexurePlacement readFlexure(Context& ctx, const MapReader& m, const Placement& 
       c.stiffness = m.positive(key);
     } else if (needed && !c.isTable()) {
       ctx.failAt(m.has("tables") ? m.keyLine("tables") : m.line(), m.join(key),
-               "missing (a stiffness, or its rows in tables)");
+                 "missing (a stiffness, or its rows in tables)");
     }
   };
   stiffness("k_x", flex.k_x, planar);
@@ -805,8 +821,8 @@ FlexurePlacement readFlexure(Context& ctx, const MapReader& m, const Placement& 
     m.forbid("k_y", "a prb flexure has only k_z");
   }
   if (m.has("damping")) {
-    const auto c = ctx.numbers(m.value("damping"), m.join("damping"), 2,
-                               "[linear N s/m, angular N m s/rad]");
+    const auto c =
+        ctx.numbers(m.value("damping"), m.join("damping"), 2, "[linear N s/m, angular N m s/rad]");
     flex.damping_linear = c[0];
     flex.damping_angular = c[1];
   }
@@ -855,8 +871,8 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   // Anchor and axis are given in the world (the file's coordinates) at the start; both local
   // frames coincide there. The default anchor is the child's reference point (its `position`).
   const Vec3 child_reference =
-      child.position_m + child.orientation * scene.looks[static_cast<std::size_t>(joint.body_b)]
-                                                 .reference.position;
+      child.position_m +
+      child.orientation * scene.looks[static_cast<std::size_t>(joint.body_b)].reference.position;
   const Vec3 anchor =
       m.has("anchor") ? place.point(m.vec3("anchor", Vec3::Zero())) : child_reference;
   const Vec3 axis = m.vec3("axis", Vec3::UnitX());
@@ -865,9 +881,8 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   Vec3 frame_origin = anchor;
   if (joint.type == dynamics::JointType::Flexure) {
     const FlexurePlacement fp =
-        readFlexure(ctx, MapReader(ctx, m.value("flexure"), m.join("flexure"), kFlexureKeys),
-                    place, anchor, place.rotation * axis.normalized(), child_reference,
-                    joint.flexure);
+        readFlexure(ctx, MapReader(ctx, m.value("flexure"), m.join("flexure"), kFlexureKeys), place,
+                    anchor, place.rotation * axis.normalized(), child_reference, joint.flexure);
     axes = fp.axes;
     frame_origin = fp.centre;
   }
@@ -932,8 +947,8 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
 void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
                LoadState& state) {
   MapReader m(ctx, node, path,
-              {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u", "drive", "brake",
-               "catalogue"});
+              {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u", "drive",
+               "brake", "catalogue"});
   dynamics::MotorDef motor;
   motor.name = m.string("name");
   claimName(ctx, state, m, "motor", motor.name);
@@ -946,7 +961,8 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
     catalogue = detail::findCatalogueMotor(name);
     if (catalogue == nullptr) {
       std::string known;
-      for (const auto& c : detail::catalogueMotors()) known += (known.empty() ? "" : ", ") + std::string(c.name);
+      for (const auto& c : detail::catalogueMotors())
+        known += (known.empty() ? "" : ", ") + std::string(c.name);
       ctx.fail(m.value("catalogue"), m.join("catalogue"),
                fmt::format("no catalogue motor \"{}\" (known: {})", name, known));
     }
@@ -956,7 +972,8 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   const auto urdf = state.urdf_limits.find(joint_name);
   const double effort = urdf != state.urdf_limits.end() ? urdf->second.first : 0.0;
   const double velocity = urdf != state.urdf_limits.end() ? urdf->second.second : 0.0;
-  motor.gear_ratio = m.number("r", catalogue != nullptr && catalogue->gear_ratio > 0.0 ? catalogue->gear_ratio : 1.0);
+  motor.gear_ratio = m.number(
+      "r", catalogue != nullptr && catalogue->gear_ratio > 0.0 ? catalogue->gear_ratio : 1.0);
   if (m.has("drive")) {
     // Seed 000 drive unit (SPEC §3): every key has the identified gripper drive's value as its
     // default. The circuit replaces the passport characteristic; Mp and w_xx default to the
@@ -998,8 +1015,8 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
     motor.no_load_speed_radps = drive.k_E > 0.0 ? drive.supply_V / drive.k_E : 0.0;
     if (m.has("w_xx") || m.has("w_xx_rpm")) {
       m.exactlyOne("w_xx", "w_xx_rpm");
-      motor.no_load_speed_radps = m.has("w_xx") ? m.number("w_xx")
-                                                : m.number("w_xx_rpm") * kRpmToRadps;
+      motor.no_load_speed_radps =
+          m.has("w_xx") ? m.number("w_xx") : m.number("w_xx_rpm") * kRpmToRadps;
     }
   } else {
     if (m.has("Mp") || (catalogue == nullptr && !(effort > 0.0))) {
@@ -1009,7 +1026,8 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
       }
       motor.stall_torque_Nm = m.number("Mp");
     } else {
-      motor.stall_torque_Nm = catalogue != nullptr ? catalogue->stall_torque_Nm : effort / motor.gear_ratio;
+      motor.stall_torque_Nm =
+          catalogue != nullptr ? catalogue->stall_torque_Nm : effort / motor.gear_ratio;
       ctx.lines[m.join("Mp")] = m.line();
     }
     if (m.has("w_xx") || m.has("w_xx_rpm") || (catalogue == nullptr && !(velocity > 0.0))) {
@@ -1042,10 +1060,11 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   const double joint_torque = motor.gear_ratio * motor.stall_torque_Nm;
   const double joint_speed = motor.no_load_speed_radps / motor.gear_ratio;
   if (effort > 0.0 && joint_torque > effort * (1.0 + 1e-9)) {
-    scene.warnings.push_back(fmt::format(
-        "{}:{}: {}: stall torque at the joint r Mp = {:.4g} exceeds the effort limit {:.4g} of URDF "
-        "joint {}",
-        ctx.file, m.line(), m.path(), joint_torque, effort, joint_name));
+    scene.warnings.push_back(
+        fmt::format("{}:{}: {}: stall torque at the joint r Mp = {:.4g} exceeds the effort limit "
+                    "{:.4g} of URDF "
+                    "joint {}",
+                    ctx.file, m.line(), m.path(), joint_torque, effort, joint_name));
   }
   if (velocity > 0.0 && joint_speed > velocity * (1.0 + 1e-9)) {
     scene.warnings.push_back(fmt::format(
@@ -1093,7 +1112,9 @@ void readInput(Context& ctx, const YAML::Node& node, const std::string& path, Sc
 // replaces the scalar at the end. A missing last key of a map is added (and then checked like any
 // other key); any other missing step is an error naming the path.
 // A --set value for a switch (a YAML boolean) rather than a number.
-bool isSwitchValue(const std::string& value) { return value == "true" || value == "false"; }
+bool isSwitchValue(const std::string& value) {
+  return value == "true" || value == "false";
+}
 
 void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
   const std::string key = "--set " + override.path;
@@ -1150,9 +1171,9 @@ void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
       const bool number = next.IsScalar() && parseNumber(next.Scalar()).has_value();
       const bool toggle = next.IsScalar() && isSwitchValue(next.Scalar());
       if (!number && !toggle) {
-        ctx.failAt(lineOf(next), key,
-                   fmt::format("\"{}\" is not a number or true/false (it is {})", walked,
-                               describe(next)));
+        ctx.failAt(
+            lineOf(next), key,
+            fmt::format("\"{}\" is not a number or true/false (it is {})", walked, describe(next)));
       }
       if (toggle != isSwitchValue(override.value)) {
         ctx.failAt(lineOf(next), key,
@@ -1169,9 +1190,9 @@ void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
 // One camera; returns its `default` flag.
 bool readCamera(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
                 const Placement& place, LoadState& state) {
-  MapReader m(ctx, node, path,
-              {"name", "type", "body", "position", "target", "direction", "fov", "default",
-               "inset"});
+  MapReader m(
+      ctx, node, path,
+      {"name", "type", "body", "position", "target", "direction", "fov", "default", "inset"});
   CameraDef camera;
   camera.name = m.string("name");
   claimName(ctx, state, m, "camera", camera.name);
@@ -1190,7 +1211,8 @@ bool readCamera(Context& ctx, const YAML::Node& node, const std::string& path, S
              fmt::format("expected orbit, follow, fixed or onboard, got \"{}\"", type));
   }
   const bool on_body = camera.kind == Kind::Follow || camera.kind == Kind::Onboard;
-  if (on_body && !m.has("body")) ctx.fail(node, m.join("body"), "missing (required for a " + type + " camera)");
+  if (on_body && !m.has("body"))
+    ctx.fail(node, m.join("body"), "missing (required for a " + type + " camera)");
   if (camera.kind == Kind::Fixed) m.forbid("body", "a fixed camera is not on a body");
   if (m.has("body")) camera.body = findByName(ctx, m, "body", scene.model.bodies, "body");
   if (camera.kind != Kind::Onboard) m.forbid("direction", "used only by an onboard camera");
@@ -1222,8 +1244,9 @@ bool readCamera(Context& ctx, const YAML::Node& node, const std::string& path, S
   }
   if (m.has("inset")) {
     const std::string key = m.join("inset");
-    const auto v = ctx.numbers(m.value("inset"), key, 4,
-                               "a list of 4 numbers [x, y, width, height] (fractions of the window)");
+    const auto v =
+        ctx.numbers(m.value("inset"), key, 4,
+                    "a list of 4 numbers [x, y, width, height] (fractions of the window)");
     const bool inside = v[0] >= 0.0 && v[1] >= 0.0 && v[2] > 0.0 && v[3] > 0.0 &&
                         v[0] + v[2] <= 1.0 && v[1] + v[3] <= 1.0;
     if (!inside) {
@@ -1249,7 +1272,7 @@ struct SceneFile {
   // A URDF file: how it is included (its pose relative to `attach` when that is set).
   std::optional<UrdfInclude> urdf;
   Placement urdf_pose;
-  std::string attach;   // `parent:` of the include item: a body or URDF link, or empty
+  std::string attach;  // `parent:` of the include item: a body or URDF link, or empty
   int attach_line = 0;
   bool self_collide = false;
 };
@@ -1263,12 +1286,12 @@ bool isUrdfFile(const std::string& file) {
 
 // Sections an included file may hold: the mechanism and its cameras. Solver, contact, gravity,
 // frame rate, pult, scheme and inputs belong to the scene that includes it.
-constexpr std::initializer_list<const char*> kIncludeKeys = {
-    "name", "description", "include", "materials", "bodies", "joints", "motors", "repeaters",
-    "cameras"};
+constexpr std::initializer_list<const char*> kIncludeKeys = {"name",      "description", "include",
+                                                             "materials", "bodies",      "joints",
+                                                             "motors",    "repeaters",   "cameras"};
 constexpr std::initializer_list<const char*> kSceneKeys = {
-    "name", "description", "include", "solver", "gravity", "contact", "materials", "bodies",
-    "joints", "motors", "repeaters", "inputs", "pult", "scheme", "frame_rate", "cameras"};
+    "name",   "description", "include",   "solver", "gravity", "contact", "materials",  "bodies",
+    "joints", "motors",      "repeaters", "inputs", "pult",    "scheme",  "frame_rate", "cameras"};
 
 // Scene files are text a person writes: anything larger is a mistake (or /dev/zero).
 constexpr std::uintmax_t kMaxSceneFileBytes = 16u << 20;
@@ -1312,7 +1335,8 @@ SceneFile urdfInclude(const Context& ctx, const MapReader& m, const std::string&
   if (m.has("base")) {
     const std::string base = m.string("base");
     if (base != "fixed" && base != "floating") {
-      ctx.fail(m.value("base"), m.join("base"), fmt::format("expected fixed or floating, got \"{}\"", base));
+      ctx.fail(m.value("base"), m.join("base"),
+               fmt::format("expected fixed or floating, got \"{}\"", base));
     }
     include.floating_base = base == "floating";
     if (m.has("parent")) m.forbid("base", "give either base or parent, not both");
@@ -1323,7 +1347,8 @@ SceneFile urdfInclude(const Context& ctx, const MapReader& m, const std::string&
   }
   if (m.has("initial")) {
     const YAML::Node map = m.value("initial");
-    if (!map.IsMap()) ctx.fail(map, m.join("initial"), "expected a map of joint: position (rad or m)");
+    if (!map.IsMap())
+      ctx.fail(map, m.join("initial"), "expected a map of joint: position (rad or m)");
     for (const auto& entry : map) {
       const std::string joint = entry.first.Scalar();
       const std::string key = m.join("initial") + "." + joint;
@@ -1377,7 +1402,8 @@ void parseWithIncludes(const std::string& text, const std::string& file, const P
       std::string why;
       const std::optional<std::string> content = readSceneText(path, why);
       if (!content) {
-        ctx.failAt(m.keyLine("file"), m.join("file"), fmt::format("cannot open {}: {}", resolved, why));
+        ctx.failAt(m.keyLine("file"), m.join("file"),
+                   fmt::format("cannot open {}: {}", resolved, why));
       }
       Placement inner;
       inner.translation = m.vec3("position", Vec3::Zero());
@@ -1432,17 +1458,18 @@ void convertUrdf(SceneFile& file, Scene& scene, LoadState& state) {
   }
   include.rotation = root.rotation;
   include.translation = root.translation;
-  const UrdfRobot robot = importUrdf(include, scene, [&state](const std::string& path,
-                                                              const MeshImportOptions& options) {
-    return state.models.get(path, options);
-  });
+  const UrdfRobot robot = importUrdf(
+      include, scene, [&state](const std::string& path, const MeshImportOptions& options) {
+        return state.models.get(path, options);
+      });
 
   // Names are unique across the scene: every link (merged ones name frames on bodies) and joint.
   auto claim = [&](const char* kind, const std::string& name, int line) {
     const auto [it, fresh] = state.defined.emplace(std::string(kind) + " " + name,
                                                    fmt::format("{}:{}", file.ctx.file, line));
     if (!fresh) {
-      file.ctx.failAt(line, fmt::format("{}[{}]", std::string(kind) == "body" ? "link" : kind, name),
+      file.ctx.failAt(line,
+                      fmt::format("{}[{}]", std::string(kind) == "body" ? "link" : kind, name),
                       fmt::format("duplicate name \"{}\": a {} of that name is defined at {}", name,
                                   kind, it->second));
     }
@@ -1459,7 +1486,8 @@ void convertUrdf(SceneFile& file, Scene& scene, LoadState& state) {
   }
   const int first_joint = static_cast<int>(scene.model.joints.size());
   for (const UrdfRobot::Body& body : robot.bodies) {
-    if (include.group != 0) state.body_group[static_cast<int>(scene.model.bodies.size())] = include.group;
+    if (include.group != 0)
+      state.body_group[static_cast<int>(scene.model.bodies.size())] = include.group;
     scene.model.bodies.push_back(body.def);
     scene.looks.push_back(body.look);
   }
@@ -1488,24 +1516,27 @@ void finishMimics(Scene& scene, LoadState& state) {
     int motor = -1;
     for (std::size_t i = 0; i < model.motors.size(); ++i) {
       if (model.motors[i].joint == mimic.joint) {
-        throw SceneError(pending.file, mimic.line, at,
-                         fmt::format("joint {} mimics {}, so it cannot have a motor of its own (motor "
-                                     "{}): give the motor to {}",
-                                     joint.name, master.name, model.motors[i].name, master.name));
+        throw SceneError(
+            pending.file, mimic.line, at,
+            fmt::format("joint {} mimics {}, so it cannot have a motor of its own (motor "
+                        "{}): give the motor to {}",
+                        joint.name, master.name, model.motors[i].name, master.name));
       }
       if (model.motors[i].joint == mimic.master) motor = static_cast<int>(i);
     }
     if (motor < 0) {
-      scene.warnings.push_back(fmt::format(
-          "{}:{}: {}: not enforced: its master joint {} has no motor (give {} a motor in the scene's "
-          "motors: and {} follows it as a repeater)",
-          pending.file, mimic.line, at, master.name, master.name, joint.name));
+      scene.warnings.push_back(
+          fmt::format("{}:{}: {}: not enforced: its master joint {} has no motor (give {} a motor "
+                      "in the scene's "
+                      "motors: and {} follows it as a repeater)",
+                      pending.file, mimic.line, at, master.name, master.name, joint.name));
       continue;
     }
     for (const dynamics::RepeaterDef& r : model.repeaters) {
       if (r.joint == mimic.joint) {
-        throw SceneError(pending.file, mimic.line, at,
-                         fmt::format("joint {} is already driven by repeater {}", joint.name, r.name));
+        throw SceneError(
+            pending.file, mimic.line, at,
+            fmt::format("joint {} is already driven by repeater {}", joint.name, r.name));
       }
     }
     if (joint.limit_enabled && master.limit_enabled) {
@@ -1588,9 +1619,9 @@ void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
       const std::string here = fmt::format("{}:{}", ctx.file, ctx.lines[key]);
       auto [first, fresh] = state.defined.emplace("default camera", here);
       if (!fresh) {
-        ctx.failAt(ctx.lines[key], key,
-                   fmt::format("only one camera can be the default (another is at {})",
-                               first->second));
+        ctx.failAt(
+            ctx.lines[key], key,
+            fmt::format("only one camera can be the default (another is at {})", first->second));
       }
       scene.default_camera = static_cast<int>(scene.cameras.size()) - 1;
     }
@@ -1670,8 +1701,9 @@ Scene loadSceneFromString(const std::string& yaml, const std::string& file,
   if (isUrdfFile(file)) {
     // A robot on its own, for a quick look: its root fixed at the origin, default settings.
     if (!overrides.empty()) {
-      throw SceneError("--set", 0, overrides.front().path,
-                       "a URDF file has no scene parameters: include it in a scene file to set them");
+      throw SceneError(
+          "--set", 0, overrides.front().path,
+          "a URDF file has no scene parameters: include it in a scene file to set them");
     }
     SceneFile robot;
     robot.ctx.file = file;
@@ -1723,8 +1755,9 @@ Scene loadSceneFromString(const std::string& yaml, const std::string& file,
     hashBytes(h, files[i].text);
   }
   std::sort(state.collision_files.begin(), state.collision_files.end());
-  state.collision_files.erase(std::unique(state.collision_files.begin(), state.collision_files.end()),
-                              state.collision_files.end());
+  state.collision_files.erase(
+      std::unique(state.collision_files.begin(), state.collision_files.end()),
+      state.collision_files.end());
   for (const std::string& model_file : state.collision_files) {
     scene.files.push_back(model_file);
     std::ifstream in(model_file, std::ios::binary);

@@ -11,11 +11,9 @@ namespace sim::engine {
 double ControlDef::admit(double value) const {
   if (std::isnan(value)) return initial;
   switch (kind) {
-    case ControlKind::Axis:
-      return std::clamp(value, min, max);
+    case ControlKind::Axis: return std::clamp(value, min, max);
     case ControlKind::Button:
-    case ControlKind::Toggle:
-      return value >= 0.5 ? 1.0 : 0.0;
+    case ControlKind::Toggle: return value >= 0.5 ? 1.0 : 0.0;
     case ControlKind::Switch:
       return std::clamp(std::round(value), 0.0, static_cast<double>(positions - 1));
   }
@@ -52,11 +50,8 @@ SchemeState initialSchemeState(const SchemeDef& scheme) {
         state.memory[2 * i] = b.initial;
         state.outputs[i] = b.initial;
         break;
-      case BlockType::Constant:
-        state.outputs[i] = b.value;
-        break;
-      default:
-        break;
+      case BlockType::Constant: state.outputs[i] = b.value; break;
+      default: break;
     }
   }
   return state;
@@ -137,12 +132,8 @@ void evaluateOrdered(const SchemeDef& scheme, SchemeState& state, const PultStat
     double& m1 = state.memory[2 * i + 1];
     double y = 0.0;
     switch (b.type) {
-      case BlockType::Constant:
-        y = b.value;
-        break;
-      case BlockType::Gain:
-        y = b.k * in(0);
-        break;
+      case BlockType::Constant: y = b.value; break;
+      case BlockType::Gain: y = b.k * in(0); break;
       case BlockType::Sum:
         for (std::size_t k = 0; k < b.inputs.size(); ++k) y += b.weights[k] * in(k);
         break;
@@ -150,25 +141,18 @@ void evaluateOrdered(const SchemeDef& scheme, SchemeState& state, const PultStat
         y = 1.0;
         for (std::size_t k = 0; k < b.inputs.size(); ++k) y *= in(k);
         break;
-      case BlockType::Saturation:
-        y = std::clamp(in(0), b.lo, b.hi);
-        break;
-      case BlockType::DeadZone:
-        y = deadZone(b, in(0));
-        break;
-      case BlockType::Abs:
-        y = std::abs(in(0));
-        break;
-      case BlockType::Sqrt:
-        y = std::sqrt(std::max(0.0, in(0)));
-        break;
+      case BlockType::Saturation: y = std::clamp(in(0), b.lo, b.hi); break;
+      case BlockType::DeadZone: y = deadZone(b, in(0)); break;
+      case BlockType::Abs: y = std::abs(in(0)); break;
+      case BlockType::Sqrt: y = std::sqrt(std::max(0.0, in(0))); break;
       case BlockType::Min:
       case BlockType::Max:
         y = in(0);
-        for (std::size_t k = 1; k < b.inputs.size(); ++k) y = b.type == BlockType::Min ? std::min(y, in(k)) : std::max(y, in(k));
+        for (std::size_t k = 1; k < b.inputs.size(); ++k)
+          y = b.type == BlockType::Min ? std::min(y, in(k)) : std::max(y, in(k));
         break;
       case BlockType::Norm:
-        for (std::size_t k = 0; k < b.inputs.size(); ++k) y += in(k) * in(k);
+        for (std::size_t k = 0; k < b.inputs.size(); ++k) y += in(k)*in(k);
         y = std::sqrt(y);
         break;
       case BlockType::Deadband: {
@@ -207,17 +191,13 @@ void evaluateOrdered(const SchemeDef& scheme, SchemeState& state, const PultStat
         y = state.outputs[i] + a * (in(0) - state.outputs[i]);
         break;
       }
-      case BlockType::Lookup:
-        y = lookup(b, in(0));
-        break;
+      case BlockType::Lookup: y = lookup(b, in(0)); break;
       case BlockType::Comparator: {
         const double a = in(0), ref = in(1), h = 0.5 * b.hysteresis;
         y = a > ref + h ? 1.0 : (a < ref - h ? 0.0 : state.outputs[i]);
         break;
       }
-      case BlockType::Switch:
-        y = in(0) > 0.5 ? in(1) : in(2);
-        break;
+      case BlockType::Switch: y = in(0) > 0.5 ? in(1) : in(2); break;
       case BlockType::Selector: {
         const double choices = static_cast<double>(b.inputs.size() - 1);
         const double k = std::clamp(std::round(in(0)), 0.0, choices - 1.0);

@@ -64,7 +64,9 @@ struct PendingBlock {
   std::vector<PendingInput> inputs;
 };
 
-std::optional<double> literal(const std::string& text) { return detail::parseNumber(text); }
+std::optional<double> literal(const std::string& text) {
+  return detail::parseNumber(text);
+}
 
 std::vector<std::string> splitDots(const std::string& text) {
   std::vector<std::string> parts;
@@ -93,8 +95,8 @@ int addSensor(std::vector<SensorDef>& sensors, const SensorDef& s) {
 }
 
 // body.<name>.<field>, joint.<name>.<field>, motor.<name>.<field>, contact.<a>[.<b>].force.
-std::optional<SensorDef> parseSensor(const std::vector<std::string>& p, const dynamics::Model& model,
-                                     std::string& error) {
+std::optional<SensorDef> parseSensor(const std::vector<std::string>& p,
+                                     const dynamics::Model& model, std::string& error) {
   SensorDef s;
   const std::string& kind = p[0];
   auto need = [&](std::size_t n, const char* form) {
@@ -119,7 +121,9 @@ std::optional<SensorDef> parseSensor(const std::vector<std::string>& p, const dy
         {"tilt", {SensorKind::BodyAngle, 3}}};
     const auto it = fields.find(p[2]);
     if (it == fields.end()) {
-      error = fmt::format("unknown body field \"{}\" (expected x, y, z, vx, vy, vz, speed, roll, pitch, yaw, tilt)", p[2]);
+      error = fmt::format(
+          "unknown body field \"{}\" (expected x, y, z, vx, vy, vz, speed, roll, pitch, yaw, tilt)",
+          p[2]);
       return {};
     }
     s.kind = it->second.first;
@@ -129,8 +133,10 @@ std::optional<SensorDef> parseSensor(const std::vector<std::string>& p, const dy
   if (kind == "joint") {
     if (!need(3, "joint.<name>.<position|angle|speed>")) return {};
     if ((s.index = find(model.joints, "joint")) < 0) return {};
-    if (p[2] == "position" || p[2] == "angle") s.kind = SensorKind::JointPosition;
-    else if (p[2] == "speed") s.kind = SensorKind::JointSpeed;
+    if (p[2] == "position" || p[2] == "angle")
+      s.kind = SensorKind::JointPosition;
+    else if (p[2] == "speed")
+      s.kind = SensorKind::JointSpeed;
     else {
       error = fmt::format("unknown joint field \"{}\" (expected position, angle, speed)", p[2]);
       return {};
@@ -140,14 +146,14 @@ std::optional<SensorDef> parseSensor(const std::vector<std::string>& p, const dy
   if (kind == "motor") {
     if (!need(3, "motor.<name>.<speed|angle|voltage|torque>")) return {};
     if ((s.index = find(model.motors, "motor")) < 0) return {};
-    static const std::map<std::string, SensorKind> fields = {
-        {"speed", SensorKind::MotorSpeed},
-        {"angle", SensorKind::MotorAngle},
-        {"voltage", SensorKind::MotorVoltage},
-        {"torque", SensorKind::MotorTorque}};
+    static const std::map<std::string, SensorKind> fields = {{"speed", SensorKind::MotorSpeed},
+                                                             {"angle", SensorKind::MotorAngle},
+                                                             {"voltage", SensorKind::MotorVoltage},
+                                                             {"torque", SensorKind::MotorTorque}};
     const auto it = fields.find(p[2]);
     if (it == fields.end()) {
-      error = fmt::format("unknown motor field \"{}\" (expected speed, angle, voltage, torque)", p[2]);
+      error =
+          fmt::format("unknown motor field \"{}\" (expected speed, angle, voltage, torque)", p[2]);
       return {};
     }
     s.kind = it->second;
@@ -227,7 +233,8 @@ ControlDef readControl(Context& ctx, const YAML::Node& node, const std::string& 
   MapReader m(ctx, node, path, {"name", "type", "min", "max", "initial", "positions"});
   ControlDef c;
   c.name = m.string("name");
-  if (c.name.find('.') != std::string::npos) ctx.fail(m.value("name"), m.join("name"), "names may not contain '.'");
+  if (c.name.find('.') != std::string::npos)
+    ctx.fail(m.value("name"), m.join("name"), "names may not contain '.'");
   const std::string type = m.has("type") ? m.string("type") : "axis";
   static const std::map<std::string, ControlKind> kinds = {{"axis", ControlKind::Axis},
                                                            {"button", ControlKind::Button},
@@ -235,8 +242,9 @@ ControlDef readControl(Context& ctx, const YAML::Node& node, const std::string& 
                                                            {"switch", ControlKind::Switch}};
   const auto it = kinds.find(type);
   if (it == kinds.end()) {
-    ctx.fail(m.value("type"), m.join("type"),
-             fmt::format("unknown control type \"{}\" (expected axis, button, toggle, switch)", type));
+    ctx.fail(
+        m.value("type"), m.join("type"),
+        fmt::format("unknown control type \"{}\" (expected axis, button, toggle, switch)", type));
   }
   c.kind = it->second;
   if (c.kind != ControlKind::Axis) {
@@ -246,10 +254,13 @@ ControlDef readControl(Context& ctx, const YAML::Node& node, const std::string& 
   if (c.kind != ControlKind::Switch) m.forbid("positions", "only a switch has positions");
   c.min = m.number("min", -1.0);
   c.max = m.number("max", 1.0);
-  if (!(c.min < c.max)) ctx.fail(node, m.join("max"), fmt::format("expected max > min, got [{}, {}]", c.min, c.max));
+  if (!(c.min < c.max))
+    ctx.fail(node, m.join("max"), fmt::format("expected max > min, got [{}, {}]", c.min, c.max));
   c.positions = m.integer("positions", 2);
-  if (c.positions < 2) ctx.fail(m.value("positions"), m.join("positions"), "expected at least 2 positions");
-  c.initial = m.number("initial", c.kind == ControlKind::Axis ? std::clamp(0.0, c.min, c.max) : 0.0);
+  if (c.positions < 2)
+    ctx.fail(m.value("positions"), m.join("positions"), "expected at least 2 positions");
+  c.initial =
+      m.number("initial", c.kind == ControlKind::Axis ? std::clamp(0.0, c.min, c.max) : 0.0);
   if (c.admit(c.initial) != c.initial) {
     ctx.fail(m.value("initial"), m.join("initial"),
              fmt::format("{} is not a value this control can take", c.initial));
@@ -260,7 +271,8 @@ ControlDef readControl(Context& ctx, const YAML::Node& node, const std::string& 
 // A signal key: a name or a number.
 PendingInput pendingInput(Context& ctx, const MapReader& m, const std::string& key) {
   const YAML::Node node = m.require(key);
-  if (!node.IsScalar()) ctx.fail(node, m.join(key), "expected a signal name or a number, got " + describe(node));
+  if (!node.IsScalar())
+    ctx.fail(node, m.join(key), "expected a signal name or a number, got " + describe(node));
   return PendingInput{node.Scalar(), m.join(key), lineOf(node)};
 }
 
@@ -268,12 +280,15 @@ std::vector<PendingInput> pendingInputs(Context& ctx, const MapReader& m, const 
                                         std::size_t at_least) {
   const YAML::Node list = m.require(key);
   if (!list.IsSequence() || list.size() < at_least) {
-    ctx.fail(list, m.join(key), fmt::format("expected a list of at least {} signals, got {}", at_least, describe(list)));
+    ctx.fail(
+        list, m.join(key),
+        fmt::format("expected a list of at least {} signals, got {}", at_least, describe(list)));
   }
   std::vector<PendingInput> inputs;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string k = fmt::format("{}[{}]", m.join(key), i);
-    if (!list[i].IsScalar()) ctx.fail(list[i], k, "expected a signal name or a number, got " + describe(list[i]));
+    if (!list[i].IsScalar())
+      ctx.fail(list[i], k, "expected a signal name or a number, got " + describe(list[i]));
     inputs.push_back(PendingInput{list[i].Scalar(), k, lineOf(list[i])});
   }
   return inputs;
@@ -285,18 +300,22 @@ PendingBlock readBlock(Context& ctx, const YAML::Node& node, const std::string& 
   if (!type_node) ctx.fail(node, path + ".type", "missing (required)");
   const std::string type = ctx.string(type_node, path + ".type");
   const BlockSpec* spec = nullptr;
-  for (const BlockSpec& s : blockSpecs()) if (type == s.name) spec = &s;
+  for (const BlockSpec& s : blockSpecs())
+    if (type == s.name) spec = &s;
   if (!spec) {
     std::string known;
-    for (const BlockSpec& s : blockSpecs()) known += (known.empty() ? "" : ", ") + std::string(s.name);
-    ctx.fail(type_node, path + ".type", fmt::format("unknown block type \"{}\" (expected one of: {})", type, known));
+    for (const BlockSpec& s : blockSpecs())
+      known += (known.empty() ? "" : ", ") + std::string(s.name);
+    ctx.fail(type_node, path + ".type",
+             fmt::format("unknown block type \"{}\" (expected one of: {})", type, known));
   }
   std::vector<const char*> keys = {"name", "type"};
   keys.insert(keys.end(), spec->keys.begin(), spec->keys.end());
   // MapReader takes an initializer list; check the keys here with the same message.
   for (const auto& entry : node) {
     const std::string key = entry.first.Scalar();
-    if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) == keys.end()) {
+    if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) ==
+        keys.end()) {
       std::string list;
       for (const char* k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
       ctx.fail(entry.first, path + "." + key,
@@ -304,31 +323,40 @@ PendingBlock readBlock(Context& ctx, const YAML::Node& node, const std::string& 
     }
   }
   MapReader m(ctx, node, path,
-              {"name", "type", "value", "input", "inputs", "k", "weights", "min", "max", "width",
-               "rescale", "rate", "initial", "reset", "setpoint", "measurement", "kp", "ki", "kd",
-               "tau", "table", "reference", "hysteresis", "condition", "then", "else", "index"});
+              {"name",      "type",        "value",     "input",   "inputs", "k",       "weights",
+               "min",       "max",         "width",     "rescale", "rate",   "initial", "reset",
+               "setpoint",  "measurement", "kp",        "ki",      "kd",     "tau",     "table",
+               "reference", "hysteresis",  "condition", "then",    "else",   "index"});
   PendingBlock p;
   BlockDef& b = p.def;
   b.name = m.string("name");
   b.type = spec->type;
   b.line = m.line();
   if (b.name.find('.') != std::string::npos || literal(b.name) || b.name == "time") {
-    ctx.fail(m.value("name"), m.join("name"), "a block name may not contain '.', be a number or be \"time\"");
+    ctx.fail(m.value("name"), m.join("name"),
+             "a block name may not contain '.', be a number or be \"time\"");
   }
   auto one = [&](const char* key) { p.inputs.push_back(pendingInput(ctx, m, key)); };
-  auto optionalOne = [&](const char* key) { if (m.has(key)) one(key); };
+  auto optionalOne = [&](const char* key) {
+    if (m.has(key)) one(key);
+  };
   switch (b.type) {
     case BlockType::Constant: b.value = m.number("value"); break;
-    case BlockType::Gain: one("input"); b.k = m.number("k"); break;
+    case BlockType::Gain:
+      one("input");
+      b.k = m.number("k");
+      break;
     case BlockType::Sum:
       p.inputs = pendingInputs(ctx, m, "inputs", 1);
       b.weights.assign(p.inputs.size(), 1.0);
       if (m.has("weights")) {
         const YAML::Node w = m.value("weights");
         if (!w.IsSequence() || w.size() != p.inputs.size()) {
-          ctx.fail(w, m.join("weights"), fmt::format("expected {} numbers, one per input", p.inputs.size()));
+          ctx.fail(w, m.join("weights"),
+                   fmt::format("expected {} numbers, one per input", p.inputs.size()));
         }
-        for (std::size_t i = 0; i < w.size(); ++i) b.weights[i] = ctx.number(w[i], fmt::format("{}[{}]", m.join("weights"), i));
+        for (std::size_t i = 0; i < w.size(); ++i)
+          b.weights[i] = ctx.number(w[i], fmt::format("{}[{}]", m.join("weights"), i));
       }
       break;
     case BlockType::Product: p.inputs = pendingInputs(ctx, m, "inputs", 1); break;
@@ -341,9 +369,13 @@ PendingBlock readBlock(Context& ctx, const YAML::Node& node, const std::string& 
       one("input");
       b.width = m.number("width");
       b.rescale = m.boolean("rescale", false);
-      if (!(b.width >= 0.0 && b.width < 1.0)) ctx.fail(m.value("width"), m.join("width"), "expected a width in [0, 1)");
+      if (!(b.width >= 0.0 && b.width < 1.0))
+        ctx.fail(m.value("width"), m.join("width"), "expected a width in [0, 1)");
       break;
-    case BlockType::RateLimiter: one("input"); b.rate = m.positive("rate"); break;
+    case BlockType::RateLimiter:
+      one("input");
+      b.rate = m.positive("rate");
+      break;
     case BlockType::Integrator:
       one("input");
       optionalOne("reset");
@@ -362,16 +394,22 @@ PendingBlock readBlock(Context& ctx, const YAML::Node& node, const std::string& 
       b.lo = m.number("min", -1.0);
       b.hi = m.number("max", 1.0);
       if (!m.has("kp") && !m.has("ki") && !m.has("kd")) {
-        ctx.fail(node, m.join("kp"), "missing: a pid needs at least one of kp, ki, kd (without them it outputs 0)");
+        ctx.fail(node, m.join("kp"),
+                 "missing: a pid needs at least one of kp, ki, kd (without them it outputs 0)");
       }
       break;
-    case BlockType::Lag: one("input"); b.tau = m.positive("tau"); break;
+    case BlockType::Lag:
+      one("input");
+      b.tau = m.positive("tau");
+      break;
     case BlockType::Lookup: {
       one("input");
       const YAML::Node t = m.require("table");
-      if (!t.IsSequence() || t.size() < 2) ctx.fail(t, m.join("table"), "expected a list of at least 2 [x, y] pairs");
+      if (!t.IsSequence() || t.size() < 2)
+        ctx.fail(t, m.join("table"), "expected a list of at least 2 [x, y] pairs");
       for (std::size_t i = 0; i < t.size(); ++i) {
-        const auto xy = ctx.numbers(t[i], fmt::format("{}[{}]", m.join("table"), i), 2, "a pair [x, y]");
+        const auto xy =
+            ctx.numbers(t[i], fmt::format("{}[{}]", m.join("table"), i), 2, "a pair [x, y]");
         if (!b.table_x.empty() && !(xy[0] > b.table_x.back())) {
           ctx.fail(t[i], fmt::format("{}[{}]", m.join("table"), i), "x must increase strictly");
         }
@@ -382,11 +420,17 @@ PendingBlock readBlock(Context& ctx, const YAML::Node& node, const std::string& 
     }
     case BlockType::Comparator:
       one("input");
-      if (m.has("reference")) one("reference");
-      else p.inputs.push_back(PendingInput{"0", m.join("reference"), m.line()});
+      if (m.has("reference"))
+        one("reference");
+      else
+        p.inputs.push_back(PendingInput{"0", m.join("reference"), m.line()});
       b.hysteresis = m.number("hysteresis", 0.0);
       break;
-    case BlockType::Switch: one("condition"); one("then"); one("else"); break;
+    case BlockType::Switch:
+      one("condition");
+      one("then");
+      one("else");
+      break;
     case BlockType::Selector: {
       one("index");
       auto choices = pendingInputs(ctx, m, "inputs", 1);
@@ -410,7 +454,8 @@ PendingBlock readBlock(Context& ctx, const YAML::Node& node, const std::string& 
       if (!(b.width >= 0.0)) ctx.fail(m.value("width"), m.join("width"), "expected a width >= 0");
       break;
   }
-  if (b.lo > b.hi) ctx.fail(node, m.join("max"), fmt::format("expected max >= min, got [{}, {}]", b.lo, b.hi));
+  if (b.lo > b.hi)
+    ctx.fail(node, m.join("max"), fmt::format("expected max >= min, got [{}, {}]", b.lo, b.hi));
   return p;
 }
 
@@ -420,9 +465,11 @@ std::vector<int> dependencyOrder(Context& ctx, const std::vector<PendingBlock>& 
   std::vector<std::vector<int>> readers(n);
   std::vector<int> pending(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    if (outputsFromMemory(blocks[i].def.type)) continue;  // evaluated from memory: no ordering needed
+    if (outputsFromMemory(blocks[i].def.type))
+      continue;  // evaluated from memory: no ordering needed
     for (const SignalRef& in : blocks[i].def.inputs) {
-      if (in.source != SignalRef::Source::Block || outputsFromMemory(blocks[in.index].def.type)) continue;
+      if (in.source != SignalRef::Source::Block || outputsFromMemory(blocks[in.index].def.type))
+        continue;
       readers[in.index].push_back(static_cast<int>(i));
       ++pending[i];
     }
@@ -448,7 +495,8 @@ std::vector<int> dependencyOrder(Context& ctx, const std::vector<PendingBlock>& 
     }
     ctx.failAt(blocks[first].def.line, fmt::format("scheme.blocks[{}]", blocks[first].def.name),
                fmt::format("algebraic loop through blocks {} (break it with a delay or an "
-                           "integrator)", names));
+                           "integrator)",
+                           names));
   }
   return order;
 }
@@ -473,12 +521,14 @@ void readPultAndScheme(Context& ctx, const MapReader& top, Scene& scene) {
   if (m.has("evaluate")) {
     const std::string when = m.string("evaluate");
     if (when != "step" && when != "frame") {
-      ctx.fail(m.value("evaluate"), m.join("evaluate"), fmt::format("expected step or frame, got \"{}\"", when));
+      ctx.fail(m.value("evaluate"), m.join("evaluate"),
+               fmt::format("expected step or frame, got \"{}\"", when));
     }
     scene.scheme.per_frame = when == "frame";
   }
   std::vector<PendingBlock> blocks;
-  for (const auto& [node, path] : listItems(ctx, m, "blocks")) blocks.push_back(readBlock(ctx, node, path));
+  for (const auto& [node, path] : listItems(ctx, m, "blocks"))
+    blocks.push_back(readBlock(ctx, node, path));
   // Resolve inputs against the blocks in file order, then sort and renumber.
   SchemeDef& scheme = scene.scheme;
   for (const PendingBlock& p : blocks) scheme.blocks.push_back(p.def);

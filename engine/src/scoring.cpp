@@ -27,7 +27,9 @@ constexpr double kRestS = 0.5;
 using dynamics::Vec3;
 using Kind = PenaltyRule::Kind;
 
-bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 std::string pointsText(double points) {
   return points > 0.0 ? fmt::format("-{:g} ", points) : std::string();
@@ -50,8 +52,8 @@ const char* penaltyKindName(PenaltyRule::Kind kind) {
 std::vector<std::string> LiveScore::lines() const {
   std::vector<std::string> out;
   if (!scored) return out;
-  out.push_back(fmt::format("score {:g}/100 (pass {:g}){}", std::round(score * 10.0) / 10.0, pass_mark,
-                            critical ? " FAILED: critical" : ""));
+  out.push_back(fmt::format("score {:g}/100 (pass {:g}){}", std::round(score * 10.0) / 10.0,
+                            pass_mark, critical ? " FAILED: critical" : ""));
   for (const ScoreEvent& e : recent) out.push_back(e.text);
   return out;
 }
@@ -94,10 +96,11 @@ struct Scorer::Impl {
     std::vector<Episode> items;
     bool armed = false, fired = false;
     double rest_t = 0.0;
-    dynamics::Quat upright_from = dynamics::Quat::Identity();  // Swing: the load's initial orientation, inverted
+    dynamics::Quat upright_from =
+        dynamics::Quat::Identity();  // Swing: the load's initial orientation, inverted
     bool upright_known = false;
-    bool jerk_fired = false;               // Swing: the jerk limit's own hysteresis
-    std::vector<Vec3> velocity_history;    // Swing by jerk: the load's last 2n + 1 velocities, a ring
+    bool jerk_fired = false;             // Swing: the jerk limit's own hysteresis
+    std::vector<Vec3> velocity_history;  // Swing by jerk: the load's last 2n + 1 velocities, a ring
     std::size_t velocities_seen = 0;
     bool time_announced = false;
     double time_excess = 0.0, time_points = 0.0;
@@ -111,9 +114,13 @@ struct Scorer::Impl {
   bool complete = false;
 };
 
-Scorer::Scorer(const Scene& scene) : scene_(&scene) { reset(); }
+Scorer::Scorer(const Scene& scene) : scene_(&scene) {
+  reset();
+}
 
-Scorer::Scorer(const Scenario& scenario) : scene_(&scenario.scene), scenario_(&scenario) { reset(); }
+Scorer::Scorer(const Scenario& scenario) : scene_(&scenario.scene), scenario_(&scenario) {
+  reset();
+}
 
 Scorer::~Scorer() = default;
 
@@ -193,7 +200,8 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
   const double h = model.solver.time_step_s;
   auto bodyName = [&](int b) { return model.bodies[static_cast<std::size_t>(b)].name; };
   // A penalty of rule r now, about `bodies` / `item`, measuring `value` in `unit`.
-  auto fire = [&](std::size_t r, std::vector<std::string> bodies, std::string item, double value, const char* unit) {
+  auto fire = [&](std::size_t r, std::vector<std::string> bodies, std::string item, double value,
+                  const char* unit) {
     Penalty pen;
     pen.bodies = std::move(bodies);
     pen.item = std::move(item);
@@ -206,7 +214,9 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
   auto touching = [&](int body, const std::vector<int>& others) {
     for (const dynamics::ContactReport& c : im.contacts) {
       if (!(c.normal_force_N > 0.0)) continue;
-      if ((c.body_a == body && contains(others, c.body_b)) || (c.body_b == body && contains(others, c.body_a))) return true;
+      if ((c.body_a == body && contains(others, c.body_b)) ||
+          (c.body_b == body && contains(others, c.body_a)))
+        return true;
     }
     return false;
   };
@@ -222,15 +232,19 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
         for (const dynamics::ContactReport& c : im.contacts) {
           if (!(c.normal_force_N > 0.0)) continue;
           std::pair<int, int> key;
-          if (contains(rule.side_a, c.body_a) && contains(rule.side_b, c.body_b)) key = {c.body_a, c.body_b};
-          else if (contains(rule.side_a, c.body_b) && contains(rule.side_b, c.body_a)) key = {c.body_b, c.body_a};
-          else continue;
+          if (contains(rule.side_a, c.body_a) && contains(rule.side_b, c.body_b))
+            key = {c.body_a, c.body_b};
+          else if (contains(rule.side_a, c.body_b) && contains(rule.side_b, c.body_a))
+            key = {c.body_b, c.body_a};
+          else
+            continue;
           // Approach speed along the normal from the velocities before this step.
           double speed = 0.0;
           if (im.previous_bodies.size() == state.bodies.size()) {
             auto velocity = [&](int b) {
               const dynamics::BodyState& s = im.previous_bodies[static_cast<std::size_t>(b)];
-              return Vec3(s.linear_velocity_mps + s.angular_velocity_radps.cross(c.point_m - s.position_m));
+              return Vec3(s.linear_velocity_mps +
+                          s.angular_velocity_radps.cross(c.point_m - s.position_m));
             };
             speed = -c.normal.dot(velocity(c.body_b) - velocity(c.body_a));
           }
@@ -251,7 +265,8 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
         }
         for (auto& [key, p] : rs.pairs) {
           const bool now_touching = now.count(key) != 0;
-          if (p.open && (!now_touching || t + kTimeEps >= p.onset_t + kImpactWindowS)) closeImpact(r, key, p);
+          if (p.open && (!now_touching || t + kTimeEps >= p.onset_t + kImpactWindowS))
+            closeImpact(r, key, p);
           p.touching = now_touching;
           if (now_touching) p.last_touch_t = t;
         }
@@ -285,10 +300,13 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
           const bool at_limit = state.joints[j].impulses.limit != 0.0;
           Impl::Episode& e = rs.items[k];
           if (at_limit && !e.on && t - e.last_t > kRearmS + kTimeEps && active) {
-            const double speed = j < im.previous_joint_speed.size() ? std::abs(im.previous_joint_speed[j]) : 0.0;
+            const double speed =
+                j < im.previous_joint_speed.size() ? std::abs(im.previous_joint_speed[j]) : 0.0;
             if (speed >= rule.min_joint_speed) {
               const dynamics::JointDef& joint = model.joints[j];
-              fire(r, {joint.body_a >= 0 ? bodyName(joint.body_a) : "world", bodyName(joint.body_b)}, joint.name, speed,
+              fire(r,
+                   {joint.body_a >= 0 ? bodyName(joint.body_a) : "world", bodyName(joint.body_b)},
+                   joint.name, speed,
                    joint.type == dynamics::JointType::Prismatic ? "m/s" : "rad/s");
             }
           }
@@ -340,7 +358,8 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
           // Jerk as the change of the window-mean acceleration over one window w = n h:
           // (v(t) - 2 v(t - w) + v(t - 2w)) / w^2. A per-step difference would be dominated by
           // contact impulses, which change the velocity within one step.
-          const auto n = static_cast<std::size_t>(std::max(1.0, std::round(rule.jerk_window_s / h)));
+          const auto n =
+              static_cast<std::size_t>(std::max(1.0, std::round(rule.jerk_window_s / h)));
           std::vector<Vec3>& v = rs.velocity_history;
           const std::size_t size = 2 * n + 1;
           v.resize(size);
@@ -348,7 +367,7 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
           v[now] = body.linear_velocity_mps;
           if (rs.velocities_seen >= size) {
             const double w = static_cast<double>(n) * h;
-            const Vec3& oldest = v[(now + 1) % size];  // 2n steps ago
+            const Vec3& oldest = v[(now + 1) % size];      // 2n steps ago
             const Vec3& middle = v[(now + n + 1) % size];  // n steps ago
             const double jerk = (v[now] - 2.0 * middle + oldest).norm() / (w * w);
             if (rs.jerk_fired && jerk < 0.5 * rule.max_jerk_mps3) rs.jerk_fired = false;
@@ -371,7 +390,8 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
         rs.time_points = std::min(rule.points * excess, rule.max_points);
         if (excess > 0.0 && !rs.time_announced) {
           rs.time_announced = true;
-          addEvent(t, 0.0, fmt::format("-{:g}/s {} (past {:g} s)", rule.points, rule.name, rule.target_s));
+          addEvent(t, 0.0,
+                   fmt::format("-{:g}/s {} (past {:g} s)", rule.points, rule.name, rule.target_s));
         }
         break;
       }
@@ -379,11 +399,14 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
   }
   im.previous_bodies = state.bodies;
   im.previous_joint_speed.resize(state.joints.size());
-  for (std::size_t j = 0; j < state.joints.size(); ++j) im.previous_joint_speed[j] = state.joints[j].speed;
+  for (std::size_t j = 0; j < state.joints.size(); ++j)
+    im.previous_joint_speed[j] = state.joints[j].speed;
   updateLive(t);
 }
 
-const std::vector<Penalty>& Scorer::penalties() const { return impl_->penalties; }
+const std::vector<Penalty>& Scorer::penalties() const {
+  return impl_->penalties;
+}
 
 Scorer::Totals Scorer::totals() const {
   Totals t;
@@ -401,7 +424,8 @@ Scorer::Totals Scorer::totals() const {
     t.penalty_points += p.points;
     t.critical = t.critical || p.critical;
   }
-  for (std::size_t r = 0; r < def.penalties.size(); ++r) t.penalty_points += im.rules[r].time_points;  // accrued
+  for (std::size_t r = 0; r < def.penalties.size(); ++r)
+    t.penalty_points += im.rules[r].time_points;  // accrued
   t.score = std::max(0.0, 100.0 - t.penalty_points - t.task_points_lost);
   return t;
 }
@@ -457,9 +481,10 @@ void Scorer::announceTasks() {
     const TaskDef* task = im.task_of[i];
     const double points = results[i].passed || !task ? 0.0 : task->points;
     if (!results[i].passed && task && task->critical) live_.critical = true;
-    addEvent(results[i].time_s, points,
-             fmt::format("{}task {}: {} ({:.1f} s)", pointsText(points), results[i].passed ? "done" : "FAILED",
-                         results[i].name, results[i].time_s));
+    addEvent(
+        results[i].time_s, points,
+        fmt::format("{}task {}: {} ({:.1f} s)", pointsText(points),
+                    results[i].passed ? "done" : "FAILED", results[i].name, results[i].time_s));
   }
 }
 
@@ -484,8 +509,8 @@ void Scorer::finish(bool complete) {
         pen.step = last_step_;
         pen.value = rs.time_excess;
         pen.unit = "s";
-        pen.text = fmt::format("-{:g} {} ({:.1f} s over {:g} s)", rs.time_points, rule.name, rs.time_excess,
-                               rule.target_s);
+        pen.text = fmt::format("-{:g} {} ({:.1f} s over {:g} s)", rs.time_points, rule.name,
+                               rs.time_excess, rule.target_s);
         const double points = rs.time_points;
         rs.time_points = 0.0;  // counted by the penalty from now on
         firePenalty(r, std::move(pen), points);

@@ -36,8 +36,9 @@ std::uint64_t splitmix(std::uint64_t& s) {
   return z ^ (z >> 31);
 }
 
-// Standard normal by Box-Muller (one value per pair of uniforms; u1 in (0, 1] so the log is finite).
-// Written out rather than std::normal_distribution, whose algorithm differs between libraries.
+// Standard normal by Box-Muller (one value per pair of uniforms; u1 in (0, 1] so the log is
+// finite). Written out rather than std::normal_distribution, whose algorithm differs between
+// libraries.
 double gaussian(std::uint64_t& s) {
   const double u1 = (static_cast<double>(splitmix(s) >> 11) + 1.0) * 0x1.0p-53;
   const double u2 = static_cast<double>(splitmix(s) >> 11) * 0x1.0p-53;
@@ -64,7 +65,8 @@ int schemeSensorIndex(const Scene& scene, const std::string& signal, std::string
   const auto ref = resolveSignal(signal, scene.model, scene.pult, scene.scheme, sensors, error);
   if (!ref) return -1;
   if (ref->source != SignalRef::Source::Sensor) {
-    error = "\"" + signal + "\" is not a sensor (a sensor is body.*, joint.*, motor.* or contact.*)";
+    error =
+        "\"" + signal + "\" is not a sensor (a sensor is body.*, joint.*, motor.* or contact.*)";
     return -1;
   }
   if (static_cast<std::size_t>(ref->index) >= scene.scheme.sensors.size()) {
@@ -86,8 +88,9 @@ void Session::setSensorFault(int sensor, SensorFault fault) {
     }
   }
   sensor_faults_.at(i) = fault;
-  any_sensor_fault_ = std::any_of(sensor_faults_.begin(), sensor_faults_.end(),
-                                  [](const SensorFault& f) { return f.kind != SensorFault::Kind::None; });
+  any_sensor_fault_ =
+      std::any_of(sensor_faults_.begin(), sensor_faults_.end(),
+                  [](const SensorFault& f) { return f.kind != SensorFault::Kind::None; });
 }
 
 void Session::setMotorFault(int motor, const MotorFault& fault) {
@@ -110,7 +113,8 @@ void Session::restoreFaults(const std::vector<MotorFault>& motors,
   syncBrakes();
 }
 
-void Session::restoreFaults(const std::vector<MotorFault>& motors, const std::vector<SensorFault>& sensors,
+void Session::restoreFaults(const std::vector<MotorFault>& motors,
+                            const std::vector<SensorFault>& sensors,
                             const std::vector<ControlFault>& controls) {
   if (controls.size() != control_faults_.size()) {
     throw std::invalid_argument("restoreFaults: control faults of another scene");
@@ -121,7 +125,8 @@ void Session::restoreFaults(const std::vector<MotorFault>& motors, const std::ve
 
 void Session::syncBrakes() {
   for (std::size_t m = 0; m < motor_faults_.size(); ++m) {
-    state_.dynamics.motors[m].brake_released = motor_faults_[m].kind == MotorFault::Kind::BrakeReleased;
+    state_.dynamics.motors[m].brake_released =
+        motor_faults_[m].kind == MotorFault::Kind::BrakeReleased;
   }
 }
 
@@ -138,14 +143,16 @@ void Session::neutralPult() {
 
 void Session::setControlFault(int control, ControlFault fault) {
   const auto i = static_cast<std::size_t>(control);
-  if (fault.kind == ControlFault::Kind::AxisStuck) fault.value = scene_.pult.controls.at(i).admit(fault.value);
+  if (fault.kind == ControlFault::Kind::AxisStuck)
+    fault.value = scene_.pult.controls.at(i).admit(fault.value);
   control_faults_.at(i) = fault;
   holdStuckControls();
 }
 
 void Session::holdStuckControls() {
   for (std::size_t i = 0; i < control_faults_.size(); ++i) {
-    if (control_faults_[i].kind == ControlFault::Kind::AxisStuck) state_.pult.values[i] = control_faults_[i].value;
+    if (control_faults_[i].kind == ControlFault::Kind::AxisStuck)
+      state_.pult.values[i] = control_faults_[i].value;
   }
 }
 
@@ -158,7 +165,8 @@ void Session::evaluateScheme() {
     // In sensor order, so the noise draws are in a fixed order.
     for (std::size_t i = 0; i < sensor_faults_.size(); ++i) {
       const SensorFault& f = sensor_faults_[i];
-      if (f.kind == SensorFault::Kind::Noise) scheme_sensors_[i] += f.value * gaussian(state_.noise_rng);
+      if (f.kind == SensorFault::Kind::Noise)
+        scheme_sensors_[i] += f.value * gaussian(state_.noise_rng);
       if (f.kind == SensorFault::Kind::Dropout) scheme_sensors_[i] = f.value;
     }
   }
@@ -176,7 +184,8 @@ dynamics::StepReport Session::step() {
   if (!scene_.scheme.empty()) {
     const auto start = std::chrono::steady_clock::now();
     evaluateScheme();
-    scheme_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    scheme_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   if (!any_fault_) return simulator_.step(state_.dynamics);
   // Step with the faulted voltages, then put the commanded ones back: the fault acts on every
@@ -192,7 +201,8 @@ dynamics::StepReport Session::step() {
   return report;
 }
 
-void Session::readSensors(const std::vector<SensorDef>& sensors, std::vector<double>& values) const {
+void Session::readSensors(const std::vector<SensorDef>& sensors,
+                          std::vector<double>& values) const {
   const dynamics::State& s = state_.dynamics;
   values.resize(sensors.size());
   std::vector<dynamics::ContactReport> contacts;
@@ -239,21 +249,23 @@ std::string sameStructure(const Scene& a, const Scene& b) {
   auto count = [](const char* what, std::size_t n, std::size_t m) {
     return n == m ? std::string() : fmt::format("{} {} instead of {}", m, what, n);
   };
-  for (std::string why : {count("bodies", x.bodies.size(), y.bodies.size()),
-                          count("joints", x.joints.size(), y.joints.size()),
-                          count("motors", x.motors.size(), y.motors.size()),
-                          count("repeaters", x.repeaters.size(), y.repeaters.size()),
-                          count("pult controls", a.pult.controls.size(), b.pult.controls.size()),
-                          count("scheme blocks", a.scheme.blocks.size(), b.scheme.blocks.size()),
-                          count("scheme outputs", a.scheme.outputs.size(), b.scheme.outputs.size()),
-                          count("scheme sensors", a.scheme.sensors.size(), b.scheme.sensors.size())}) {
+  for (std::string why :
+       {count("bodies", x.bodies.size(), y.bodies.size()),
+        count("joints", x.joints.size(), y.joints.size()),
+        count("motors", x.motors.size(), y.motors.size()),
+        count("repeaters", x.repeaters.size(), y.repeaters.size()),
+        count("pult controls", a.pult.controls.size(), b.pult.controls.size()),
+        count("scheme blocks", a.scheme.blocks.size(), b.scheme.blocks.size()),
+        count("scheme outputs", a.scheme.outputs.size(), b.scheme.outputs.size()),
+        count("scheme sensors", a.scheme.sensors.size(), b.scheme.sensors.size())}) {
     if (!why.empty()) return why;
   }
   for (std::size_t i = 0; i < x.bodies.size(); ++i) {
     const auto &p = x.bodies[i], &q = y.bodies[i];
     if (p.is_static != q.is_static) return fmt::format("bodies[{}]: static changes", p.name);
     bool shapes = p.shapes.size() == q.shapes.size();
-    for (std::size_t k = 0; shapes && k < p.shapes.size(); ++k) shapes = p.shapes[k].type == q.shapes[k].type;
+    for (std::size_t k = 0; shapes && k < p.shapes.size(); ++k)
+      shapes = p.shapes[k].type == q.shapes[k].type;
     // Contacts are stored by shape number, so the shapes must stay the same kinds in order.
     if (!shapes) return fmt::format("bodies[{}]: its shapes change", p.name);
   }
@@ -265,9 +277,11 @@ std::string sameStructure(const Scene& a, const Scene& b) {
   for (std::size_t m = 0; m < x.motors.size(); ++m) {
     const auto &p = x.motors[m], &q = y.motors[m];
     if (p.joint != q.joint) return fmt::format("motors[{}]: its joint changes", p.name);
-    if (p.drive.has_value() != q.drive.has_value()) return fmt::format("motors[{}]: drive unit added or removed", p.name);
+    if (p.drive.has_value() != q.drive.has_value())
+      return fmt::format("motors[{}]: drive unit added or removed", p.name);
   }
-  if (x.solver.time_step_s != y.solver.time_step_s) return "the time step changes (steps would no longer match)";
+  if (x.solver.time_step_s != y.solver.time_step_s)
+    return "the time step changes (steps would no longer match)";
   if (a.stepsPerFrame() != b.stepsPerFrame()) return "the steps per frame change";
   return {};
 }

@@ -44,7 +44,8 @@ class SessionOutputs {
     result.record(report);
     if (after_step_) after_step_(session, report);
     const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
-    if (trace_ && (result.steps % trace_every_ == 0 || faulted)) trace_->write(session.dynamics(), report);
+    if (trace_ && (result.steps % trace_every_ == 0 || faulted))
+      trace_->write(session.dynamics(), report);
     if (faulted) result.fault = report.fault;
     return !faulted;
   }
@@ -84,8 +85,11 @@ class OperatorFrame {
  public:
   OperatorFrame(OperatorQueue* events, input::InputSystem* input, RunControl* control,
                 std::function<void(const OperatorEvent&)> on_key, bool reset_allowed)
-      : events_(events), input_(input), control_(control ? control : &own_control_),
-        on_key_(std::move(on_key)), reset_allowed_(reset_allowed) {}
+      : events_(events),
+        input_(input),
+        control_(control ? control : &own_control_),
+        on_key_(std::move(on_key)),
+        reset_allowed_(reset_allowed) {}
 
   RunControl& control() { return *control_; }
 
@@ -107,8 +111,10 @@ class OperatorFrame {
           if (control_->paused) ++control_->step_frames;
           break;
         case OperatorEvent::Kind::Reset:
-          if (reset_allowed_) control_->reset = true;
-          else control_->reset_refused = true;
+          if (reset_allowed_)
+            control_->reset = true;
+          else
+            control_->reset_refused = true;
           break;
         default: break;  // seek and speed: replays only
       }
@@ -121,7 +127,8 @@ class OperatorFrame {
     if (!input_) return;
     pult_ = session.state().pult.values;
     input_->sample(frame_dt_s, pult_);
-    for (std::size_t c = 0; c < pult_.size(); ++c) session.setControl(static_cast<int>(c), pult_[c]);
+    for (std::size_t c = 0; c < pult_.size(); ++c)
+      session.setControl(static_cast<int>(c), pult_[c]);
   }
 
   /// Whether this frame runs its steps (not paused, or a single step asked for while paused).

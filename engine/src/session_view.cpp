@@ -18,7 +18,9 @@ namespace {
 using dynamics::Quat;
 using dynamics::Vec3;
 
-std::array<double, 3> arr(const Vec3& v) { return {v.x(), v.y(), v.z()}; }
+std::array<double, 3> arr(const Vec3& v) {
+  return {v.x(), v.y(), v.z()};
+}
 
 render::HudLayout hudLayout(const Scene& scene) {
   render::HudLayout layout;
@@ -30,9 +32,7 @@ render::HudLayout hudLayout(const Scene& scene) {
       case ControlKind::Switch:
         layout.controls.push_back({control.name, 0.0, static_cast<double>(control.positions - 1)});
         break;
-      default:
-        layout.controls.push_back({control.name, 0.0, 1.0});
-        break;
+      default: layout.controls.push_back({control.name, 0.0, 1.0}); break;
     }
   }
   for (const dynamics::MotorDef& motor : scene.model.motors) {
@@ -70,7 +70,8 @@ SessionView::SessionView(const Scene& scene, const ViewSetup& setup) : scene_(sc
   options.window_x = setup.window_x;
   options.window_y = setup.window_y;
   options.key_thread = setup.key_thread;
-  options.title = "simtrainer: " + scene.name + (camera_ ? " (" + camera_->name + ")" : std::string());
+  options.title =
+      "simtrainer: " + scene.name + (camera_ ? " (" + camera_->name + ")" : std::string());
   const std::vector<render::BodyVisual> visuals = bodyVisuals(scene);
   view_ = std::make_unique<render::SceneView>(visuals, options);
   for (const CameraDef& camera : scene.cameras) {
@@ -176,14 +177,17 @@ void SessionView::hudState(const FrameSnapshot& snapshot, render::HudState& hud)
     hud.warnings.emplace_back("reset refused: the session is being recorded or is a scenario");
   }
   if (snapshot.sim.behind) {
-    hud.warnings.push_back(fmt::format("slower than real time: the simulation cannot keep up "
-                                       "({} frames overran)", snapshot.sim.overruns));
+    hud.warnings.push_back(
+        fmt::format("slower than real time: the simulation cannot keep up "
+                    "({} frames overran)",
+                    snapshot.sim.overruns));
   }
   hud.score.clear();
   hud.score_events.clear();
   if (snapshot.score.scored) {
-    fmt::format_to(std::back_inserter(hud.score), "score {:.0f}/100  (pass {:g}){}", snapshot.score.score,
-                   snapshot.score.pass_mark, snapshot.score.critical ? "  FAILED" : "");
+    fmt::format_to(std::back_inserter(hud.score), "score {:.0f}/100  (pass {:g}){}",
+                   snapshot.score.score, snapshot.score.pass_mark,
+                   snapshot.score.critical ? "  FAILED" : "");
     const auto& recent = snapshot.score.recent;
     // The panel is about 300 px wide: longer texts are cut (the report has them whole).
     constexpr std::size_t kChars = 42;
@@ -199,9 +203,10 @@ void SessionView::hudState(const FrameSnapshot& snapshot, render::HudState& hud)
     const double duration = replay.duration_s > 0.0 ? replay.duration_s : 1.0;
     timeline.position = std::clamp(snapshot.time_s / duration, 0.0, 1.0);
     timeline.label.clear();
-    fmt::format_to(std::back_inserter(timeline.label),
-                   "replay {:.1f} / {:.1f} s  x{:g}   F9 pause  F10 step  Left/Right 5 s  Home/End  -/+ speed",
-                   snapshot.time_s, replay.duration_s, replay.speed);
+    fmt::format_to(
+        std::back_inserter(timeline.label),
+        "replay {:.1f} / {:.1f} s  x{:g}   F9 pause  F10 step  Left/Right 5 s  Home/End  -/+ speed",
+        snapshot.time_s, replay.duration_s, replay.speed);
     const std::size_t marks = replay.marks ? replay.marks->size() : 0;
     timeline.marks.resize(marks);
     for (std::size_t i = 0; i < marks; ++i) {
@@ -222,18 +227,31 @@ void SessionView::hudState(const FrameSnapshot& snapshot, render::HudState& hud)
 int SessionView::sdlKeycode(int osg_key) {
   using Key = osgGA::GUIEventAdapter::KeySymbol;
   if (osg_key >= 0x20 && osg_key < 0x7f) {  // printable: SDL names them by their character
-    const char c = static_cast<char>(osg_key >= 'A' && osg_key <= 'Z' ? osg_key - 'A' + 'a' : osg_key);
+    const char c =
+        static_cast<char>(osg_key >= 'A' && osg_key <= 'Z' ? osg_key - 'A' + 'a' : osg_key);
     return input::keyFromName(std::string(1, c == ' ' ? ' ' : c)).value_or(c == ' ' ? 32 : -1);
   }
-  static const std::pair<int, const char*> kNamed[] = {
-      {Key::KEY_Up, "Up"},           {Key::KEY_Down, "Down"},         {Key::KEY_Left, "Left"},
-      {Key::KEY_Right, "Right"},     {Key::KEY_Return, "Return"},     {Key::KEY_Tab, "Tab"},
-      {Key::KEY_BackSpace, "Backspace"}, {Key::KEY_Escape, "Escape"}, {Key::KEY_Page_Up, "PageUp"},
-      {Key::KEY_Page_Down, "PageDown"}, {Key::KEY_Home, "Home"},      {Key::KEY_End, "End"},
-      {Key::KEY_Insert, "Insert"},   {Key::KEY_Delete, "Delete"},     {Key::KEY_Shift_L, "Left Shift"},
-      {Key::KEY_Shift_R, "Right Shift"}, {Key::KEY_Control_L, "Left Ctrl"},
-      {Key::KEY_Control_R, "Right Ctrl"}, {Key::KEY_Alt_L, "Left Alt"}, {Key::KEY_Alt_R, "Right Alt"},
-      {Key::KEY_KP_Enter, "Keypad Enter"}};
+  static const std::pair<int, const char*> kNamed[] = {{Key::KEY_Up, "Up"},
+                                                       {Key::KEY_Down, "Down"},
+                                                       {Key::KEY_Left, "Left"},
+                                                       {Key::KEY_Right, "Right"},
+                                                       {Key::KEY_Return, "Return"},
+                                                       {Key::KEY_Tab, "Tab"},
+                                                       {Key::KEY_BackSpace, "Backspace"},
+                                                       {Key::KEY_Escape, "Escape"},
+                                                       {Key::KEY_Page_Up, "PageUp"},
+                                                       {Key::KEY_Page_Down, "PageDown"},
+                                                       {Key::KEY_Home, "Home"},
+                                                       {Key::KEY_End, "End"},
+                                                       {Key::KEY_Insert, "Insert"},
+                                                       {Key::KEY_Delete, "Delete"},
+                                                       {Key::KEY_Shift_L, "Left Shift"},
+                                                       {Key::KEY_Shift_R, "Right Shift"},
+                                                       {Key::KEY_Control_L, "Left Ctrl"},
+                                                       {Key::KEY_Control_R, "Right Ctrl"},
+                                                       {Key::KEY_Alt_L, "Left Alt"},
+                                                       {Key::KEY_Alt_R, "Right Alt"},
+                                                       {Key::KEY_KP_Enter, "Keypad Enter"}};
   for (const auto& [key, name] : kNamed) {
     if (key == osg_key) return input::keyFromName(name).value_or(-1);
   }
@@ -297,12 +315,21 @@ void SessionView::onKey(int key, bool down) {
   if (replay_keys_.load()) {
     if (!down) return;
     switch (key) {
-      case Key::KEY_Left: event.kind = OperatorEvent::Kind::SeekBy; event.value = -5.0; break;
-      case Key::KEY_Right: event.kind = OperatorEvent::Kind::SeekBy; event.value = 5.0; break;
+      case Key::KEY_Left:
+        event.kind = OperatorEvent::Kind::SeekBy;
+        event.value = -5.0;
+        break;
+      case Key::KEY_Right:
+        event.kind = OperatorEvent::Kind::SeekBy;
+        event.value = 5.0;
+        break;
       case Key::KEY_Home: event.kind = OperatorEvent::Kind::SeekToStart; break;
       case Key::KEY_End: event.kind = OperatorEvent::Kind::SeekToEnd; break;
-      case '-': case Key::KEY_KP_Subtract: event.kind = OperatorEvent::Kind::Slower; break;
-      case '+': case '=': case Key::KEY_KP_Add: event.kind = OperatorEvent::Kind::Faster; break;
+      case '-':
+      case Key::KEY_KP_Subtract: event.kind = OperatorEvent::Kind::Slower; break;
+      case '+':
+      case '=':
+      case Key::KEY_KP_Add: event.kind = OperatorEvent::Kind::Faster; break;
       default: return;  // a replay has no pult to drive
     }
     queue->push(event);
@@ -364,7 +391,8 @@ void SessionView::debugLines(const FrameSnapshot& snapshot,
       return Vec3(force / n * std::clamp(0.002 * n, 0.02, 0.5));
     };
     const Vec3& p = contact.point_m;
-    lines.push_back({f(p), f(p + scaled(contact.normal * contact.normal_force_N)), {1.0f, 0.15f, 0.1f, 1.0f}});
+    lines.push_back(
+        {f(p), f(p + scaled(contact.normal * contact.normal_force_N)), {1.0f, 0.15f, 0.1f, 1.0f}});
     if (contact.friction_force_N.norm() > 1e-9) {
       lines.push_back({f(p), f(p + scaled(contact.friction_force_N)), {0.2f, 1.0f, 0.2f, 1.0f}});
     }
@@ -403,7 +431,8 @@ void SessionView::show(const FrameSnapshot& snapshot) {
   view_->frame(snapshot.poses);  // handles the events since the last frame
   if (shot_requested_) {
     shot_requested_ = false;
-    const std::string path = fmt::format("{}/{}_{:.3f}s.png", shot_dir_, scene_.name, snapshot.time_s);
+    const std::string path =
+        fmt::format("{}/{}_{:.3f}s.png", shot_dir_, scene_.name, snapshot.time_s);
     try {
       render::writePng(view_->capture(snapshot.poses), path);
       if (shot_listener_) shot_listener_(path);

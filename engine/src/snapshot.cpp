@@ -26,8 +26,8 @@ class FlatMesh {
     const Vec3 unit = n.normalized();
     for (const Vec3* v : {&a, &b, &c}) {
       part_.indices.push_back(static_cast<std::uint32_t>(part_.vertices_m.size()));
-      part_.vertices_m.push_back({static_cast<float>(v->x()), static_cast<float>(v->y()),
-                                  static_cast<float>(v->z())});
+      part_.vertices_m.push_back(
+          {static_cast<float>(v->x()), static_cast<float>(v->y()), static_cast<float>(v->z())});
       part_.normals.push_back({static_cast<float>(unit.x()), static_cast<float>(unit.y()),
                                static_cast<float>(unit.z())});
     }
@@ -99,8 +99,8 @@ void capRings(std::vector<Ring>& rings, double radius, double z0, int sign, bool
   std::vector<Ring> cap;
   for (int i = 0; i <= kRings; ++i) {
     const double t = 0.5 * std::numbers::pi * i / kRings;  // 0 at the equator
-    cap.push_back({radius * std::cos(t), z0 + sign * radius * std::sin(t), std::cos(t),
-                   sign * std::sin(t)});
+    cap.push_back(
+        {radius * std::cos(t), z0 + sign * radius * std::sin(t), std::cos(t), sign * std::sin(t)});
   }
   if (from_pole) std::reverse(cap.begin(), cap.end());
   rings.insert(rings.end(), cap.begin(), cap.end());
@@ -112,9 +112,7 @@ MeshPart shapeMesh(const dynamics::ShapeDef& shape) {
   using dynamics::ShapeType;
   FlatMesh mesh;
   switch (shape.type) {
-    case ShapeType::Box:
-      addBox(mesh, shape.half_extents_m);
-      break;
+    case ShapeType::Box: addBox(mesh, shape.half_extents_m); break;
     case ShapeType::Sphere: {
       std::vector<Ring> rings;
       capRings(rings, shape.radius_m, 0.0, -1, /*from_pole=*/true);
@@ -140,7 +138,8 @@ MeshPart shapeMesh(const dynamics::ShapeDef& shape) {
       if (shape.hull) {
         const auto& hull = *shape.hull;
         for (const auto& face : hull.faces) {
-          const Vec3& a = hull.vertices[static_cast<std::size_t>(hull.face_vertices[static_cast<std::size_t>(face.first)])];
+          const Vec3& a = hull.vertices[static_cast<std::size_t>(
+              hull.face_vertices[static_cast<std::size_t>(face.first)])];
           for (int k = 1; k + 1 < face.count; ++k) {
             const auto at = [&](int j) -> const Vec3& {
               return hull.vertices[static_cast<std::size_t>(
@@ -184,23 +183,23 @@ void addVisual(const VisualDef& visual, std::vector<MeshPart>& parts) {
   // Embedded images are shared by every part that uses them (decoded once by the render).
   std::vector<std::shared_ptr<const std::string>> embedded;
   for (const auto& texture : visual.model->embedded_textures) {
-    embedded.push_back(texture.bytes.empty()
-                           ? nullptr
-                           : std::make_shared<const std::string>(texture.bytes));
+    embedded.push_back(texture.bytes.empty() ? nullptr
+                                             : std::make_shared<const std::string>(texture.bytes));
   }
   for (const ImportedMesh& mesh : visual.model->meshes) {
     MeshPart part;
     part.name = mesh.name;
     part.vertices_m.reserve(mesh.vertices.size());
     for (const auto& v : mesh.vertices) {
-      part.vertices_m.push_back({static_cast<float>(v[0]), static_cast<float>(v[1]),
-                                 static_cast<float>(v[2])});
+      part.vertices_m.push_back(
+          {static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])});
     }
     for (const auto& n : mesh.normals) {
-      part.normals.push_back({static_cast<float>(n[0]), static_cast<float>(n[1]),
-                              static_cast<float>(n[2])});
+      part.normals.push_back(
+          {static_cast<float>(n[0]), static_cast<float>(n[1]), static_cast<float>(n[2])});
     }
-    for (const auto& t : mesh.triangles) part.indices.insert(part.indices.end(), t.begin(), t.end());
+    for (const auto& t : mesh.triangles)
+      part.indices.insert(part.indices.end(), t.begin(), t.end());
     for (std::size_t k = 0; k < 4; ++k) {
       part.color_rgba[k] = static_cast<float>(mesh.material.diffuse[k]);
     }
@@ -267,10 +266,11 @@ std::vector<render::BodyVisual> bodyVisuals(const Scene& scene) {
         if (part.indices.empty()) continue;
         part.name = body.name + ".shape" + std::to_string(s);
         const bool own = look && s < look->shape_colors_rgba.size() && look->shape_colors_rgba[s];
-        part.color_rgba = own ? *look->shape_colors_rgba[s]
-                          : body.shapes[s].type == dynamics::ShapeType::Plane && !(look && look->color_rgba)
-                              ? std::array<float, 4>{0.50f, 0.53f, 0.47f, 1.0f}  // ground
-                              : visual.color_rgba;
+        part.color_rgba =
+            own ? *look->shape_colors_rgba[s]
+            : body.shapes[s].type == dynamics::ShapeType::Plane && !(look && look->color_rgba)
+                ? std::array<float, 4>{0.50f, 0.53f, 0.47f, 1.0f}  // ground
+                : visual.color_rgba;
         visual.meshes.push_back(std::move(part));
       }
     }

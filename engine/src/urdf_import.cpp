@@ -17,14 +17,16 @@
 #include <dynamics/shapes.h>
 #include <engine/urdf.h>
 
+#include <fmt/format.h>
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
-#include <fmt/format.h>
 
+#include <console_bridge/console.h>
+#include <tinyxml.h>
+#include <urdf_parser/urdf_parser.h>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <console_bridge/console.h>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -33,9 +35,7 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
-#include <tinyxml.h>
 #include <tuple>
-#include <urdf_parser/urdf_parser.h>
 #include <utility>
 
 namespace sim::engine {

@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <string>
-#include <vector>
 #include <set>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace sim::engine::detail {
 
@@ -55,8 +55,10 @@ inline YAML::Node parseYaml(const std::string& text, const std::string& file) {
       const std::size_t indent_end = text.find_first_not_of(" \t", start);
       const std::size_t tab = text.find('\t', start);
       if (tab < std::min(end, indent_end)) {
-        throw SceneError(file, line, "",
-                         fmt::format("a tab in the indentation (column {}): YAML indents with spaces only", tab - start + 1));
+        throw SceneError(
+            file, line, "",
+            fmt::format("a tab in the indentation (column {}): YAML indents with spaces only",
+                        tab - start + 1));
       }
       start = end + 1;
     }
@@ -66,7 +68,8 @@ inline YAML::Node parseYaml(const std::string& text, const std::string& file) {
       at = text.find('\n', at);
       if (at != std::string::npos) ++at;
     }
-    const std::string line_text = at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+    const std::string line_text =
+        at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
     // yaml-cpp notices an unclosed flow collection only on a later line: name the line that
     // opened it (the nearest line above with more `{` or `[` than it closes).
     std::string hint;
@@ -82,8 +85,9 @@ inline YAML::Node parseYaml(const std::string& text, const std::string& file) {
       if (open > 0) hint = fmt::format("; line {} opens a `{{` or `[` it does not close", k + 1);
       if (open != 0 || lines[k].find_first_not_of(" \t") != std::string::npos) break;
     }
-    throw SceneError(file, e.mark.line + 1, "",
-                     fmt::format("{} (column {}: `{}`){}", e.msg, e.mark.column + 1, line_text, hint));
+    throw SceneError(
+        file, e.mark.line + 1, "",
+        fmt::format("{} (column {}: `{}`){}", e.msg, e.mark.column + 1, line_text, hint));
   }
 }
 
@@ -94,16 +98,11 @@ inline int lineOf(const YAML::Node& node) {
 
 inline std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      return fmt::format("\"{}\"", node.Scalar());
-    case YAML::NodeType::Sequence:
-      return fmt::format("a list of {}", node.size());
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Undefined:
-      break;
+    case YAML::NodeType::Scalar: return fmt::format("\"{}\"", node.Scalar());
+    case YAML::NodeType::Sequence: return fmt::format("a list of {}", node.size());
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Null: return "nothing";
+    case YAML::NodeType::Undefined: break;
   }
   return "nothing";
 }
@@ -271,8 +270,8 @@ class MapReader {
 // using its name when it has one ("bodies[link]") and its index otherwise ("bodies[2]"); items of
 // lists without names (`named` false) are always addressed by index ("bodies[box].shapes[0]").
 inline std::vector<std::pair<YAML::Node, std::string>> listItems(Context& ctx, const MapReader& map,
-                                                          const std::string& key,
-                                                          bool named = true) {
+                                                                 const std::string& key,
+                                                                 bool named = true) {
   std::vector<std::pair<YAML::Node, std::string>> items;
   if (!map.has(key)) return items;
   const YAML::Node list = map.value(key);

@@ -18,7 +18,9 @@ std::string guidText(SDL_JoystickGUID guid) {
 }
 
 // SDL axis units to [-1, 1]; -32768 and 32767 are both full travel.
-double normalise(Sint16 raw) { return std::clamp(raw / 32767.0, -1.0, 1.0); }
+double normalise(Sint16 raw) {
+  return std::clamp(raw / 32767.0, -1.0, 1.0);
+}
 
 double calibrated(double raw, const AxisCalibration& c) {
   const double span = raw >= c.centre ? c.max - c.centre : c.centre - c.min;
@@ -56,13 +58,16 @@ InputSystem::InputSystem(Mapping mapping, const InputOptions& options)
   // Mappings built in code skip the file checks: refuse indices that would read out of bounds.
   const auto devices = static_cast<int>(mapping_.devices.size());
   auto sourceOk = [&](const Source& s) {
-    return s.kind == Source::Kind::None || s.kind == Source::Kind::Key || (s.device >= 0 && s.device < devices);
+    return s.kind == Source::Kind::None || s.kind == Source::Kind::Key ||
+           (s.device >= 0 && s.device < devices);
   };
   for (const Binding& b : mapping_.bindings) {
-    if (b.control < 0 || b.control >= static_cast<int>(mapping_.controls.size()) || !sourceOk(b.source) ||
-        !sourceOk(b.negative) || !sourceOk(b.positive) || (!b.source.valid() && !b.isPair())) {
-      throw InputError(mapping_.file + ":" + std::to_string(b.line) +
-                       ": binding refers to a control or device that does not exist, or has no input");
+    if (b.control < 0 || b.control >= static_cast<int>(mapping_.controls.size()) ||
+        !sourceOk(b.source) || !sourceOk(b.negative) || !sourceOk(b.positive) ||
+        (!b.source.valid() && !b.isPair())) {
+      throw InputError(
+          mapping_.file + ":" + std::to_string(b.line) +
+          ": binding refers to a control or device that does not exist, or has no input");
     }
   }
   // Joysticks must keep reporting while our window (later) lacks focus or there is none at all;
@@ -77,16 +82,17 @@ InputSystem::InputSystem(Mapping mapping, const InputOptions& options)
     if (loaded_mappings_ < 0) {
       const std::string error = SDL_GetError();
       SDL_QuitSubSystem(kSubsystems);
-      throw InputError("cannot load game controller database " + options_.gamecontrollerdb +
-                       ": " + error);
+      throw InputError("cannot load game controller database " + options_.gamecontrollerdb + ": " +
+                       error);
     }
     say(loaded_mappings_ > 0
-            ? "loaded " + std::to_string(loaded_mappings_) + " controller mappings for this platform from " +
-                  options_.gamecontrollerdb
+            ? "loaded " + std::to_string(loaded_mappings_) +
+                  " controller mappings for this platform from " + options_.gamecontrollerdb
             : "warning: no controller mappings for this platform in " + options_.gamecontrollerdb +
                   " (is it a gamecontrollerdb.txt file?)");
   }
-  for (std::size_t d = 0; d < mapping_.devices.size(); ++d) slots_.push_back(std::make_unique<Slot>());
+  for (std::size_t d = 0; d < mapping_.devices.size(); ++d)
+    slots_.push_back(std::make_unique<Slot>());
   binding_state_.resize(mapping_.bindings.size());
   for (const ControlSpec& c : mapping_.controls) latched_.push_back(c.initial);
   rescan();
@@ -94,8 +100,10 @@ InputSystem::InputSystem(Mapping mapping, const InputOptions& options)
 
 InputSystem::~InputSystem() {
   for (const auto& slot : slots_) {
-    if (slot->pad) SDL_GameControllerClose(slot->pad);
-    else if (slot->joystick) SDL_JoystickClose(slot->joystick);
+    if (slot->pad)
+      SDL_GameControllerClose(slot->pad);
+    else if (slot->joystick)
+      SDL_JoystickClose(slot->joystick);
   }
   SDL_QuitSubSystem(kSubsystems);
 }
@@ -126,10 +134,10 @@ void InputSystem::rescan() {
         Slot& slot = *slots_[d];
         if (slot.connected()) continue;
         if (spec.kind == DeviceKind::Gamepad && !is_pad) continue;
-        const bool match = pass == 0   ? !spec.guid.empty() && spec.guid == guid
-                           : pass == 1 ? !spec.name.empty() &&
-                                             (spec.name == name || spec.name == pad_name)
-                                       : spec.guid.empty() && spec.name.empty();
+        const bool match = pass == 0 ? !spec.guid.empty() && spec.guid == guid
+                           : pass == 1
+                               ? !spec.name.empty() && (spec.name == name || spec.name == pad_name)
+                               : spec.guid.empty() && spec.name.empty();
         if (!match) continue;
         if (spec.kind == DeviceKind::Gamepad) {
           slot.pad = SDL_GameControllerOpen(i);
@@ -162,8 +170,10 @@ void InputSystem::rescan() {
 void InputSystem::disconnect(std::size_t d) {
   Slot& slot = *slots_[d];
   if (!slot.connected()) return;
-  if (slot.pad) SDL_GameControllerClose(slot.pad);
-  else SDL_JoystickClose(slot.joystick);
+  if (slot.pad)
+    SDL_GameControllerClose(slot.pad);
+  else
+    SDL_JoystickClose(slot.joystick);
   say("device " + mapping_.devices[d].id + ": disconnected " + slot.name);
   slot = Slot{};
   // Latched controls driven by this device return to neutral with it.
@@ -189,7 +199,9 @@ void InputSystem::keyEvent(int keycode, bool down) {
   }
 }
 
-void InputSystem::releaseAllKeys() { keys_down_.clear(); }
+void InputSystem::releaseAllKeys() {
+  keys_down_.clear();
+}
 
 void InputSystem::pumpEvents() {
   SDL_PumpEvents();
@@ -208,14 +220,17 @@ void InputSystem::pumpEvents() {
       switch (e.type) {
         case SDL_JOYDEVICEADDED: rescan(); break;  // at once: its button events may follow
         case SDL_JOYDEVICEREMOVED:
-          if (const int d = slotOf(e.jdevice.which); d >= 0) disconnect(static_cast<std::size_t>(d));
+          if (const int d = slotOf(e.jdevice.which); d >= 0)
+            disconnect(static_cast<std::size_t>(d));
           break;
         case SDL_JOYBUTTONDOWN:
-          if (const int d = slotOf(e.jbutton.which); d >= 0 && !slots_[static_cast<std::size_t>(d)]->pad)
+          if (const int d = slotOf(e.jbutton.which);
+              d >= 0 && !slots_[static_cast<std::size_t>(d)]->pad)
             ++press_events_[{static_cast<int>(Source::Kind::Button), d, e.jbutton.button, 0}];
           break;
         case SDL_CONTROLLERBUTTONDOWN:
-          if (const int d = slotOf(e.cbutton.which); d >= 0 && slots_[static_cast<std::size_t>(d)]->pad)
+          if (const int d = slotOf(e.cbutton.which);
+              d >= 0 && slots_[static_cast<std::size_t>(d)]->pad)
             ++press_events_[{static_cast<int>(Source::Kind::Button), d, e.cbutton.button, 0}];
           break;
         case SDL_JOYHATMOTION:
@@ -259,7 +274,8 @@ double InputSystem::readAxis(const Source& s) const {
   if (s.kind != Source::Kind::Axis || !connected(s)) return 0.0;
   const Slot& slot = *slots_[static_cast<std::size_t>(s.device)];
   if (slot.pad) {
-    return normalise(SDL_GameControllerGetAxis(slot.pad, static_cast<SDL_GameControllerAxis>(s.index)));
+    return normalise(
+        SDL_GameControllerGetAxis(slot.pad, static_cast<SDL_GameControllerAxis>(s.index)));
   }
   const Sint16 raw = SDL_JoystickGetAxis(slot.joystick, s.index);
   if (slot.calibration) {
@@ -281,7 +297,8 @@ bool InputSystem::level(const Source& s, const Binding& b) const {
     }
     case Source::Kind::Button: {
       const Slot& slot = *slots_[static_cast<std::size_t>(s.device)];
-      return slot.pad ? SDL_GameControllerGetButton(slot.pad, static_cast<SDL_GameControllerButton>(s.index)) != 0
+      return slot.pad ? SDL_GameControllerGetButton(
+                            slot.pad, static_cast<SDL_GameControllerButton>(s.index)) != 0
                       : SDL_JoystickGetButton(slot.joystick, s.index) != 0;
     }
     case Source::Kind::Hat:
@@ -298,7 +315,8 @@ int InputSystem::presses(const Source& s, bool level_now, bool& prev) const {
   int count = 0;
   if (s.kind == Source::Kind::Axis) {
     count = level_now && !prev ? 1 : 0;
-  } else if (auto it = press_events_.find({static_cast<int>(s.kind), s.device, s.index, s.hat_direction});
+  } else if (auto it =
+                 press_events_.find({static_cast<int>(s.kind), s.device, s.index, s.hat_direction});
              it != press_events_.end()) {
     count = it->second;
   }
@@ -327,7 +345,8 @@ void InputSystem::sample(double dt_s, std::vector<double>& values) {
     const double bottom = control.kind == ControlKind::Switch ? 0.0 : control.min;
     if (b.isPair()) {
       const bool neg = level(b.negative, b), pos = level(b.positive, b);
-      int p_neg = presses(b.negative, neg, st.prev_neg), p_pos = presses(b.positive, pos, st.prev_pos);
+      int p_neg = presses(b.negative, neg, st.prev_neg),
+          p_pos = presses(b.positive, pos, st.prev_pos);
       // A tap shorter than a frame still moves the axis for this frame.
       const double target = ((pos || p_pos > 0) ? 1.0 : 0.0) - ((neg || p_neg > 0) ? 1.0 : 0.0);
       const bool driven = neg || pos || p_neg > 0 || p_pos > 0;
@@ -345,14 +364,16 @@ void InputSystem::sample(double dt_s, std::vector<double>& values) {
     if (b.source.analog() && control.kind == ControlKind::Axis) {
       if (connected(b.source)) {
         deviation[c] += through(shaped(readAxis(b.source), b.shape), control.min, control.initial,
-                                control.max) - control.initial;
+                                control.max) -
+                        control.initial;
       }
       continue;
     }
     if (b.source.analog() && control.kind == ControlKind::Switch) {
       // A switch on an axis (a rotary knob): the position nearest the reading.
       if (connected(b.source)) {
-        latched_[c] = std::round(through(shaped(readAxis(b.source), b.shape), 0.0, control.initial, top));
+        latched_[c] =
+            std::round(through(shaped(readAxis(b.source), b.shape), 0.0, control.initial, top));
       }
       continue;
     }
@@ -403,7 +424,8 @@ void InputSystem::sample(double dt_s, std::vector<double>& values) {
 std::vector<DeviceStatus> InputSystem::devices() const {
   std::vector<DeviceStatus> list;
   for (std::size_t d = 0; d < slots_.size(); ++d) {
-    list.push_back({mapping_.devices[d].id, slots_[d]->connected(), slots_[d]->name, slots_[d]->guid});
+    list.push_back(
+        {mapping_.devices[d].id, slots_[d]->connected(), slots_[d]->name, slots_[d]->guid});
   }
   return list;
 }

@@ -17,14 +17,17 @@ Source key(const char* name) {
 
 // Key pools of the default layout, in the order controls take them. Pairs are (negative,
 // positive) / (down, up); chosen so no key is in two pools.
-constexpr const char* kAxisPairs[][2] = {{"Down", "Up"}, {"Left", "Right"}, {"S", "W"},
-                                         {"A", "D"},     {"F", "R"},        {"G", "T"},
-                                         {"H", "Y"},     {"J", "U"},        {"K", "I"},
-                                         {"L", "O"}};
-constexpr const char* kSingleKeys[] = {"Space", "Return", "Z", "X", "C", "V", "B", "N", "M",
-                                       "Tab", "Backspace"};
-constexpr const char* kSwitchPairs[][2] = {{"PageDown", "PageUp"}, {"Home", "End"}, {"1", "2"},
-                                           {"3", "4"},             {"5", "6"},      {"7", "8"},
+constexpr const char* kAxisPairs[][2] = {{"Down", "Up"}, {"Left", "Right"}, {"S", "W"}, {"A", "D"},
+                                         {"F", "R"},     {"G", "T"},        {"H", "Y"}, {"J", "U"},
+                                         {"K", "I"},     {"L", "O"}};
+constexpr const char* kSingleKeys[] = {"Space", "Return", "Z", "X",   "C",        "V",
+                                       "B",     "N",      "M", "Tab", "Backspace"};
+constexpr const char* kSwitchPairs[][2] = {{"PageDown", "PageUp"},
+                                           {"Home", "End"},
+                                           {"1", "2"},
+                                           {"3", "4"},
+                                           {"5", "6"},
+                                           {"7", "8"},
                                            {"9", "0"}};
 
 // A key pair drives an axis from neutral to full in half a second and springs back when let go.
@@ -73,8 +76,8 @@ Mapping defaultKeyboardMapping(const std::vector<ControlSpec>& controls,
       case ControlKind::Toggle:
         if (singles == std::size(kSingleKeys)) break;
         b.source = key(kSingleKeys[singles++]);
-        b.action = controls[c].kind == ControlKind::Button ? DigitalAction::Press
-                                                           : DigitalAction::Toggle;
+        b.action =
+            controls[c].kind == ControlKind::Button ? DigitalAction::Press : DigitalAction::Toggle;
         m.bindings.push_back(b);
         continue;
       case ControlKind::Switch:
@@ -127,12 +130,16 @@ std::vector<std::string> describeMapping(const Mapping& m) {
         case ControlKind::Axis: text += " (axis" + shape + ")"; break;
         case ControlKind::Button: text += " (button" + shape + ")"; break;
         case ControlKind::Toggle:
-          text += (b.action == DigitalAction::Hold ? " (toggle, on while held" : " (toggle") + shape + ")";
+          text += (b.action == DigitalAction::Hold ? " (toggle, on while held" : " (toggle") +
+                  shape + ")";
           break;
         case ControlKind::Switch:
-          if (b.source.analog()) text += " (switch" + shape + ")";
-          else if (b.action == DigitalAction::Step) text += b.step < 0 ? " (switch down)" : " (switch up)";
-          else text += " (switch to " + std::to_string(b.position) + ")";
+          if (b.source.analog())
+            text += " (switch" + shape + ")";
+          else if (b.action == DigitalAction::Step)
+            text += b.step < 0 ? " (switch down)" : " (switch up)";
+          else
+            text += " (switch to " + std::to_string(b.position) + ")";
           break;
       }
     }

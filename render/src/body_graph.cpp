@@ -32,9 +32,9 @@ class TextureCache {
 
   /// The texture of `image`, or null when it cannot be decoded.
   osg::Texture2D* get(const TextureImage& image) {
-    const std::string key = image.encoded
-        ? "#" + std::to_string(reinterpret_cast<std::uintptr_t>(image.encoded.get()))
-        : image.file;
+    const std::string key =
+        image.encoded ? "#" + std::to_string(reinterpret_cast<std::uintptr_t>(image.encoded.get()))
+                      : image.file;
     auto [it, inserted] = cache_.try_emplace(key);
     if (inserted) it->second = load(image);
     return it->second.get();
@@ -91,8 +91,8 @@ osg::ref_ptr<osg::Node> meshNode(const MeshPart& part, TextureCache* textures = 
                         part.color_rgba[3]);
   colors->push_back(color);
   geometry->setColorArray(colors.get(), osg::Array::BIND_OVERALL);
-  geometry->addPrimitiveSet(new osg::DrawElementsUInt(GL_TRIANGLES, part.indices.begin(),
-                                                      part.indices.end()));
+  geometry->addPrimitiveSet(
+      new osg::DrawElementsUInt(GL_TRIANGLES, part.indices.begin(), part.indices.end()));
   if (textures != nullptr && !part.texture.empty() && !part.uvs.empty() &&
       part.uvs.size() == part.vertices_m.size()) {
     if (osg::Texture2D* texture = textures->get(part.texture)) {
@@ -140,8 +140,8 @@ BodyGraph::BodyGraph(std::span<const BodyVisual> bodies) : root_(new osg::Group)
     osg::ref_ptr<osg::MatrixTransform> transform = new osg::MatrixTransform;
     transform->setName(body.name);
     transform->setDataVariance(osg::Object::DYNAMIC);
-    const bool has_box = body.box_size_m[0] > 0.0 && body.box_size_m[1] > 0.0 &&
-                         body.box_size_m[2] > 0.0;
+    const bool has_box =
+        body.box_size_m[0] > 0.0 && body.box_size_m[1] > 0.0 && body.box_size_m[2] > 0.0;
     if (body.meshes.empty() && has_box) {
       // A box at the body origin (its centre of mass), sized in body axes.
       auto* box = new osg::Box(osg::Vec3(0.0f, 0.0f, 0.0f), static_cast<float>(body.box_size_m[0]),

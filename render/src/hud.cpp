@@ -15,10 +15,10 @@ namespace sim::render {
 
 namespace {
 
-constexpr double kRow = 18.0;        // px between bars
-constexpr double kBarHeight = 11.0;  // px
+constexpr double kRow = 18.0;          // px between bars
+constexpr double kBarHeight = 11.0;    // px
 constexpr double kLabelWidth = 112.0;  // px left of a bar for its label
-constexpr int kTextSize = 13;  // px
+constexpr int kTextSize = 13;          // px
 
 osg::ref_ptr<osgText::Font> hudFont() {
   // DejaVu Sans (Debian fonts-dejavu-core) when present; OSG's built-in font otherwise.
@@ -29,7 +29,7 @@ osg::ref_ptr<osgText::Font> hudFont() {
   return osgText::Font::getDefaultFont();
 }
 
-constexpr std::size_t kMaxMarks = 256;  // timeline marks drawn (more are dropped)
+constexpr std::size_t kMaxMarks = 256;   // timeline marks drawn (more are dropped)
 constexpr double kTimelineHeight = 8.0;  // px
 constexpr double kTimelineStrip = 40.0;  // px reserved at the bottom for the timeline
 
@@ -136,8 +136,8 @@ bool Hud::setQuad(std::size_t q, double x0, double y0, double x1, double y1,
   auto& v = *static_cast<osg::Vec3Array*>(quads_->getVertexArray());
   auto& c = *static_cast<osg::Vec4Array*>(quads_->getColorArray());
   const auto f = [](double a) { return static_cast<float>(a); };
-  const osg::Vec3 corners[4] = {{f(x0), f(y0), 0}, {f(x1), f(y0), 0}, {f(x1), f(y1), 0},
-                                {f(x0), f(y1), 0}};
+  const osg::Vec3 corners[4] = {
+      {f(x0), f(y0), 0}, {f(x1), f(y0), 0}, {f(x1), f(y1), 0}, {f(x0), f(y1), 0}};
   bool changed = false;
   for (std::size_t k = 0; k < 4; ++k) {
     changed = changed || v[4 * q + k] != corners[k] || c[4 * q + k] != colour;
@@ -196,7 +196,8 @@ void Hud::updateTimeline(const HudTimeline& timeline) {
       }
     }
   }
-  text_->set(timeline_label_, timeline.shown ? std::string_view(timeline.label) : std::string_view());
+  text_->set(timeline_label_,
+             timeline.shown ? std::string_view(timeline.label) : std::string_view());
 }
 
 void Hud::update(const HudState& state) {
@@ -210,7 +211,8 @@ void Hud::update(const HudState& state) {
   text_->set(warnings_, joinLines(state.warnings));
   double widest = 0.0;  // the warnings centred across the window
   for (const std::string& line : state.warnings) widest = std::max(widest, text_->width(line));
-  text_->move(warnings_, std::round(std::max(10.0, (width_ - widest) / 2.0)), std::round(height_ * 0.78));
+  text_->move(warnings_, std::round(std::max(10.0, (width_ - widest) / 2.0)),
+              std::round(height_ * 0.78));
   text_->set(score_, layout_.score ? std::string_view(state.score) : std::string_view());
   text_->set(score_events_, layout_.score ? joinLines(state.score_events) : std::string_view());
   updateBars(controls_, state.controls, control_bars_);

@@ -1,8 +1,8 @@
 #include "hud_text.h"
 
 #include <osg/BlendFunc>
-#include <osg/Texture2D>
 #include <osg/TexEnv>
+#include <osg/Texture2D>
 #include <osgText/Font>
 
 #include <algorithm>
@@ -19,7 +19,8 @@ constexpr float kShadowAlpha = 0.7f;
 
 TextLayer::TextLayer(osgText::Font& font, int pixel_size, double line_height)
     : line_height_(line_height) {
-  const osgText::FontResolution resolution(static_cast<unsigned>(pixel_size), static_cast<unsigned>(pixel_size));
+  const osgText::FontResolution resolution(static_cast<unsigned>(pixel_size),
+                                           static_cast<unsigned>(pixel_size));
   std::vector<osg::ref_ptr<osgText::Glyph>> rasters;
   int cell_w = 1, cell_h = 1;
   for (int c = kFirst; c <= kLast; ++c) {
@@ -170,7 +171,8 @@ void TextLayer::update() {
   vertices.dirty();
   coords.dirty();
   colours.dirty();
-  static_cast<osg::DrawArrays*>(geometry_->getPrimitiveSet(0))->setCount(static_cast<GLsizei>(vertices.size()));
+  static_cast<osg::DrawArrays*>(geometry_->getPrimitiveSet(0))
+      ->setCount(static_cast<GLsizei>(vertices.size()));
   geometry_->dirtyBound();
 }
 

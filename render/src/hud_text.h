@@ -44,7 +44,7 @@ class TextLayer {
   struct Glyph {
     float u0 = 0, v0 = 0, u1 = 0, v1 = 0;  // atlas texture coordinates
     float x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // quad corners from the pen, px
-    float advance = 0;                      // px
+    float advance = 0;                     // px
   };
   struct Block {
     double x = 0, y = 0;

@@ -11,8 +11,8 @@
 #include <osg/LineWidth>
 #include <osg/Material>
 #include <osg/Program>
-#include <osg/Uniform>
 #include <osg/Texture2D>
+#include <osg/Uniform>
 #include <osgDB/WriteFile>
 #include <osgGA/GUIEventHandler>
 #include <osgGA/OrbitManipulator>
@@ -70,8 +70,7 @@ osg::ref_ptr<osg::Node> makeGroundGrid() {
   osg::ref_ptr<osg::Vec4Array> colors = new osg::Vec4Array;
   colors->push_back(osg::Vec4(0.30f, 0.32f, 0.30f, 1.0f));
   geometry->setColorArray(colors.get(), osg::Array::BIND_OVERALL);
-  geometry->addPrimitiveSet(
-      new osg::DrawArrays(GL_LINES, 0, static_cast<GLsizei>(lines->size())));
+  geometry->addPrimitiveSet(new osg::DrawArrays(GL_LINES, 0, static_cast<GLsizei>(lines->size())));
   osg::ref_ptr<osg::Geode> geode = new osg::Geode;
   geode->setName("ground_grid");
   geode->addDrawable(geometry.get());
@@ -251,14 +250,15 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
   if (!options.offscreen && options.key_thread) {
     // The handler is read through the shared holder, so setKeyHandler() may come later; until
     // then keys are dropped, as without a handler.
-    window_keys_ = startWindowKeys(*context, [handler = key_handler_](int key, bool down) {
-      (*handler)(key, down);
-    });
+    window_keys_ = startWindowKeys(
+        *context, [handler = key_handler_](int key, bool down) { (*handler)(key, down); });
     keys_->elsewhere = window_keys_ != nullptr;
   }
 }
 
-SceneView::~SceneView() { window_keys_.reset(); }  // before the window goes
+SceneView::~SceneView() {
+  window_keys_.reset();
+}  // before the window goes
 
 osg::ref_ptr<osg::Group> SceneView::shadowedWorld() const {
   if (!shadows_) {
@@ -274,8 +274,8 @@ osg::ref_ptr<osg::Group> SceneView::shadowedWorld() const {
   settings->setReceivesShadowTraversalMask(kReceivesShadow);
   settings->setCastsShadowTraversalMask(kCastsShadow);
   settings->setLightNum(0);
-  settings->setTextureSize(osg::Vec2s(static_cast<short>(shadow_map_size_),
-                                      static_cast<short>(shadow_map_size_)));
+  settings->setTextureSize(
+      osg::Vec2s(static_cast<short>(shadow_map_size_), static_cast<short>(shadow_map_size_)));
   settings->setShaderHint(osgShadow::ShadowSettings::NO_SHADERS);
   settings->setMaximumShadowMapDistance(60.0);
   shadowed->setShadowTechnique(new osgShadow::ViewDependentShadowMap);
@@ -304,11 +304,14 @@ void SceneView::orbitFrom(const ViewCamera& home) {
   viewer_->setCameraManipulator(orbit.get(), true);
 }
 
-bool SceneView::orbiting() const { return viewer_->getCameraManipulator() != nullptr; }
+bool SceneView::orbiting() const {
+  return viewer_->getCameraManipulator() != nullptr;
+}
 
 void SceneView::queueDrag(float x0, float y0, float x1, float y1) {
   osgGA::EventQueue* queue = viewer_->getEventQueue();
-  queue->getCurrentEventState()->setMouseYOrientation(osgGA::GUIEventAdapter::Y_INCREASING_DOWNWARDS);
+  queue->getCurrentEventState()->setMouseYOrientation(
+      osgGA::GUIEventAdapter::Y_INCREASING_DOWNWARDS);
   queue->mouseMotion(x0, y0);
   queue->mouseButtonPress(x0, y0, 1);
   constexpr int kSteps = 8;
@@ -323,16 +326,16 @@ void SceneView::applyCamera() {
   osg::Camera* camera = viewer_->getCamera();
   const auto v = [](const std::array<double, 3>& a) { return osg::Vec3d(a[0], a[1], a[2]); };
   camera->setViewMatrixAsLookAt(v(camera_.eye_m), v(camera_.target_m), v(camera_.up));
-  camera->setProjectionMatrixAsPerspective(camera_.fov_deg,
-                                           static_cast<double>(width_) / height_, 0.05, 500.0);
+  camera->setProjectionMatrixAsPerspective(camera_.fov_deg, static_cast<double>(width_) / height_,
+                                           0.05, 500.0);
   // Fixed near/far planes: the projection used for drawing is the one project() reports.
   camera->setComputeNearFarMode(osg::CullSettings::DO_NOT_COMPUTE_NEAR_FAR);
 }
 
 std::size_t SceneView::addInset(const InsetPlace& place) {
   const auto in = [](double v) { return std::isfinite(v) && v >= 0.0 && v <= 1.0; };
-  if (!in(place.x) || !in(place.y) || !in(place.width) || !in(place.height) ||
-      place.width <= 0.0 || place.height <= 0.0 || place.x + place.width > 1.0 + 1e-9 ||
+  if (!in(place.x) || !in(place.y) || !in(place.width) || !in(place.height) || place.width <= 0.0 ||
+      place.height <= 0.0 || place.x + place.width > 1.0 + 1e-9 ||
       place.y + place.height > 1.0 + 1e-9) {
     throw RenderError("an inset view must lie inside the window (fractions in [0, 1])");
   }
@@ -363,8 +366,8 @@ void SceneView::setInsetCamera(std::size_t i, const ViewCamera& view) {
   const auto v = [](const std::array<double, 3>& a) { return osg::Vec3d(a[0], a[1], a[2]); };
   camera->setViewMatrixAsLookAt(v(view.eye_m), v(view.target_m), v(view.up));
   const auto& px = insets_[i].pixels;
-  camera->setProjectionMatrixAsPerspective(view.fov_deg, static_cast<double>(px[2]) / px[3],
-                                           0.05, 500.0);
+  camera->setProjectionMatrixAsPerspective(view.fov_deg, static_cast<double>(px[2]) / px[3], 0.05,
+                                           500.0);
 }
 
 std::array<double, 2> SceneView::projectInset(std::size_t i,
@@ -381,7 +384,9 @@ void SceneView::setInsetVisible(std::size_t i, bool visible) {
   insets_[i].camera->setNodeMask(visible ? ~0u : 0u);
 }
 
-std::array<int, 4> SceneView::insetPixels(std::size_t i) const { return insets_.at(i).pixels; }
+std::array<int, 4> SceneView::insetPixels(std::size_t i) const {
+  return insets_.at(i).pixels;
+}
 
 void SceneView::setDebugOverlay(bool on) {
   debug_on_ = on;
@@ -448,7 +453,9 @@ void SceneView::frame(std::span<const BodyPose> poses) {
   }
 }
 
-bool SceneView::closed() const { return viewer_->done(); }
+bool SceneView::closed() const {
+  return viewer_->done();
+}
 
 RgbImage SceneView::drawAndRead(std::span<const BodyPose> poses) {
   capture_->requested = true;
@@ -466,7 +473,9 @@ RgbImage SceneView::drawAndRead(std::span<const BodyPose> poses) {
   return out;
 }
 
-RgbImage SceneView::capture(std::span<const BodyPose> poses) { return drawAndRead(poses); }
+RgbImage SceneView::capture(std::span<const BodyPose> poses) {
+  return drawAndRead(poses);
+}
 
 RgbImage SceneView::captureMask(std::span<const BodyPose> poses, const std::vector<bool>& shown) {
   osg::Camera* camera = viewer_->getCamera();
@@ -526,7 +535,8 @@ void writePng(const RgbImage& image, const std::string& path) {
                 image.rgb.data() + static_cast<std::size_t>(y) * row, row);
   }
   if (!osgDB::writeImageFile(*out, path)) {
-    throw RenderError(path + ": cannot write the PNG (osgdb_png plugin missing or no write access?)");
+    throw RenderError(path +
+                      ": cannot write the PNG (osgdb_png plugin missing or no write access?)");
   }
 }
 

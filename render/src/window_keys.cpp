@@ -7,8 +7,8 @@
 #include <X11/Xutil.h>
 
 #include <poll.h>
-#include <cerrno>
 #include <unistd.h>
+#include <cerrno>
 
 #include <atomic>
 #include <set>
@@ -23,7 +23,8 @@ class X11WindowKeys : public WindowKeys {
   X11WindowKeys(const std::string& display_name, ::Window window, KeyHandler handler)
       : window_(window), handler_(std::move(handler)) {
     display_ = XOpenDisplay(display_name.empty() ? nullptr : display_name.c_str());
-    if (display_ == nullptr) throw RenderError("cannot open a second X connection for the window's keys");
+    if (display_ == nullptr)
+      throw RenderError("cannot open a second X connection for the window's keys");
     if (::pipe(wake_) != 0) {
       XCloseDisplay(display_);
       throw RenderError("cannot make the key thread's wake pipe");

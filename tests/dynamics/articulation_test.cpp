@@ -46,8 +46,8 @@ TEST(Contact, ArticulatedJawContactsConvergeInFewSweepsAndLoadTheMechanism) {
     double slip = 0.0;
     for (int i = 0; i < 240 * 5 && s.bodies[palm].position_m.z() < palm0 + 0.3; ++i) {
       checkedStep(sim, s);
-      slip = std::max(slip, std::abs(s.bodies[box].position_m.z() -
-                                     s.bodies[palm].position_m.z() - offset));
+      slip = std::max(
+          slip, std::abs(s.bodies[box].position_m.z() - s.bodies[palm].position_m.z() - offset));
     }
     return slip;
   };

@@ -21,7 +21,10 @@ constexpr double kPi = std::numbers::pi;
 
 // Tracked chassis: belts at surface speed v drive it straight at v (5 %), opposite belts turn it
 // on the spot, and stopped belts leave it standing without creep.
-double yaw(const Quat& q) { return std::atan2(2.0 * (q.w() * q.z() + q.x() * q.y()), 1.0 - 2.0 * (q.y() * q.y() + q.z() * q.z())); }
+double yaw(const Quat& q) {
+  return std::atan2(2.0 * (q.w() * q.z() + q.x() * q.y()),
+                    1.0 - 2.0 * (q.y() * q.y() + q.z() * q.z()));
+}
 
 TEST(Contact, TrackedChassisDrivesTurnsAndStops) {
   Model m = samples::trackedChassis(1.0 / 240.0);

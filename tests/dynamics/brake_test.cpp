@@ -44,7 +44,8 @@ TEST(Brake, HoldsAGravityLoadAtZeroVoltage) {
   EXPECT_NEAR(s.joints[0].position, q0, 1e-6);
   EXPECT_NEAR(s.joints[0].speed, 0.0, 1e-6);
   // The brake carries the load: the friction impulse per step is the gravity torque.
-  EXPECT_NEAR(std::abs(s.joints[0].impulses.friction) / 0.01, kGravityTorque, 0.01 * kGravityTorque);
+  EXPECT_NEAR(std::abs(s.joints[0].impulses.friction) / 0.01, kGravityTorque,
+              0.01 * kGravityTorque);
 }
 
 // Without a brake, and with a brake weaker than the load, the joint creeps at the predicted speed
@@ -156,8 +157,10 @@ TEST(Brake, PrismaticBrakeHoldsAForce) {
     m.motors[static_cast<std::size_t>(lift)].initial_voltage = 1.0;
     const double weight = (m.bodies[static_cast<std::size_t>(m.findBody("palm"))].mass_kg +
                            m.bodies[static_cast<std::size_t>(m.findBody("left_jaw"))].mass_kg +
-                           m.bodies[static_cast<std::size_t>(m.findBody("right_jaw"))].mass_kg) * 9.81;
-    const double damping = mo.gear_ratio * mo.gear_ratio * mo.stall_torque_Nm / mo.no_load_speed_radps;
+                           m.bodies[static_cast<std::size_t>(m.findBody("right_jaw"))].mass_kg) *
+                          9.81;
+    const double damping =
+        mo.gear_ratio * mo.gear_ratio * mo.stall_torque_Nm / mo.no_load_speed_radps;
     Simulator sim(m);
     State s = sim.initialState();
     const auto joint = static_cast<std::size_t>(mo.joint);
@@ -171,7 +174,8 @@ TEST(Brake, PrismaticBrakeHoldsAForce) {
       EXPECT_NEAR(s.joints[joint].position, z, 1e-6) << "brake " << brake << " N";
     } else {
       const double expected = -(weight - brake) / damping;
-      EXPECT_NEAR(s.joints[joint].speed, expected, 1e-6 * std::abs(expected)) << "brake " << brake << " N";
+      EXPECT_NEAR(s.joints[joint].speed, expected, 1e-6 * std::abs(expected))
+          << "brake " << brake << " N";
     }
   }
 }

@@ -41,7 +41,8 @@ double pointSetDifference(const detail::Manifold& a, const detail::Manifold& b) 
 // A sphere against a cylinder's side, cap and rim: the separation is the analytic distance
 // between the solids (exact formulas, so 1e-12 is rounding only).
 TEST(Cylinder, SphereDistancesToSideCapAndRimAreExact) {
-  const auto c = place(cylinder(0.1, 0.2), Vec3::Zero(), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitX())));
+  const auto c =
+      place(cylinder(0.1, 0.2), Vec3::Zero(), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitX())));
   const Mat3 axes = c.axes;
   detail::Manifold m;
   // Side: centre 0.105 from the axis, at mid height: separation 0.105 - 0.1 - 0.01 = -0.005.
@@ -71,7 +72,8 @@ TEST(Cylinder, SphereDistancesToSideCapAndRimAreExact) {
 // Upright on a plane, 2 mm deep: four rim points, all exactly 2 mm deep, spanning the rim.
 TEST(Cylinder, UprightOnPlaneGivesFourExactRimPoints) {
   const auto ground = place(plane(), Vec3::Zero());
-  const auto c = place(cylinder(0.1, 0.2), Vec3(0.3, -0.2, 0.198), Quat(Eigen::AngleAxisd(0.7, Vec3::UnitZ())));
+  const auto c = place(cylinder(0.1, 0.2), Vec3(0.3, -0.2, 0.198),
+                       Quat(Eigen::AngleAxisd(0.7, Vec3::UnitZ())));
   detail::Manifold m;
   ASSERT_TRUE(detail::collide(c, ground, kMargin, m));
   EXPECT_NEAR((m.normal + Vec3::UnitZ()).norm(), 0.0, 1e-15);
@@ -93,7 +95,8 @@ TEST(Cylinder, UprightOnPlaneGivesFourExactRimPoints) {
 // ends at +-half_length; tilted 30 degrees: a single point on the lower rim at the exact depth.
 TEST(Cylinder, LyingAndTiltedOnPlane) {
   const auto ground = place(plane(), Vec3::Zero());
-  const Quat lying = Quat(Eigen::AngleAxisd(kPi / 2, Vec3::UnitY())) * Quat(Eigen::AngleAxisd(0.4, Vec3::UnitZ()));
+  const Quat lying =
+      Quat(Eigen::AngleAxisd(kPi / 2, Vec3::UnitY())) * Quat(Eigen::AngleAxisd(0.4, Vec3::UnitZ()));
   const auto c = place(cylinder(0.1, 0.2), Vec3(0, 0, 0.099), lying);
   detail::Manifold m;
   ASSERT_TRUE(detail::collide(c, ground, kMargin, m));
@@ -170,10 +173,12 @@ TEST(ConvexHull, BoxHullMatchesBoxBox) {
   // list a face's corners in different orders).
   const Pose poses[] = {
       {Vec3(0.05, 0.0, 0.348), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitZ()))},
-      {Vec3(0.1, 0.05, 0.348), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitZ()) * Eigen::AngleAxisd(0.01, Vec3::UnitX()))},
+      {Vec3(0.1, 0.05, 0.348),
+       Quat(Eigen::AngleAxisd(0.3, Vec3::UnitZ()) * Eigen::AngleAxisd(0.01, Vec3::UnitX()))},
       {Vec3(0.55, 0.0, 0.345), Quat(Eigen::AngleAxisd(0.02, Vec3(1, 2, 0).normalized()))},
       {Vec3(-0.3, 0.2, 0.36), Quat(Eigen::AngleAxisd(0.2, Vec3(1, 1, 3).normalized()))},
-      {Vec3(0.0, 0.0, 0.38), Quat(Eigen::AngleAxisd(kPi / 4, Vec3::UnitX()) * Eigen::AngleAxisd(kPi / 4, Vec3::UnitY()))},
+      {Vec3(0.0, 0.0, 0.38),
+       Quat(Eigen::AngleAxisd(kPi / 4, Vec3::UnitX()) * Eigen::AngleAxisd(kPi / 4, Vec3::UnitY()))},
       {Vec3(0.7, 0.4, 0.1), Quat(Eigen::AngleAxisd(0.7, Vec3(2, -1, 1).normalized()))},
   };
   int compared = 0;
@@ -201,7 +206,8 @@ TEST(ConvexHull, BoxHullMatchesBoxBox) {
   const auto h1 = place(hull_a, Vec3::Zero());
   const auto h2 = place(hull_b, poses[0].x, poses[0].q);
   detail::Manifold expected, got;
-  ASSERT_TRUE(detail::collide(place(box_a, Vec3::Zero()), place(box_b, poses[0].x, poses[0].q), kMargin, expected));
+  ASSERT_TRUE(detail::collide(place(box_a, Vec3::Zero()), place(box_b, poses[0].x, poses[0].q),
+                              kMargin, expected));
   ASSERT_TRUE(detail::collide(h1, h2, kMargin, got));
   EXPECT_NEAR((got.normal - expected.normal).norm(), 0.0, 1e-12);
   EXPECT_LE(pointSetDifference(expected, got), 1e-12);
@@ -216,7 +222,8 @@ TEST(ConvexHull, CapsuleOnHullAndCylinderOnMesh) {
   cap.radius_m = 0.05;
   cap.half_length_m = 0.2;
   const auto table = place(hb, Vec3::Zero());
-  const auto lying = place(cap, Vec3(0.1, 0.0, 0.148), Quat(Eigen::AngleAxisd(kPi / 2, Vec3::UnitY())));
+  const auto lying =
+      place(cap, Vec3(0.1, 0.0, 0.148), Quat(Eigen::AngleAxisd(kPi / 2, Vec3::UnitY())));
   detail::Manifold m;
   ASSERT_TRUE(detail::collide(lying, table, kMargin, m));
   ASSERT_EQ(m.count, 2);
@@ -224,8 +231,8 @@ TEST(ConvexHull, CapsuleOnHullAndCylinderOnMesh) {
   for (int i = 0; i < 2; ++i) EXPECT_NEAR(m.points[i].separation, -0.002, 1e-9);
   EXPECT_NEAR(std::abs(m.points[0].on_a.x() - m.points[1].on_a.x()), 0.4, 1e-9);
 
-  const auto mesh = makeTriangleMesh({Vec3(-2, -2, 0), Vec3(2, -2, 0), Vec3(2, 2, 0), Vec3(-2, 2, 0)},
-                                     {{0, 1, 2}, {0, 2, 3}});
+  const auto mesh = makeTriangleMesh(
+      {Vec3(-2, -2, 0), Vec3(2, -2, 0), Vec3(2, 2, 0), Vec3(-2, 2, 0)}, {{0, 1, 2}, {0, 2, 3}});
   const ShapeDef mesh_def = meshShape(mesh);
   const auto ground = place(mesh_def, Vec3::Zero());
   const ShapeDef can = cylinder(0.1, 0.2);

@@ -52,14 +52,15 @@ TEST(TriangleMesh, SphereOverInternalEdgesSeesAPlane) {
 // A box-shaped hull on a two-triangle ground equals the hull on a plane: the same normal and
 // four points at the same depth (the diagonal is an inactive, flat edge).
 TEST(TriangleMesh, HullBoxOnTwoTrianglesMatchesPlane) {
-  const auto mesh = makeTriangleMesh({Vec3(-2, -2, 0), Vec3(2, -2, 0), Vec3(2, 2, 0), Vec3(-2, 2, 0)},
-                                     {{0, 1, 2}, {0, 2, 3}});
+  const auto mesh = makeTriangleMesh(
+      {Vec3(-2, -2, 0), Vec3(2, -2, 0), Vec3(2, 2, 0), Vec3(-2, 2, 0)}, {{0, 1, 2}, {0, 2, 3}});
   ASSERT_TRUE(mesh);
   const ShapeDef mesh_def = meshShape(mesh);
   const auto ground = place(mesh_def, Vec3::Zero());
   const auto flat = place(plane(), Vec3::Zero());
   const ShapeDef hb = hull(boxCorners(Vec3(0.1, 0.1, 0.1)));
-  const auto body = place(hb, Vec3(0.02, -0.01, 0.099), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitZ())));
+  const auto body =
+      place(hb, Vec3(0.02, -0.01, 0.099), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitZ())));
   detail::Manifold on_plane;
   ASSERT_TRUE(detail::collide(body, flat, kMargin, on_plane));
   ASSERT_EQ(on_plane.count, 4);

@@ -59,7 +59,8 @@ TEST(Collision, FlushBoxesKeepTheirFeatureIdsWhileSwayingByMicrons) {
   box.half_extents_m = Vec3(0.1, 0.1, 0.1);
   const auto a = detail::placeShape(box, 0, Vec3::Zero(), Quat::Identity(), 0.01);
   std::vector<std::uint32_t> reference;
-  for (const Vec3& shift : {Vec3(0, 0, 0), Vec3(5e-5, 0, 0), Vec3(-5e-5, 3e-5, 0), Vec3(2e-5, -5e-5, 0)}) {
+  for (const Vec3& shift :
+       {Vec3(0, 0, 0), Vec3(5e-5, 0, 0), Vec3(-5e-5, 3e-5, 0), Vec3(2e-5, -5e-5, 0)}) {
     SCOPED_TRACE(testing::Message() << "shift " << shift.transpose());
     const auto b = detail::placeShape(box, 1, Vec3(0, 0, 0.1999) + shift,
                                       Quat(Eigen::AngleAxisd(1e-5, Vec3::UnitY())), 0.01);
@@ -101,7 +102,8 @@ TEST(Collision, BroadPhaseFindsEveryPairWithAMovingShapeAndNoFrozenPair) {
   for (int frame = 0; frame < 4; ++frame) {
     for (int i = 0; i < n; ++i) {
       if (!frozen[i]) at[i] += 0.05 * Vec3(unit(rng), unit(rng), unit(rng));
-      shapes[i] = detail::placeShape(defs[i], i, at[i], Quat(Eigen::AngleAxisd(2.0 * unit(rng), Vec3::UnitZ())), 0.01);
+      shapes[i] = detail::placeShape(defs[i], i, at[i],
+                                     Quat(Eigen::AngleAxisd(2.0 * unit(rng), Vec3::UnitZ())), 0.01);
     }
     broad.findPairs(shapes, frozen, pairs);
     std::vector<std::pair<int, int>> expected;
@@ -140,14 +142,16 @@ TEST(Collision, BoxBoxSkippingOverlappingEdgeAxesChangesNoManifold) {
         qa = randomTurn(kPi);
         qb = randomTurn(kPi);
         const double reach = da.half_extents_m.norm() + db.half_extents_m.norm();
-        at_b = Vec3(unit(rng), unit(rng), unit(rng)).normalized() * reach * (0.3 + 0.8 * std::abs(unit(rng)));
+        at_b = Vec3(unit(rng), unit(rng), unit(rng)).normalized() * reach *
+               (0.3 + 0.8 * std::abs(unit(rng)));
         break;
       }
       case 1:  // b resting on a's top face, slightly tilted and shifted
         qa = randomTurn(1e-3);
         qb = randomTurn(1e-3);
-        at_b = Vec3(0.5 * unit(rng) * da.half_extents_m.x(), 0.5 * unit(rng) * da.half_extents_m.y(),
-                    da.half_extents_m.z() + db.half_extents_m.z() + gap(rng));
+        at_b =
+            Vec3(0.5 * unit(rng) * da.half_extents_m.x(), 0.5 * unit(rng) * da.half_extents_m.y(),
+                 da.half_extents_m.z() + db.half_extents_m.z() + gap(rng));
         break;
       default:  // edges crossing: square sections turned ~45 degrees about perpendicular axes
         da.half_extents_m = Vec3(0.2, 0.3, 0.2);

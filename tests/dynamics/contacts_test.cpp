@@ -149,7 +149,8 @@ TEST(Contact, FlushColumnOfTenComesToRestAtTenIterations) {
   }
   EXPECT_LT(late, 2e-3);
   for (int i = 1; i <= 10; ++i)
-    EXPECT_LT((s.bodies[i].position_m - m.bodies[i].position_m).head<2>().norm(), 0.005) << "box " << i;
+    EXPECT_LT((s.bodies[i].position_m - m.bodies[i].position_m).head<2>().norm(), 0.005)
+        << "box " << i;
 }
 
 // The initial state of `sim` after `steps` steps.
@@ -169,9 +170,11 @@ TEST(Contact, RenamedContactFeaturesStillWarmStartByPlace) {
   ASSERT_FALSE(s.contacts.empty());
   State renamed = s;
   for (ContactState& c : renamed.contacts) c.feature ^= 0x40000000u;  // a bit no id uses
-  std::sort(renamed.contacts.begin(), renamed.contacts.end(), [](const ContactState& x, const ContactState& y) {
-    return std::tie(x.shape_a, x.shape_b, x.feature) < std::tie(y.shape_a, y.shape_b, y.feature);
-  });
+  std::sort(renamed.contacts.begin(), renamed.contacts.end(),
+            [](const ContactState& x, const ContactState& y) {
+              return std::tie(x.shape_a, x.shape_b, x.feature) <
+                     std::tie(y.shape_a, y.shape_b, y.feature);
+            });
   Simulator sim2(m);
   checkedStep(sim, s);
   checkedStep(sim2, renamed);
@@ -237,7 +240,7 @@ TEST(Contact, GripperLeavingItsOpenStopsSqueezesWithTheMotorForceOnly) {
   double on_stops = 0.0;
   for (const JointState& j : s.joints) on_stops += std::abs(j.impulses.limit);
   ASSERT_GT(on_stops / (1.0 / 240.0), 19.0);  // the premise: both stops held the motor
-  s.motors[jaws].voltage = 1.0;  // close on the box
+  s.motors[jaws].voltage = 1.0;               // close on the box
   run(sim, s, 0.8);
   double squeeze = 0.0;
   for (const ContactReport& c : sim.contacts(s)) {
@@ -284,8 +287,8 @@ TEST(Contact, GraspAtTheSolversDefaultTolerancesHoldsTheBoxInFewSweeps) {
   double slip = 0.0;
   while (s.bodies[palm].position_m.z() < palm0 + 0.3 && steps < 2000) {
     step();
-    slip = std::max(slip, std::abs(s.bodies[box].position_m.z() -
-                                   s.bodies[palm].position_m.z() - offset));
+    slip = std::max(
+        slip, std::abs(s.bodies[box].position_m.z() - s.bodies[palm].position_m.z() - offset));
   }
   const double mean_sweeps = static_cast<double>(sweeps) / static_cast<double>(steps);
   std::printf("default tolerances: slip %.3g m, squeeze %.4f N, %.2f sweeps a step\n", slip,

@@ -41,9 +41,9 @@ TEST(Quickhull, CubeWithInteriorAndDuplicatePointsHasSixQuads) {
   std::uniform_real_distribution<double> u(-0.999, 0.999);
   std::vector<Vec3> pts = boxCorners(Vec3(1, 1, 1));
   for (int i = 0; i < 200; ++i) pts.emplace_back(u(rng), u(rng), u(rng));
-  for (int i = 0; i < 8; ++i) pts.push_back(pts[i]);                     // duplicate corners
-  pts.emplace_back(1.0, 0.3, -0.2);                                      // on a face
-  pts.emplace_back(1.0, 1.0, 0.5);                                       // on an edge
+  for (int i = 0; i < 8; ++i) pts.push_back(pts[i]);  // duplicate corners
+  pts.emplace_back(1.0, 0.3, -0.2);                   // on a face
+  pts.emplace_back(1.0, 1.0, 0.5);                    // on an edge
   std::shuffle(pts.begin(), pts.end(), rng);
   std::string error;
   const auto h = makeConvexHull(pts, &error);
@@ -77,7 +77,8 @@ TEST(Quickhull, RandomCloudsContainAllPointsAndSatisfyEuler) {
   std::vector<Vec3> sphere_pts;
   for (int i = 0; i < 300; ++i) {
     const double z = 1.0 - 2.0 * (i + 0.5) / 300.0, phi = i * 2.399963229728653;
-    sphere_pts.emplace_back(std::sqrt(1 - z * z) * std::cos(phi), std::sqrt(1 - z * z) * std::sin(phi), z);
+    sphere_pts.emplace_back(std::sqrt(1 - z * z) * std::cos(phi),
+                            std::sqrt(1 - z * z) * std::sin(phi), z);
   }
   const auto h = makeConvexHull(sphere_pts);
   ASSERT_TRUE(h);
@@ -89,11 +90,14 @@ TEST(Quickhull, DegenerateInputIsRejectedWithAReason) {
   std::string error;
   EXPECT_FALSE(makeConvexHull({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0)}, &error));
   EXPECT_NE(error.find("at least 4"), std::string::npos) << error;
-  EXPECT_FALSE(makeConvexHull({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(1, 1, 0), Vec3(0.5, 0.2, 0)}, &error));
+  EXPECT_FALSE(makeConvexHull(
+      {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(1, 1, 0), Vec3(0.5, 0.2, 0)}, &error));
   EXPECT_NE(error.find("plane"), std::string::npos) << error;
-  EXPECT_FALSE(makeConvexHull({Vec3(0, 0, 0), Vec3(1, 1, 1), Vec3(2, 2, 2), Vec3(3, 3, 3)}, &error));
+  EXPECT_FALSE(
+      makeConvexHull({Vec3(0, 0, 0), Vec3(1, 1, 1), Vec3(2, 2, 2), Vec3(3, 3, 3)}, &error));
   EXPECT_NE(error.find("line"), std::string::npos) << error;
-  EXPECT_FALSE(makeConvexHull({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, std::nan(""))}, &error));
+  EXPECT_FALSE(makeConvexHull(
+      {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, std::nan(""))}, &error));
   EXPECT_NE(error.find("not finite"), std::string::npos) << error;
 }
 

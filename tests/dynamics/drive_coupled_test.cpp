@@ -62,7 +62,9 @@ Model driveHinge(double backlash = 0.0, double stiffness = 1003.0, double dt = k
 double twist(const Model& m, const State& s) {
   return s.motors[0].angle_rad / m.motors[0].gear_ratio - s.joints[0].position;
 }
-double transmitted(const State& s) { return s.motors[0].coupling_impulse / kDt; }
+double transmitted(const State& s) {
+  return s.motors[0].coupling_impulse / kDt;
+}
 
 // Seed 000 generalised Stribeck curve g(|Ω|) of the drive.
 double curve(const DriveDef& d, double speed) {
@@ -95,7 +97,8 @@ TEST(DriveCoupled, StallCurrentAndStaticTwist) {
       "Seed 000 drive in the solver (1/240 s): stall against a stop, u = -1",
       "eq. 24 at rest: i = U/R, M1 = i k_M i_gear, twist = M1/c",
       sim::test::fmt("i %.5f A, ", s.motors[0].current_A) + sim::test::fmt("M1 %.5f N m, ", m1) +
-          sim::test::fmt("twist %.4e rad ", twist(m, s)) + sim::test::fmt("(M1/c %.4e)", m1 / d.stiffness),
+          sim::test::fmt("twist %.4e rad ", twist(m, s)) +
+          sim::test::fmt("(M1/c %.4e)", m1 / d.stiffness),
       "i 1e-4, M1 1e-3, twist 1 % relative");
   std::printf("stall: i = %.6f A (U/R = %.6f), M1 = %.5f N m, twist = %.6e rad (M1/c = %.6e)\n",
               s.motors[0].current_A, stall, m1, twist(m, s), m1 / d.stiffness);
@@ -164,14 +167,13 @@ TEST_P(DriveSteadySpeed, MatchesStaticBalanceAndStaysStable) {
               s.joints[0].speed, expected, m1);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Stiffness, DriveSteadySpeed,
-    ::testing::Values(SteadyCase{1003.0, DriveFriction::Static, 0.0, kDt},
-                      SteadyCase{1e6, DriveFriction::Static, 0.0, kDt},
-                      SteadyCase{1003.0, DriveFriction::Static, 0.01, kDt},
-                      SteadyCase{1003.0, DriveFriction::LuGre, 0.0, kDt},
-                      SteadyCase{1003.0, DriveFriction::LuGre, 0.01, kDt},
-                      SteadyCase{1e6, DriveFriction::LuGre, 0.0, 1.0 / 60.0}));
+INSTANTIATE_TEST_SUITE_P(Stiffness, DriveSteadySpeed,
+                         ::testing::Values(SteadyCase{1003.0, DriveFriction::Static, 0.0, kDt},
+                                           SteadyCase{1e6, DriveFriction::Static, 0.0, kDt},
+                                           SteadyCase{1003.0, DriveFriction::Static, 0.01, kDt},
+                                           SteadyCase{1003.0, DriveFriction::LuGre, 0.0, kDt},
+                                           SteadyCase{1003.0, DriveFriction::LuGre, 0.01, kDt},
+                                           SteadyCase{1e6, DriveFriction::LuGre, 0.0, 1.0 / 60.0}));
 
 // Backlash: forward at u = 0.3, then reversed. The twist swings from one flank to the other:
 // its change is the lost motion 2 θ_bn plus the elastic deflections M1 / c on both flanks, which
@@ -198,8 +200,8 @@ TEST(DriveCoupled, BacklashLostMotionIsTwiceTheHalfGap) {
   EXPECT_NEAR(raw, 2 * theta_bn, 0.01 * 2 * theta_bn + std::abs(m_forward - m_backward) / c);
   sim::test::recordValidation(
       "Seed 000 drive in the solver (1/240 s): backlash lost motion on reversal, θ_bn = 0.01 rad",
-      "eqs. 16-17: 2 θ_bn = 0.02 rad beyond the elastic twist",
-      sim::test::fmt("%.6e rad", lost), "1 % of 2 θ_bn");
+      "eqs. 16-17: 2 θ_bn = 0.02 rad beyond the elastic twist", sim::test::fmt("%.6e rad", lost),
+      "1 % of 2 θ_bn");
 }
 
 // Save and restore mid-run with a drive (current, twist, backlash flank) and LuGre state: the
@@ -240,67 +242,68 @@ TEST(DriveCoupled, SaveRestoreAndReplayBitIdentical) {
 TEST(DriveCoupled, GripperJawPushForceFollowsEfficiencyCurve) {
   double worst = 0.0;
   for (const DriveFriction friction : {DriveFriction::Static, DriveFriction::LuGre})
-  for (const double box_mass : {1.0, 1.6, 2.2}) {
-    Model m;
-    m.solver.time_step_s = kDt;
-    m.solver.velocity_iterations = 30;
-    samples::addGround(m);
-    const int box = samples::addBox(m, "box", Vec3(0.1, 0.1, 0.1), box_mass, Vec3(0, 0, 0.05));
-    const int jaw = samples::addBox(m, "jaw", Vec3(0.02, 0.08, 0.08), 0.1, Vec3(-0.065, 0, 0.06));
-    JointDef j;
-    j.name = "slide";
-    j.type = JointType::Prismatic;
-    j.body_b = jaw;
-    j.frame_a.position = Vec3(-0.065, 0, 0.06);
-    m.joints.push_back(j);
-    MotorDef mo;
-    mo.name = "jaw";
-    mo.joint = 0;
-    mo.rotor_inertia_kgm2 = 9.49e-7;
-    const double rho = 0.05;
-    mo.gear_ratio = 28.0 / rho;
-    DriveDef d;
-    d.stiffness = 1003.0 / (rho * rho);
-    d.damping = 0.146 / (rho * rho);
-    d.backlash = 0.002 * rho;
-    d.K_ML = 3.266 * rho;
-    d.coulomb = 0.0405 / rho;
-    d.breakaway = 0.0467 / rho;
-    d.stribeck_speed = 10.47 * rho;
-    d.friction = friction;
-    d.sigma0 = 100.0 / (rho * rho);
-    d.sigma1 = 0.923 / (rho * rho);
-    mo.drive = d;
-    mo.initial_voltage = 1.0;
-    m.motors.push_back(mo);
-    Simulator sim(m);
-    State s = sim.initialState();
-    for (int n = 0; n < 360; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
-    // Average over the last 0.5 s (contact rows flicker a little between steps).
-    double force = 0.0, m1 = 0.0, speed = 0.0;
-    const int samples_n = 120;
-    for (int n = 0; n < samples_n; ++n) {
-      ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
-      for (const ContactReport& c : sim.contacts(s)) {
-        if ((c.body_a == jaw && c.body_b == box)) force += c.normal_force_N / samples_n;
-        if ((c.body_a == box && c.body_b == jaw)) force += c.normal_force_N / samples_n;
+    for (const double box_mass : {1.0, 1.6, 2.2}) {
+      Model m;
+      m.solver.time_step_s = kDt;
+      m.solver.velocity_iterations = 30;
+      samples::addGround(m);
+      const int box = samples::addBox(m, "box", Vec3(0.1, 0.1, 0.1), box_mass, Vec3(0, 0, 0.05));
+      const int jaw = samples::addBox(m, "jaw", Vec3(0.02, 0.08, 0.08), 0.1, Vec3(-0.065, 0, 0.06));
+      JointDef j;
+      j.name = "slide";
+      j.type = JointType::Prismatic;
+      j.body_b = jaw;
+      j.frame_a.position = Vec3(-0.065, 0, 0.06);
+      m.joints.push_back(j);
+      MotorDef mo;
+      mo.name = "jaw";
+      mo.joint = 0;
+      mo.rotor_inertia_kgm2 = 9.49e-7;
+      const double rho = 0.05;
+      mo.gear_ratio = 28.0 / rho;
+      DriveDef d;
+      d.stiffness = 1003.0 / (rho * rho);
+      d.damping = 0.146 / (rho * rho);
+      d.backlash = 0.002 * rho;
+      d.K_ML = 3.266 * rho;
+      d.coulomb = 0.0405 / rho;
+      d.breakaway = 0.0467 / rho;
+      d.stribeck_speed = 10.47 * rho;
+      d.friction = friction;
+      d.sigma0 = 100.0 / (rho * rho);
+      d.sigma1 = 0.923 / (rho * rho);
+      mo.drive = d;
+      mo.initial_voltage = 1.0;
+      m.motors.push_back(mo);
+      Simulator sim(m);
+      State s = sim.initialState();
+      for (int n = 0; n < 360; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+      // Average over the last 0.5 s (contact rows flicker a little between steps).
+      double force = 0.0, m1 = 0.0, speed = 0.0;
+      const int samples_n = 120;
+      for (int n = 0; n < samples_n; ++n) {
+        ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
+        for (const ContactReport& c : sim.contacts(s)) {
+          if ((c.body_a == jaw && c.body_b == box)) force += c.normal_force_N / samples_n;
+          if ((c.body_a == box && c.body_b == jaw)) force += c.normal_force_N / samples_n;
+        }
+        m1 += transmitted(s) / samples_n;
+        speed += s.joints[0].speed / samples_n;
       }
-      m1 += transmitted(s) / samples_n;
-      speed += s.joints[0].speed / samples_n;
+      ASSERT_GT(speed, 0.05);  // sliding, not stalled
+      const double g = curve(d, speed);
+      const double eta = (m1 * (1.0 - d.K_ML * g) - g) / m1;
+      std::printf("box %.1f kg: v = %.4f m/s, M1 = %.4f N, push %.4f N, F/M1 = %.5f, eq. 27 %.5f\n",
+                  box_mass, speed, m1, force, force / m1, eta);
+      // 1e-3 (measured 1e-5): the friction bound lags one step in M1 and speed, and the jaw's
+      // own inertia takes m_jaw a, zero in steady sliding.
+      EXPECT_NEAR(force / m1, eta, 1e-3 * eta)
+          << "box " << box_mass << " kg, friction " << static_cast<int>(friction);
+      worst = std::max(worst, std::abs(force / m1 - eta) / eta);
     }
-    ASSERT_GT(speed, 0.05);  // sliding, not stalled
-    const double g = curve(d, speed);
-    const double eta = (m1 * (1.0 - d.K_ML * g) - g) / m1;
-    std::printf("box %.1f kg: v = %.4f m/s, M1 = %.4f N, push %.4f N, F/M1 = %.5f, eq. 27 %.5f\n",
-                box_mass, speed, m1, force, force / m1, eta);
-    // 1e-3 (measured 1e-5): the friction bound lags one step in M1 and speed, and the jaw's
-    // own inertia takes m_jaw a, zero in steady sliding.
-    EXPECT_NEAR(force / m1, eta, 1e-3 * eta)
-        << "box " << box_mass << " kg, friction " << static_cast<int>(friction);
-    worst = std::max(worst, std::abs(force / m1 - eta) / eta);
-  }
   sim::test::recordValidation(
-      "Seed 000 drive in the solver: gripper jaw pushing a sliding box (3 masses, eq. 21 and eq. 22)",
+      "Seed 000 drive in the solver: gripper jaw pushing a sliding box (3 masses, eq. 21 and eq. "
+      "22)",
       "eq. 27: push / M1 = η(M1)", sim::test::fmt("largest relative difference %.1e", worst),
       "1e-3 (friction bound lags one step)");
 }
@@ -360,12 +363,15 @@ TEST(DriveLuGre, CoupledDriveFollowsTheStandaloneModel) {
   ASSERT_GT(peak, 1.0);
   const double e240 = largestDifference(coupledSpeeds(1.0 / 240.0), ref);
   const double e960 = largestDifference(coupledSpeeds(1.0 / 960.0), ref);
-  std::printf("eq. 22 coupled vs standalone: peak %.4f rad/s, max error %.3e (h = 1/240), "
-              "%.3e (h = 1/960), ratio %.2f\n", peak, e240, e960, e240 / e960);
+  std::printf(
+      "eq. 22 coupled vs standalone: peak %.4f rad/s, max error %.3e (h = 1/240), "
+      "%.3e (h = 1/960), ratio %.2f\n",
+      peak, e240, e960, e240 / e960);
   EXPECT_LT(e240, 0.05 * peak);
   EXPECT_GT(e240 / e960, 2.5);
   sim::test::recordValidation(
-      "Seed 000 drive with eq. 22 output friction in the solver, u = 0.5 sin(2πt), vs the standalone model at 1 µs",
+      "Seed 000 drive with eq. 22 output friction in the solver, u = 0.5 sin(2πt), vs the "
+      "standalone model at 1 µs",
       "(second method: the paper's model integrated separately)",
       sim::test::fmt("largest speed difference %.3f rad/s at 1/240 s, ", e240) +
           sim::test::fmt("%.3f at 1/960 s ", e960) + sim::test::fmt("(peak %.2f rad/s)", peak),
@@ -408,9 +414,10 @@ PreSliding preSliding(DriveFriction friction) {
 TEST(DriveLuGre, PreSlidingDrawsAHysteresisLoopTheStaticModelDoesNot) {
   const PreSliding stat = preSliding(DriveFriction::Static);
   const PreSliding lugre = preSliding(DriveFriction::LuGre);
-  std::printf("pre-sliding: static |q| %.3e rad, area %.3e J; eq. 22 |q| %.3e rad, area %.3e J, "
-              "|M1| %.4f N m\n", stat.largest_angle, stat.loop_area, lugre.largest_angle,
-              lugre.loop_area, lugre.largest_m1);
+  std::printf(
+      "pre-sliding: static |q| %.3e rad, area %.3e J; eq. 22 |q| %.3e rad, area %.3e J, "
+      "|M1| %.4f N m\n",
+      stat.largest_angle, stat.loop_area, lugre.largest_angle, lugre.loop_area, lugre.largest_m1);
   ASSERT_LT(lugre.largest_m1, 0.05);  // the premise: below breakaway
   // Static: held to the solver's tolerance (1e-10 N m s per sweep on a 0.0021 kg m² link).
   EXPECT_LT(stat.largest_angle, 1e-8);
@@ -465,9 +472,10 @@ TEST(DriveLuGre, Eq22CapsShapeTheFrictionTransientAboveTheTransitionSpeed) {
       if (n == 0) first = solver;
       worst = std::max(worst, std::abs(solver - expected));
     }
-    std::printf("eq. 22 in the solver at %g rad/s: sigma0 %.4g, sigma1 %.4g, tau %.3e s; first "
-                "step %.5f N m; largest difference from RK4 %.2e of that\n",
-                speed, sigma0, sigma1, tau, first, worst / first);
+    std::printf(
+        "eq. 22 in the solver at %g rad/s: sigma0 %.4g, sigma1 %.4g, tau %.3e s; first "
+        "step %.5f N m; largest difference from RK4 %.2e of that\n",
+        speed, sigma0, sigma1, tau, first, worst / first);
     // What is left grows with the speed the flywheel loses (1e-6 relative here; the solver takes
     // σ0(Ω), σ1(Ω) and ρ at the step's starting speed): 3e-7 of the first step's friction.
     EXPECT_LT(worst, 1e-5 * first) << speed << " rad/s";
@@ -476,7 +484,8 @@ TEST(DriveLuGre, Eq22CapsShapeTheFrictionTransientAboveTheTransitionSpeed) {
              sim::test::fmt("off by %.0e of it", worst / first);
   }
   sim::test::recordValidation(
-      "Seed 000 eq. 22 in the solver at h = 1e-7 s: friction transient from z = 0 at 50 and 1000 rad/s",
+      "Seed 000 eq. 22 in the solver at h = 1e-7 s: friction transient from z = 0 at 50 and 1000 "
+      "rad/s",
       "σ0(Ω), σ1(Ω) capped (T_min = 2e-6 s)", table, "1e-5 of the first step's friction");
 }
 
@@ -513,11 +522,11 @@ TEST(DriveRepeater, FollowerHasItsOwnTransmissionAndFriction) {
     for (int n = 0; n < 720; ++n) ASSERT_EQ(sim.step(s).fault.kind, Fault::Kind::None);
     const double expected = steadySpeed(*m.motors[0].drive, 28.0, 0.5, 2);
     const double single = steadySpeed(*m.motors[0].drive, 28.0, 0.5, 1);
-    std::printf("jaw pair (%s): speeds %.6f / %.6f rad/s, balance with two loads %.6f (one: "
-                "%.6f), M1 %.5f / %.5f N m\n",
-                friction == DriveFriction::Static ? "static" : "eq. 22", s.joints[0].speed,
-                s.joints[1].speed, expected, single, transmitted(s),
-                s.repeaters[0].coupling_impulse / kDt);
+    std::printf(
+        "jaw pair (%s): speeds %.6f / %.6f rad/s, balance with two loads %.6f (one: "
+        "%.6f), M1 %.5f / %.5f N m\n",
+        friction == DriveFriction::Static ? "static" : "eq. 22", s.joints[0].speed,
+        s.joints[1].speed, expected, single, transmitted(s), s.repeaters[0].coupling_impulse / kDt);
     // 1e-4 relative as for one output; the two balances differ by 2.7e-3 relative, so the test
     // tells one load from two.
     EXPECT_NEAR(s.joints[0].speed, expected, 1e-4 * expected);
@@ -552,8 +561,8 @@ TEST(DriveRepeater, BlockedFollowerStallsTheMotorThroughItsTransmission) {
   EXPECT_NEAR(m_main - m_follower, d.k_M * stall * 28.0, 1e-3 * d.k_M * stall * 28.0);
   EXPECT_LT(std::abs(m_main), 0.06);
   const double mirror = s.joints[0].position + s.joints[1].position;
-  std::printf("blocked follower: M1 %.5f / %.5f N m, mirror error %.6e rad (M1/c %.6e)\n",
-              m_main, m_follower, mirror, -(m_main + m_follower) / d.stiffness);
+  std::printf("blocked follower: M1 %.5f / %.5f N m, mirror error %.6e rad (M1/c %.6e)\n", m_main,
+              m_follower, mirror, -(m_main + m_follower) / d.stiffness);
   // Each output lags its rotor position by its twist θ = M1 / c, and k = -1 mirrors the rotor:
   // q1 + q2 = -(θ1 + θ2) = -(M1 + M1_f) / c. 1 %.
   EXPECT_NEAR(mirror, -(m_main + m_follower) / d.stiffness,

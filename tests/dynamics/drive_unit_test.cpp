@@ -72,8 +72,8 @@ TEST(DriveUnit, SteadyEfficiencyFollowsEq27AndIdentifiesBack) {
     for (int k = 0; k < 30000; ++k) out = dr::stepDriveUnit(p, s, 48.0, load, 1e-5);
     ASSERT_GT(s.omega2_radps, 30.0);
     const double eta = load / out.M1_Nm;
-    const double expected = sim::dynamics::identify::efficiencyModel(
-        out.M1_Nm, p.K_ML, p.friction.curve.coulomb);
+    const double expected =
+        sim::dynamics::identify::efficiencyModel(out.M1_Nm, p.K_ML, p.friction.curve.coulomb);
     EXPECT_NEAR(eta, expected, 1e-5) << "load " << load;
     worst = std::max(worst, std::abs(eta - expected));
     m1s.push_back(out.M1_Nm);
@@ -84,10 +84,12 @@ TEST(DriveUnit, SteadyEfficiencyFollowsEq27AndIdentifiesBack) {
   EXPECT_NEAR(fit.K_ML, p.K_ML, 1e-3 * p.K_ML);
   EXPECT_NEAR(fit.M_C_Nm, p.friction.curve.coulomb, 1e-4 * p.friction.curve.coulomb);
   sim::test::recordValidation(
-      "Seed 000 drive unit (standalone) at 48 V under 7 loads: efficiency M_out/M1, identified back",
+      "Seed 000 drive unit (standalone) at 48 V under 7 loads: efficiency M_out/M1, identified "
+      "back",
       "eq. 27 with K_ML = 3.266, M_C = 0.0405 N m",
       sim::test::fmt("η off eq. 27 by at most %.1e; ", worst) +
-          sim::test::fmt("identified K_ML %.4f, ", fit.K_ML) + sim::test::fmt("M_C %.6f N m", fit.M_C_Nm),
+          sim::test::fmt("identified K_ML %.4f, ", fit.K_ML) +
+          sim::test::fmt("M_C %.6f N m", fit.M_C_Nm),
       "η to 1e-5 at each load; K_ML 1e-3, M_C 1e-4 relative");
 }
 

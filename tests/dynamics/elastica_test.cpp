@@ -71,7 +71,8 @@ double forceFor(const LeafSpring& leaf, double angle) {
 
 // Why seed 001's stiffness synthesis degenerates for a leaf. Eq. 2's force rows, written out here,
 // under the load (0, F) at the centre's deformation (x, y, θ):
-//   k_x (x cos θ + ½ y sin θ) + ½ k_y y sin θ = 0,   −½ k_x x sin θ + k_y (y cos θ − ½ x sin θ) = F.
+//   k_x (x cos θ + ½ y sin θ) + ½ k_y y sin θ = 0,   −½ k_x x sin θ + k_y (y cos θ − ½ x sin θ) =
+//   F.
 // With k_x, k_y > 0 the first row allows only x = −(k_x + k_y) y tan θ / (2 k_x): the centre can
 // drift along the flexure only against y θ. A bending leaf's centre drifts the other way, by its
 // kinematics and without axial force (outward by ≈ L θ²/12 at a = ½). So for every centre a in
@@ -108,8 +109,10 @@ TEST(Elastica, Seed001PlanarSpringNeedsANegativeAxialStiffnessForTheLeaf) {
     }
     all_negative += kx_negative_everywhere ? 1 : 0;
   }
-  std::printf("centres a = 0, 0.01, ..., 1 where every sample (4..32 deg) needs k_x < 0: %d of 101; "
-              "none has k_x, k_y > 0 at every sample\n", all_negative);
+  std::printf(
+      "centres a = 0, 0.01, ..., 1 where every sample (4..32 deg) needs k_x < 0: %d of 101; "
+      "none has k_x, k_y > 0 at every sample\n",
+      all_negative);
   EXPECT_FALSE(fitFlexure(leaf, 32.0 * kDeg, 21).positive_secants);  // the library agrees
 }
 
@@ -167,12 +170,15 @@ TEST(Elastica, FittedModelsScoredAtTheLeverEndOnLoadsTheyWereNotFittedTo) {
   ASSERT_EQ(fit.samples.size(), 10u);
   ASSERT_TRUE(validateFlexure(fit.prb).empty());
   const Score s = score(fit, leaf, 30.0 * kDeg);
-  std::printf("planar: a = %.4f, k_x = %.4g N/m, k_y = %.4g N/m, T'(0) = %.5g N m/rad (EI/L = %.5g); "
-              "PRB: lambda = %.4f (at the tip %.4f)\n",
-              fit.a, fit.planar.k_x.stiffness, fit.planar.k_y.stiffness, fit.planar.k_z.tangent(0.0),
-              leaf.bendingStiffness() / leaf.length_m, fit.lambda, fit.lambda_tip);
-  std::printf("lever end, 61 loads to 30 deg: planar %.3f %% (angle %.2e rad), PRB %.3f %% (angle "
-              "%.2e rad)\n", 100 * s.planar, s.planar_angle, 100 * s.prb, s.prb_angle);
+  std::printf(
+      "planar: a = %.4f, k_x = %.4g N/m, k_y = %.4g N/m, T'(0) = %.5g N m/rad (EI/L = %.5g); "
+      "PRB: lambda = %.4f (at the tip %.4f)\n",
+      fit.a, fit.planar.k_x.stiffness, fit.planar.k_y.stiffness, fit.planar.k_z.tangent(0.0),
+      leaf.bendingStiffness() / leaf.length_m, fit.lambda, fit.lambda_tip);
+  std::printf(
+      "lever end, 61 loads to 30 deg: planar %.3f %% (angle %.2e rad), PRB %.3f %% (angle "
+      "%.2e rad)\n",
+      100 * s.planar, s.planar_angle, 100 * s.prb, s.prb_angle);
   EXPECT_LT(s.planar, 0.005);
   EXPECT_LT(s.prb, 0.005);
   EXPECT_LT(s.planar_angle, 1e-3);
@@ -181,20 +187,25 @@ TEST(Elastica, FittedModelsScoredAtTheLeverEndOnLoadsTheyWereNotFittedTo) {
   sim::test::recordValidation(
       "Seed 001 leaf (elastica), lever 120 mm: lever-end error over ±30°, fitted to 10 other loads",
       "planar spring closer than the PRB (Fig. 5, discussion)",
-      sim::test::fmt("planar %.2f %%", 100 * s.planar) + sim::test::fmt(" (angle %.1e rad), ", s.planar_angle) +
-          sim::test::fmt("PRB %.3f %%", 100 * s.prb) + sim::test::fmt(" (angle %.1e rad)", s.prb_angle),
+      sim::test::fmt("planar %.2f %%", 100 * s.planar) +
+          sim::test::fmt(" (angle %.1e rad), ", s.planar_angle) +
+          sim::test::fmt("PRB %.3f %%", 100 * s.prb) +
+          sim::test::fmt(" (angle %.1e rad)", s.prb_angle),
       "0.5 % of the largest deflection; angle 1e-3 rad");
   std::string other;
   for (const double lever : {0.0, 0.04, 1.0}) {
     LeafSpring changed = leaf;
     changed.lever_m = lever;
     const Score o = score(fit, changed, 30.0 * kDeg);
-    std::printf("same fit, lever %.2f m: planar %.2f %%, PRB %.2f %%\n", lever, 100 * o.planar, 100 * o.prb);
+    std::printf("same fit, lever %.2f m: planar %.2f %%, PRB %.2f %%\n", lever, 100 * o.planar,
+                100 * o.prb);
     other += std::string(lever == 0.0 ? "" : "; ") + sim::test::fmt("lever %g m: ", lever) +
-             sim::test::fmt("planar %.1f %%, ", 100 * o.planar) + sim::test::fmt("PRB %.1f %%", 100 * o.prb);
+             sim::test::fmt("planar %.1f %%, ", 100 * o.planar) +
+             sim::test::fmt("PRB %.1f %%", 100 * o.prb);
   }
-  sim::test::recordValidation("Seed 001 leaf: the same fits under other levers (other force/moment ratios)",
-                              "not reported", other, "none: a limit of both models, not a check");
+  sim::test::recordValidation(
+      "Seed 001 leaf: the same fits under other levers (other force/moment ratios)", "not reported",
+      other, "none: a limit of both models, not a check");
 }
 
 // Seed 001 Table 1 against the elastica of a plain leaf (the seed's LS hinge is a 3D-printed leaf
@@ -207,9 +218,10 @@ TEST(Elastica, FittedModelsScoredAtTheLeverEndOnLoadsTheyWereNotFittedTo) {
 TEST(Elastica, Seed001Table1LeafSpringLambda) {
   const LeafSpring leaf = seedLeaf();
   const FlexureFit fit = fitFlexure(leaf, 32.0 * kDeg, 21);
-  std::printf("Table 1 LS: lambda 0.78, a 0.64, b 0.36, dx 0.14 mm, dy 5.68 mm; leaf to 32 deg: lambda "
-              "%.4f, F2 centre a %.3f, b %.3f, dx %.3f mm, dy %.3f mm\n",
-              fit.lambda_tip, fit.a_f2, 1.0 - fit.a_f2, 1e3 * fit.drift_x_m, 1e3 * fit.drift_y_m);
+  std::printf(
+      "Table 1 LS: lambda 0.78, a 0.64, b 0.36, dx 0.14 mm, dy 5.68 mm; leaf to 32 deg: lambda "
+      "%.4f, F2 centre a %.3f, b %.3f, dx %.3f mm, dy %.3f mm\n",
+      fit.lambda_tip, fit.a_f2, 1.0 - fit.a_f2, 1e3 * fit.drift_x_m, 1e3 * fit.drift_y_m);
   EXPECT_NEAR(fit.lambda_tip, 0.78, 0.02);  // LS
   EXPECT_NEAR(fit.lambda_tip, 0.77, 0.02);  // TRLS(2x)
   sim::test::recordValidation("Seed 001 Table 1, λ of the PRB (F1 at the leaf's end), leaf to ±32°",
@@ -219,7 +231,8 @@ TEST(Elastica, Seed001Table1LeafSpringLambda) {
       "Seed 001 Table 1, planar-spring centre a, b and drifts Δx, Δy (F2), leaf to ±32°",
       "LS a 0.64, b 0.36, Δx 0.14 mm, Δy 5.68 mm",
       sim::test::fmt("a %.3f, ", fit.a_f2) + sim::test::fmt("b %.3f, ", 1.0 - fit.a_f2) +
-          sim::test::fmt("Δx %.2f mm, ", 1e3 * fit.drift_x_m) + sim::test::fmt("Δy %.2f mm: not reproduced", 1e3 * fit.drift_y_m),
+          sim::test::fmt("Δx %.2f mm, ", 1e3 * fit.drift_x_m) +
+          sim::test::fmt("Δy %.2f mm: not reproduced", 1e3 * fit.drift_y_m),
       "none (not asserted)");
 }
 

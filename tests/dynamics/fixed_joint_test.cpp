@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include <Eigen/Dense>
 #include <gtest/gtest.h>
+#include <Eigen/Dense>
 
 #include "fixture.h"
 

@@ -39,8 +39,8 @@ Model flexureModel(const FlexureDef& flex, double com_offset, bool gravity) {
   link.name = "link";
   link.mass_kg = 0.02;
   const double len = 0.12;  // a lever like the seed's stand
-  link.inertia_kgm2 = Vec3(1e-7, link.mass_kg * len * len / 12, link.mass_kg * len * len / 12)
-                          .asDiagonal();
+  link.inertia_kgm2 =
+      Vec3(1e-7, link.mass_kg * len * len / 12, link.mass_kg * len * len / 12).asDiagonal();
   link.position_m = Vec3(com_offset, 0, 0);
   m.bodies.push_back(link);
   JointDef j;

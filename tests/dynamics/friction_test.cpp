@@ -30,8 +30,8 @@ fr::StribeckParams seed000Curve() {
   c.exponent = 2.0;
   return c;
 }
-constexpr double kJ2 = 0.0021;        // output inertia (kg m²)
-constexpr double kZeroZone = 1e-4;    // δΩ2 (rad/s)
+constexpr double kJ2 = 0.0021;      // output inertia (kg m²)
+constexpr double kZeroZone = 1e-4;  // δΩ2 (rad/s)
 
 fr::ModifiedLuGreParams seed000LuGre() {
   fr::ModifiedLuGreParams p;
@@ -70,8 +70,8 @@ TEST(StribeckCurves, Table1ShapesAtKnownPoints) {
     EXPECT_NEAR(fr::stribeckFriction(C::Generalised, p, v), fr::stribeckFriction(C::Tustin, p, v),
                 1e-15);
     p.exponent = 2.0;
-    EXPECT_NEAR(fr::stribeckFriction(C::Generalised, p, v),
-                fr::stribeckFriction(C::Gaussian, p, v), 1e-15);
+    EXPECT_NEAR(fr::stribeckFriction(C::Generalised, p, v), fr::stribeckFriction(C::Gaussian, p, v),
+                1e-15);
   }
   // Viscous part adds F_V v.
   p.viscous = 2.0;
@@ -111,9 +111,9 @@ TEST(LinearisedStribeck, Eq21ContinuousWithLinearZone) {
 // linearly to 0.9 M_S over `cycles` periods. Returns the last cycle's loop in the friction vs
 // displacement plane. Semi-implicit Euler (velocity, then position).
 struct Loop {
-  double area = 0.0;      ///< ∮ M_f dθ over the last cycle (J): energy dissipated.
-  double width = 0.0;     ///< Peak-to-peak displacement in the last cycle (rad).
-  double height = 0.0;    ///< Peak-to-peak friction in the last cycle (N m).
+  double area = 0.0;    ///< ∮ M_f dθ over the last cycle (J): energy dissipated.
+  double width = 0.0;   ///< Peak-to-peak displacement in the last cycle (rad).
+  double height = 0.0;  ///< Peak-to-peak friction in the last cycle (N m).
   double max_abs_displacement = 0.0;
 };
 
@@ -233,7 +233,8 @@ TEST(ModifiedLuGre, Fig8FollowsStribeckCurveInSteadyStateAndLagsWhenFast) {
   sweep(1.0, true, slow_dev, slow_gap);
   sim::test::recordValidation(
       "Seed 000 Fig. 8: friction vs speed, Ω = 25 sin(ωt) + 30 rad/s",
-      "Stribeck curve, and a lag loop for the dynamic model (ω not given); axes 0-60 rad/s, 0.03-0.055 N m",
+      "Stribeck curve, and a lag loop for the dynamic model (ω not given); axes 0-60 rad/s, "
+      "0.03-0.055 N m",
       sim::test::fmt("ω = 1 rad/s: on g(Ω) to %.1e relative; ", slow_dev) +
           sim::test::fmt("ω = 1000 rad/s: branches %.4f N m apart; static: none", lag_gap),
       "1e-3 relative on the curve; lag gap > 0.1 M_C");
@@ -266,8 +267,9 @@ struct Eq22Coefficients {
 };
 Eq22Coefficients eq22At(const fr::ModifiedLuGreParams& p, double speed) {
   const double a = std::abs(speed);
-  const double g = p.curve.coulomb + (p.curve.breakaway - p.curve.coulomb) *
-                                         std::exp(-std::pow(a / p.curve.stribeck_speed, p.curve.exponent));
+  const double g =
+      p.curve.coulomb + (p.curve.breakaway - p.curve.coulomb) *
+                            std::exp(-std::pow(a / p.curve.stribeck_speed, p.curve.exponent));
   const double s0 = std::min(p.sigma0, g / (a * p.t_min));
   return {g, s0, std::min(p.sigma1, 4.0 * s0 * g / a)};
 }
@@ -319,7 +321,8 @@ TEST(ModifiedLuGre, Eq22CapsBoundTheBristleTimeConstantAboveTheTransitionSpeed) 
     // σ1(Ω): the friction at the first instant is σ1(Ω) Ω (z ≈ 0, dz/dt ≈ Ω); one step of
     // 1e-6 τ leaves a relative error ~1e-6 from σ0 z and the relaxation.
     fr::LuGreState first;
-    const double sigma1_measured = fr::stepModifiedLuGre(p, first, speed, 1e-6 * tau).friction / speed;
+    const double sigma1_measured =
+        fr::stepModifiedLuGre(p, first, speed, 1e-6 * tau).friction / speed;
     EXPECT_NEAR(sigma1_measured, c.sigma1, 1e-5 * c.sigma1) << speed;
     // The whole transient against RK4 of eq. 22 as printed.
     for (const double t : {0.1 * tau, tau, 3.0 * tau}) {
@@ -387,14 +390,14 @@ TEST(LinearisedStribeck, Eq29StepBound) {
 
 // Seed 003 servo: J θ'' = u − F, u = J(θd'' + k_v ė + k_p e), θd = A sin(ωt).
 struct ServoRun {
-  double mid_error = 0.0;        ///< Largest |e| within ±0.15 rad of phase around mid-stroke.
-  double mid_error_rate = 0.0;   ///< Largest |de/dt| there.
+  double mid_error = 0.0;            ///< Largest |e| within ±0.15 rad of phase around mid-stroke.
+  double mid_error_rate = 0.0;       ///< Largest |de/dt| there.
   double reversal_error_rate = 0.0;  ///< Largest |de/dt| within ±0.3 rad of each reversal.
   double longest_stick_s = 0.0;
   int stick_phases = 0;
-  bool stick_law_held = true;    ///< Every stuck step had |u| ≤ |F|; every start had |u| > |F|.
+  bool stick_law_held = true;  ///< Every stuck step had |u| ≤ |F|; every start had |u| > |F|.
   double mid_speed = 0.0;
-  double reversal_error = 0.0;   ///< Largest |e| within ±0.3 rad of phase around each reversal.
+  double reversal_error = 0.0;  ///< Largest |e| within ±0.3 rad of phase around each reversal.
   /// Steps in seed 003's stick condition (|v| < v_zero and |u| ≤ |F|, eq. 6: J θ'' = 0), and
   /// how many of them had a nonzero acceleration.
   long hold_steps = 0;
@@ -447,7 +450,7 @@ ServoRun servo(bool friction, double amplitude, double omega, bool compensate = 
     th += dt * v;
     const double eRate = (e - ePrev) / dt;
     ePrev = e;
-    if (t < period) continue;  // settle first
+    if (t < period) continue;                        // settle first
     const double phase = std::fmod(omega * t, kPi);  // reversals at π/2, mid-stroke at 0
     if (std::abs(phase - kPi / 2) < 0.3) {
       out.reversal_error_rate = std::max(out.reversal_error_rate, std::abs(eRate));
@@ -474,7 +477,8 @@ TEST(StickSlipLuGre, Seed003ServoGlitchAtReversals) {
   sim::test::recordValidation(
       "Seed 003 servo θd = 0.3 sin(πt), Table 1 parameters: mid-stroke tracking error",
       "no number (Fig. 3 shows the error)",
-      sim::test::fmt("%.4f rad; analytic (F_C + σ2 v)/(J k_p) ", on.mid_error) + sim::test::fmt("%.4f rad", expected),
+      sim::test::fmt("%.4f rad; analytic (F_C + σ2 v)/(J k_p) ", on.mid_error) +
+          sim::test::fmt("%.4f rad", expected),
       "2 % (the speed varies ±1 % over the window)");
   // At each velocity reversal the servo sticks until |u| exceeds |F|, then jumps: the error
   // swings from −F_C/(J k_p) to +F_C/(J k_p). Its rate peaks there at ≥ 5× its mid-stroke rate.
@@ -499,10 +503,10 @@ TEST(StickSlipLuGre, Seed003ServoWithStaticCompensationLeavesOnlyTheReversalGlit
   const double amplitude = 0.3, omega = kPi;
   const ServoRun on = servo(true, amplitude, omega, true);
   const ServoRun off = servo(false, amplitude, omega);  // nothing to compensate
-  std::printf("compensated servo: mid-stroke |e| %.3e rad, reversal |e| %.3e rad (ratio %.1f); "
-              "friction off: reversal |e| %.3e rad\n",
-              on.mid_error, on.reversal_error, on.reversal_error / on.mid_error,
-              off.reversal_error);
+  std::printf(
+      "compensated servo: mid-stroke |e| %.3e rad, reversal |e| %.3e rad (ratio %.1f); "
+      "friction off: reversal |e| %.3e rad\n",
+      on.mid_error, on.reversal_error, on.reversal_error / on.mid_error, off.reversal_error);
   EXPECT_GE(on.reversal_error, 5.0 * on.mid_error);
   EXPECT_TRUE(on.stick_law_held);
   EXPECT_GE(on.stick_phases, 3);
@@ -553,7 +557,9 @@ PlainRun plainLuGreServo(double amplitude, double omega, bool compensate, double
     const double f = friction(x, zdot);
     return X{x.v, (control(t, x.th, x.v) - f) / J, zdot};
   };
-  auto add = [](const X& a, const X& d, double h) { return X{a.th + h * d.th, a.v + h * d.v, a.z + h * d.z}; };
+  auto add = [](const X& a, const X& d, double h) {
+    return X{a.th + h * d.th, a.v + h * d.v, a.z + h * d.z};
+  };
   const double period = 2 * kPi / omega;
   const long steps = std::lround(3 * period / dt);
   X x{0.0, 0.0, 0.0};
@@ -592,9 +598,10 @@ PlainRun plainLuGreServo(double amplitude, double omega, bool compensate, double
 TEST(StickSlipLuGre, Seed003GlitchAgainstAPlainLuGreSimulationOfTheSameEquations) {
   const ServoRun stick = servo(true, 0.3, kPi, true);
   const PlainRun plain = plainLuGreServo(0.3, kPi, true, 2.5e-6);
-  std::printf("reversal glitch: stick/slip (10 us) %.4e rad, plain LuGre RK4 (2.5 us) %.4e rad; "
-              "plain: %ld of %ld stick-condition steps accelerate against the drive\n",
-              stick.reversal_error, plain.reversal_error, plain.against_drive, plain.hold_steps);
+  std::printf(
+      "reversal glitch: stick/slip (10 us) %.4e rad, plain LuGre RK4 (2.5 us) %.4e rad; "
+      "plain: %ld of %ld stick-condition steps accelerate against the drive\n",
+      stick.reversal_error, plain.reversal_error, plain.against_drive, plain.hold_steps);
   EXPECT_NEAR(plain.reversal_error, stick.reversal_error, 0.01 * stick.reversal_error);
   EXPECT_GE(plain.reversal_error, 5.0 * plain.mid_error);
   EXPECT_GT(plain.against_drive, 0);

@@ -30,7 +30,8 @@ double pointTriangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c)
   const double w0 = (b - proj).cross(c - proj).dot(n), w1 = (c - proj).cross(a - proj).dot(n),
                w2 = (a - proj).cross(b - proj).dot(n);
   if (w0 >= 0 && w1 >= 0 && w2 >= 0) return std::abs(n.dot(p - a));
-  return std::min({segmentSegment(p, p, a, b), segmentSegment(p, p, b, c), segmentSegment(p, p, c, a)});
+  return std::min(
+      {segmentSegment(p, p, a, b), segmentSegment(p, p, b, c), segmentSegment(p, p, c, a)});
 }
 
 double segmentSegment(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1) {
@@ -62,16 +63,19 @@ double segmentSegment(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3
   return ((p0 + s * d1) - (q0 + t * d2)).norm();
 }
 
-std::vector<std::array<Vec3, 3>> worldTriangles(const ConvexHullData& h, const Vec3& x, const Quat& q) {
+std::vector<std::array<Vec3, 3>> worldTriangles(const ConvexHullData& h, const Vec3& x,
+                                                const Quat& q) {
   std::vector<std::array<Vec3, 3>> tris;
   for (const auto& f : h.faces)
     for (int k = 1; k + 1 < f.count; ++k)
-      tris.push_back({x + q * h.vertices[h.face_vertices[f.first]], x + q * h.vertices[h.face_vertices[f.first + k]],
+      tris.push_back({x + q * h.vertices[h.face_vertices[f.first]],
+                      x + q * h.vertices[h.face_vertices[f.first + k]],
                       x + q * h.vertices[h.face_vertices[f.first + k + 1]]});
   return tris;
 }
 
-double bruteDistance(const std::vector<std::array<Vec3, 3>>& a, const std::vector<std::array<Vec3, 3>>& b) {
+double bruteDistance(const std::vector<std::array<Vec3, 3>>& a,
+                     const std::vector<std::array<Vec3, 3>>& b) {
   double best = 1e300;
   for (const auto& ta : a)
     for (const auto& tb : b) {
@@ -94,11 +98,14 @@ TEST(ConvexHull, GjkDistanceMatchesBruteForce) {
   int tested = 0;
   for (int trial = 0; trial < 40; ++trial) {
     ShapeDef ha = hull(randomCloud(rng, 12, 0.2)), hb = hull(randomCloud(rng, 12, 0.15));
-    const Quat qa = Quat(Eigen::AngleAxisd(kPi * u(rng), Vec3(u(rng), u(rng), u(rng)).normalized()));
-    const Quat qb = Quat(Eigen::AngleAxisd(kPi * u(rng), Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Quat qa =
+        Quat(Eigen::AngleAxisd(kPi * u(rng), Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Quat qb =
+        Quat(Eigen::AngleAxisd(kPi * u(rng), Vec3(u(rng), u(rng), u(rng)).normalized()));
     const Vec3 xa(u(rng), u(rng), u(rng));
     const Vec3 xb = xa + 0.4 * Vec3(u(rng), u(rng), u(rng)).normalized();
-    const double brute = bruteDistance(worldTriangles(*ha.hull, xa, qa), worldTriangles(*hb.hull, xb, qb));
+    const double brute =
+        bruteDistance(worldTriangles(*ha.hull, xa, qa), worldTriangles(*hb.hull, xb, qb));
     detail::ConvexSupport a, b;
     a.kind = b.kind = detail::ConvexSupport::Kind::Hull;
     a.hull = ha.hull.get();

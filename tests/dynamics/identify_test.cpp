@@ -93,19 +93,22 @@ TEST(Identify, Seed000Table2FallsInsidePaperIntervals) {
   EXPECT_EQ(fit.dof, 8);
   // Our intervals are not inside the paper's: they are as wide within 10 %, around a K_ML 0.0049
   // lower, so ours reaches 0.0079 below the paper's lower bound.
-  std::printf("K_ML %.4f [%.4f, %.4f]; M_C %.6f [%.6f, %.6f]\n", fit.K_ML, fit.K_ML - fit.K_ML_half_width,
-              fit.K_ML + fit.K_ML_half_width, fit.M_C_Nm, fit.M_C_Nm - fit.M_C_half_width,
-              fit.M_C_Nm + fit.M_C_half_width);
+  std::printf("K_ML %.4f [%.4f, %.4f]; M_C %.6f [%.6f, %.6f]\n", fit.K_ML,
+              fit.K_ML - fit.K_ML_half_width, fit.K_ML + fit.K_ML_half_width, fit.M_C_Nm,
+              fit.M_C_Nm - fit.M_C_half_width, fit.M_C_Nm + fit.M_C_half_width);
   sim::test::recordValidation(
       "Seed 000 Table 2, eq. 27 fit: K_ML (95 % CI)", "3.266 [3.204, 3.328]",
-      sim::test::fmt("%.4f ", fit.K_ML) + sim::test::fmt("[%.4f, ", fit.K_ML - fit.K_ML_half_width) +
-          sim::test::fmt("%.4f]: the estimate is inside the paper's CI, the CI is not", fit.K_ML + fit.K_ML_half_width),
+      sim::test::fmt("%.4f ", fit.K_ML) +
+          sim::test::fmt("[%.4f, ", fit.K_ML - fit.K_ML_half_width) +
+          sim::test::fmt("%.4f]: the estimate is inside the paper's CI, the CI is not",
+                         fit.K_ML + fit.K_ML_half_width),
       "estimate inside the paper's CI; centre within 0.1 half-width; half-width within 10 %");
-  sim::test::recordValidation(
-      "Seed 000 Table 2, eq. 27 fit: M_C (95 % CI), N m", "0.04052 [0.04022, 0.04082]",
-      sim::test::fmt("%.6f ", fit.M_C_Nm) + sim::test::fmt("[%.6f, ", fit.M_C_Nm - fit.M_C_half_width) +
-          sim::test::fmt("%.6f]", fit.M_C_Nm + fit.M_C_half_width),
-      "as for K_ML");
+  sim::test::recordValidation("Seed 000 Table 2, eq. 27 fit: M_C (95 % CI), N m",
+                              "0.04052 [0.04022, 0.04082]",
+                              sim::test::fmt("%.6f ", fit.M_C_Nm) +
+                                  sim::test::fmt("[%.6f, ", fit.M_C_Nm - fit.M_C_half_width) +
+                                  sim::test::fmt("%.6f]", fit.M_C_Nm + fit.M_C_half_width),
+                              "as for K_ML");
 }
 
 TEST(Identify, BadInputIsRefusedWithAReason) {

@@ -121,9 +121,10 @@ TEST(Impact, FootTouchdownMatchesTheImpactEquation) {
               (expected - qd).norm(), (after - expected).norm(), double(jn * after));
   // Velocities agree to 1e-4 of their size: the solver's iterations converge to 1e-14, what is
   // left is first order in dt (poses moved by ~1e-4 m within the step, gyroscopic terms).
-  EXPECT_LT((after - expected).norm(), 1e-4 * qd.norm())
-      << "after\n" << after.transpose() << "\nexpected\n" << expected.transpose()
-      << "\nbefore\n" << qd.transpose();
+  EXPECT_LT((after - expected).norm(), 1e-4 * qd.norm()) << "after\n"
+                                                         << after.transpose() << "\nexpected\n"
+                                                         << expected.transpose() << "\nbefore\n"
+                                                         << qd.transpose();
   // The contact point's normal velocity after the impact is zero, and the impact changed the
   // velocities by far more than the tolerance above.
   EXPECT_NEAR(jn * after, 0.0, 1e-4 * qd.norm());

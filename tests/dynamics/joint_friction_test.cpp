@@ -21,7 +21,7 @@ TEST(JointFriction, BreakawayHoldsBelowAndSlipsAbove) {
     checkedSteps(sim, s, 2000);
     return s.joints[0].position;
   };
-  const double gravity_torque = 9.81 * std::sin(0.5);  // 4.70 N m at release
+  const double gravity_torque = 9.81 * std::sin(0.5);         // 4.70 N m at release
   EXPECT_NEAR(finalAngle(gravity_torque * 1.05), 0.5, 1e-6);  // held
   EXPECT_LT(finalAngle(gravity_torque * 0.9), 0.45);          // slips
 }

@@ -1,5 +1,5 @@
-// Joint limits (dynamics/src/joint_limit.cpp): a hinge stops at its limit and a pendulum rests on it
-// under gravity.
+// Joint limits (dynamics/src/joint_limit.cpp): a hinge stops at its limit and a pendulum rests on
+// it under gravity.
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
 

@@ -1,15 +1,15 @@
-// Pins the constraint parts of dynamics/src/joint_parts.h and motor_block.h and the joint coordinates of
-// dynamics/src/joint_geometry.h: every Jacobian against central finite differences of its position
-// function at random poses, and the block effective mass K = J M^-1 J^T of RowBlock against a
-// dense product.
+// Pins the constraint parts of dynamics/src/joint_parts.h and motor_block.h and the joint
+// coordinates of dynamics/src/joint_geometry.h: every Jacobian against central finite differences
+// of its position function at random poses, and the block effective mass K = J M^-1 J^T of RowBlock
+// against a dense product.
+#include "joint_geometry.h"
 #include "joint_parts.h"
 #include "motor_block.h"
-#include "joint_geometry.h"
 
 #include <dynamics/math.h>
 
-#include <Eigen/Dense>
 #include <gtest/gtest.h>
+#include <Eigen/Dense>
 
 #include <cmath>
 #include <cstdint>
@@ -459,8 +459,9 @@ TEST_F(JointJacobianTest, RowBlockAssemblesJMinvJtAndSolvesTheRows) {
     const Vec3 zero = Vec3::Zero();
     // Motor characteristic: soft row on the rotor alone.
     {
-      detail::BlockRow& ch = block.add(bodies, kWorldBody, kWorldBody, detail::Row{zero, zero, zero, zero},
-                                       ImpulseSink::MotorCharacteristic, 0);
+      detail::BlockRow& ch =
+          block.add(bodies, kWorldBody, kWorldBody, detail::Row{zero, zero, zero, zero},
+                    ImpulseSink::MotorCharacteristic, 0);
       ch.rotor = 0;
       ch.rotor_coef = 1.0;
       ch.rotor_dw = rotor_inv_inertia;
@@ -469,8 +470,8 @@ TEST_F(JointJacobianTest, RowBlockAssemblesJMinvJtAndSolvesTheRows) {
     // Hinge point and rotation rows between 0 and 1, as addJointRows builds them.
     for (int k = 0; k < 3; ++k) {
       const Vec3 e = Vec3::Unit(k);
-      block.add(bodies, 0, 1, detail::Row{-e, -f.arm_a.cross(e), e, f.arm_b.cross(e)}, ImpulseSink::JointLinear,
-                0);
+      block.add(bodies, 0, 1, detail::Row{-e, -f.arm_a.cross(e), e, f.arm_b.cross(e)},
+                ImpulseSink::JointLinear, 0);
     }
     HingeRotationPart hr;
     hr.setup(bodies[0], bodies[1], f.axes_a.col(0), f.axes_b.col(1), f.axes_b.col(2));
@@ -491,10 +492,12 @@ TEST_F(JointJacobianTest, RowBlockAssemblesJMinvJtAndSolvesTheRows) {
       const Vec3 d = p.anchor_b - p.anchor_a;
       LineRows line;
       line.setup(bodies[1], bodies[2], p.arm_a, p.arm_b, d, p.axes_a.col(1), p.axes_a.col(2));
-      block.add(bodies, 1, 2, detail::Row{-line.row1.lin, line.row1.ang_a, line.row1.lin, line.row1.ang_b},
+      block.add(bodies, 1, 2,
+                detail::Row{-line.row1.lin, line.row1.ang_a, line.row1.lin, line.row1.ang_b},
                 ImpulseSink::JointLinear, 1);
       const Vec3 arm = rng_.vec(0.5);
-      block.add(bodies, kWorldBody, 2, detail::Row{-Vec3::UnitZ(), zero, Vec3::UnitZ(), arm.cross(Vec3::UnitZ())},
+      block.add(bodies, kWorldBody, 2,
+                detail::Row{-Vec3::UnitZ(), zero, Vec3::UnitZ(), arm.cross(Vec3::UnitZ())},
                 ImpulseSink::JointLinear, 2);
     }
     block.order();
@@ -656,7 +659,8 @@ TEST_F(JointJacobianTest, RowBlockOrderedFactorMatchesDenseSolves) {
       const Eigen::VectorXd reference = k.ldlt().solve(b);
       // Both are backward stable: they agree to ~cond(K) 1e-16 relative.
       ASSERT_LE((x - reference).norm(), tol(1e-7) * reference.norm()) << where(i) << " " << when;
-      ASSERT_LE((k * x - b).norm(), tol(1e-7) * (k.norm() * x.norm() + b.norm())) << where(i) << " " << when;
+      ASSERT_LE((k * x - b).norm(), tol(1e-7) * (k.norm() * x.norm() + b.norm()))
+          << where(i) << " " << when;
       // The blocked solve of the link responses (6 right-hand sides at once).
       const Eigen::MatrixXd rhs = Eigen::MatrixXd::Random(n, 6);
       Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor> many = rhs;

@@ -53,13 +53,16 @@ TEST_P(Wg7152Test, LinkSpeedMatchesAnalyticSolution) {
   // linear system, so what remains is the iterative solve (tolerance 1e-10 N m s).
   EXPECT_LE(max_error, tol(1e-6)) << "t_m = " << c.t_m;
   EXPECT_NEAR(s.joints[0].speed, 0.1026, 5e-5);  // w_L^max of the paper, reached by 10 s
-  std::printf("WG-7152, t_m = %g s: largest |w_L - analytic| over 10 s = %.3e rad/s, w_L(10 s) = "
-              "%.6f rad/s, T = %.4f s\n", c.t_m, max_error, s.joints[0].speed, T);
+  std::printf(
+      "WG-7152, t_m = %g s: largest |w_L - analytic| over 10 s = %.3e rad/s, w_L(10 s) = "
+      "%.6f rad/s, T = %.4f s\n",
+      c.t_m, max_error, s.joints[0].speed, T);
   sim::test::recordValidation(
       sim::test::fmt("Seed 004 Fig. 4: WG-7152 link speed, t_m = %g s, dt = 0.01 s", c.t_m),
       sim::test::fmt("analytic curve to ε = 1e-6; w_max 0.1026 rad/s, T = %.4f s", c.expected_T),
       sim::test::fmt("largest error %.2e rad/s; ", max_error) +
-          sim::test::fmt("w_L(10 s) %.5f rad/s; ", s.joints[0].speed) + sim::test::fmt("T %.4f s", T),
+          sim::test::fmt("w_L(10 s) %.5f rad/s; ", s.joints[0].speed) +
+          sim::test::fmt("T %.4f s", T),
       "1e-6 rad/s (the paper's ε); T to 5e-5 s (its rounding)");
 }
 
@@ -118,7 +121,7 @@ TEST(MotorOnMovingParent, JointSpeedFollowsRotor) {
 // A multi-turn joint: no jump when the angle passes +-pi.
 TEST(MotorMultiTurn, AngleIsContinuousOverSeveralTurns) {
   Model m = samples::wg7152(0.5, 0.01);
-  m.motors[0].gear_ratio = 2.0;  // fast enough to make turns in a few seconds
+  m.motors[0].gear_ratio = 2.0;                        // fast enough to make turns in a few seconds
   m.bodies[0].inertia_kgm2 = Mat3::Identity() * 0.01;  // T = 0.4 s
   Simulator sim(std::move(m));
   State s = sim.initialState();

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <numbers>
 
-#include <Eigen/Dense>
 #include <gtest/gtest.h>
+#include <Eigen/Dense>
 
 #include "fixture.h"
 

@@ -19,13 +19,13 @@ namespace sim::dynamics {
 namespace {
 
 // Hinge mechanisms solved in their rotors' coordinates (the solver's way for such a tree)
-// against the block in full coordinates (detail::SimulatorTesting), in lockstep: the two-link arm under gravity (its hinges'
-// point and rotation rows carry the links' weight and their curvature targets) with the elbow
-// driven onto a stop, and the gripper's jaws on a repeater, the follower driven onto a stop.
-// Poses, joint speeds and every impulse the state keeps.
-// The same projection by two methods: measured 1e-13 rad and 4e-9 N m (the elbow's stop holds up
-// to 800 N m); 1e-9 and 1e-6 leave room for rounding through 50 sweeps. Dropping a child joint's
-// wrench from its parent's in the leaf-to-root recovery errs by 29 N m.
+// against the block in full coordinates (detail::SimulatorTesting), in lockstep: the two-link arm
+// under gravity (its hinges' point and rotation rows carry the links' weight and their curvature
+// targets) with the elbow driven onto a stop, and the gripper's jaws on a repeater, the follower
+// driven onto a stop. Poses, joint speeds and every impulse the state keeps. The same projection by
+// two methods: measured 1e-13 rad and 4e-9 N m (the elbow's stop holds up to 800 N m); 1e-9 and
+// 1e-6 leave room for rounding through 50 sweeps. Dropping a child joint's wrench from its parent's
+// in the leaf-to-root recovery errs by 29 N m.
 TEST(ReducedMechanism, HingeTreesMatchTheFullCoordinateBlock) {
   auto arm = [] {
     Model m = samples::twoLinkArm(0.005);
@@ -61,23 +61,25 @@ TEST(ReducedMechanism, HingeTreesMatchTheFullCoordinateBlock) {
                             std::abs(a.joints[j].speed - b.joints[j].speed)});
         const JointImpulses& x = a.joints[j].impulses;
         const JointImpulses& y = b.joints[j].impulses;
-        worst_load = std::max({worst_load, (x.linear - y.linear).norm() / h,
-                               (x.angular - y.angular).norm() / h,
-                               std::abs(x.limit - y.limit) / h});
+        worst_load =
+            std::max({worst_load, (x.linear - y.linear).norm() / h,
+                      (x.angular - y.angular).norm() / h, std::abs(x.limit - y.limit) / h});
         stop_load = std::max(stop_load, std::abs(x.limit) / h);
       }
       for (std::size_t m = 0; m < a.motors.size(); ++m)
-        worst_load = std::max({worst_load,
-                               std::abs(a.motors[m].coupling_impulse - b.motors[m].coupling_impulse) / h,
-                               std::abs(a.motors[m].characteristic_impulse -
-                                        b.motors[m].characteristic_impulse) / h});
+        worst_load = std::max(
+            {worst_load, std::abs(a.motors[m].coupling_impulse - b.motors[m].coupling_impulse) / h,
+             std::abs(a.motors[m].characteristic_impulse - b.motors[m].characteristic_impulse) /
+                 h});
       for (std::size_t r = 0; r < a.repeaters.size(); ++r)
-        worst_load = std::max(worst_load, std::abs(a.repeaters[r].coupling_impulse -
-                                                   b.repeaters[r].coupling_impulse) / h);
+        worst_load = std::max(
+            worst_load,
+            std::abs(a.repeaters[r].coupling_impulse - b.repeaters[r].coupling_impulse) / h);
     }
-    std::printf("%s: %d of 600 steps reduced; largest difference %.3g (rad, rad/s), %.3g N or "
-                "N m; stop load up to %.3g\n",
-                full.model().bodies[0].name.c_str(), reduced_steps, worst_q, worst_load, stop_load);
+    std::printf(
+        "%s: %d of 600 steps reduced; largest difference %.3g (rad, rad/s), %.3g N or "
+        "N m; stop load up to %.3g\n",
+        full.model().bodies[0].name.c_str(), reduced_steps, worst_q, worst_load, stop_load);
     EXPECT_EQ(reduced_steps, 600);
     EXPECT_GT(stop_load, 0.1);  // the premise: a stop was engaged and loaded
     EXPECT_LE(worst_q, 1e-9);
@@ -125,7 +127,8 @@ Lockstep graspLockstep(const Model& model) {
       out.reduced_steps += checkedStep(sim, b).reduced_blocks > 0 ? 1 : 0;
       ++out.steps;
       for (std::size_t k = 0; k < a.bodies.size(); ++k) {
-        out.worst_x = std::max(out.worst_x, (a.bodies[k].position_m - b.bodies[k].position_m).norm());
+        out.worst_x =
+            std::max(out.worst_x, (a.bodies[k].position_m - b.bodies[k].position_m).norm());
         const Vec3 dv = a.bodies[k].linear_velocity_mps - b.bodies[k].linear_velocity_mps;
         out.worst_v = std::max(out.worst_v, dv.norm());
       }
@@ -148,8 +151,10 @@ Lockstep graspLockstep(const Model& model) {
 // response taken 10 % short moves the bodies apart by tens of micrometres.
 TEST(Contact, ReducedMechanismMatchesTheFullCoordinateBlock) {
   const Lockstep r = graspLockstep(samples::graspScene(1.0 / 240.0));
-  std::printf("reduced vs full block: %d of %d steps reduced; largest difference %.3g m, "
-              "%.3g m/s\n", r.reduced_steps, r.steps, r.worst_x, r.worst_v);
+  std::printf(
+      "reduced vs full block: %d of %d steps reduced; largest difference %.3g m, "
+      "%.3g m/s\n",
+      r.reduced_steps, r.steps, r.worst_x, r.worst_v);
   EXPECT_EQ(r.reduced_steps, r.steps);
   EXPECT_LE(r.worst_x, 1e-9);
   EXPECT_LE(r.worst_v, 1e-6);
@@ -176,7 +181,9 @@ TEST(Contact, ReducedMechanismMatchesTheFullBlockUnderFallingBoxes) {
   double worst_x = 0.0, worst_impulse_N = 0.0;
   int reduced_steps = 0;
   const double h = model.solver.time_step_s;
-  auto note = [&](double x, double y) { worst_impulse_N = std::max(worst_impulse_N, std::abs(x - y) / h); };
+  auto note = [&](double x, double y) {
+    worst_impulse_N = std::max(worst_impulse_N, std::abs(x - y) / h);
+  };
   for (int i = 0; i < 240; ++i) {
     State a = b;
     checkedStep(ref, a);
@@ -195,8 +202,9 @@ TEST(Contact, ReducedMechanismMatchesTheFullBlockUnderFallingBoxes) {
     for (std::size_t r = 0; r < a.repeaters.size(); ++r)
       note(a.repeaters[r].coupling_impulse, b.repeaters[r].coupling_impulse);
   }
-  std::printf("falling boxes: %d of 240 steps reduced; largest one-step difference %.3g m, %.3g N\n",
-              reduced_steps, worst_x, worst_impulse_N);
+  std::printf(
+      "falling boxes: %d of 240 steps reduced; largest one-step difference %.3g m, %.3g N\n",
+      reduced_steps, worst_x, worst_impulse_N);
   EXPECT_EQ(reduced_steps, 240);
   EXPECT_LE(worst_x, 1e-11);
   EXPECT_LE(worst_impulse_N, 1e-6);

@@ -42,7 +42,9 @@ TEST(Repeater, FollowerLoadReachesTheMotor) {
     m.motors[0].initial_voltage = 1.0;
     const MotorDef mo = m.motors[0];
     // Jaw inertia about its hinge: centre of mass 0.05 m from the axis.
-    auto aboutHinge = [](const BodyDef& b) { return b.inertia_kgm2(2, 2) + b.mass_kg * 0.05 * 0.05; };
+    auto aboutHinge = [](const BodyDef& b) {
+      return b.inertia_kgm2(2, 2) + b.mass_kg * 0.05 * 0.05;
+    };
     const double r = mo.gear_ratio;
     const double inertia =
         mo.rotorInertia() + (aboutHinge(m.bodies[1]) + aboutHinge(m.bodies[2])) / (r * r);

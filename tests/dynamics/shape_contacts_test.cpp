@@ -27,7 +27,6 @@ using contact_testing::run;
 constexpr double kPi = std::numbers::pi;
 constexpr double kG = 9.81;
 
-
 /// A dynamic body with one shape; mass and inertia from the shape at `density` (kg/m^3).
 int addBody(Model& m, const std::string& name, const ShapeDef& shape, double density,
             const Vec3& position, const Quat& orientation = Quat::Identity()) {
@@ -56,7 +55,8 @@ ShapeDef hullOf(const std::vector<Vec3>& pts) {
 
 std::vector<Vec3> cubeCorners(double half) {
   std::vector<Vec3> c;
-  for (int i = 0; i < 8; ++i) c.emplace_back(i & 1 ? half : -half, i & 2 ? half : -half, i & 4 ? half : -half);
+  for (int i = 0; i < 8; ++i)
+    c.emplace_back(i & 1 ? half : -half, i & 2 ? half : -half, i & 4 ? half : -half);
   return c;
 }
 
@@ -81,7 +81,8 @@ TEST(ShapeContacts, CylinderStandsUprightOnPlane) {
   const Vec3 start = s.bodies[c].position_m;
   const double worst = run(sim, s, 5.0);
   std::printf("cylinder upright: drift %.3g m, speed %.3g m/s, worst penetration %.3g m\n",
-              (s.bodies[c].position_m - start).norm(), s.bodies[c].linear_velocity_mps.norm(), worst);
+              (s.bodies[c].position_m - start).norm(), s.bodies[c].linear_velocity_mps.norm(),
+              worst);
   EXPECT_LT((s.bodies[c].position_m - start).norm(), 1e-3);
   EXPECT_LT(s.bodies[c].linear_velocity_mps.norm(), 1e-4);
   EXPECT_LT(s.bodies[c].angular_velocity_radps.norm(), 1e-3);
@@ -142,9 +143,10 @@ TEST(ShapeContacts, HullBoxRestsOnTwoTriangleMeshLikeBoxOnPlane) {
   State s = sim.initialState();
   const Vec3 start = s.bodies[b].position_m;
   const double worst = run(sim, s, 5.0);
-  std::printf("hull box on mesh: drift %.3g m, speed %.3g m/s, worst penetration %.3g m, %zu points\n",
-              (s.bodies[b].position_m - start).norm(), s.bodies[b].linear_velocity_mps.norm(), worst,
-              s.contacts.size());
+  std::printf(
+      "hull box on mesh: drift %.3g m, speed %.3g m/s, worst penetration %.3g m, %zu points\n",
+      (s.bodies[b].position_m - start).norm(), s.bodies[b].linear_velocity_mps.norm(), worst,
+      s.contacts.size());
   EXPECT_LE(worst, m.contact.slop_m + 1e-4);
   EXPECT_LE(maxPenetration(s), m.contact.slop_m + 1e-6);
   EXPECT_LT(s.bodies[b].linear_velocity_mps.norm(), 1e-5);
@@ -161,7 +163,8 @@ TEST(ShapeContacts, SphereRollsAcrossFineMeshWithoutBumps) {
   Model m = samples::contactScene(1.0 / 240.0, 20, 2);
   m.contact.sleep_enabled = false;
   addMeshGround(m, 40, 0.05);
-  const int ball = samples::addSphere(m, "ball", 0.1, 1.0, Vec3(-0.8, -0.3, 0.099));  // 1 mm deep: many triangles touch
+  const int ball = samples::addSphere(m, "ball", 0.1, 1.0,
+                                      Vec3(-0.8, -0.3, 0.099));  // 1 mm deep: many triangles touch
   m.bodies[ball].linear_velocity_mps = Vec3(1.0, 0.37, 0.0);
   // Rolling: the contact point at rest, v + w x (-r z) = 0, so w = z x v / r.
   m.bodies[ball].angular_velocity_radps = Vec3::UnitZ().cross(Vec3(1.0, 0.37, 0.0)) / 0.1;
@@ -203,9 +206,11 @@ TEST(ShapeContacts, HullDroppedOnMeshStaysOnIt) {
   double lowest = 1e9;
   const auto& body = s.bodies[h];
   for (const Vec3& v : m.bodies[h].shapes[0].hull->vertices)
-    lowest = std::min(lowest, (body.position_m + body.orientation * (v + m.bodies[h].shapes[0].pose.position)).z());
-  std::printf("hull on mesh: lowest vertex %.3g m, worst penetration %.3g m, speed %.3g m/s\n", lowest,
-              worst, body.linear_velocity_mps.norm());
+    lowest = std::min(
+        lowest,
+        (body.position_m + body.orientation * (v + m.bodies[h].shapes[0].pose.position)).z());
+  std::printf("hull on mesh: lowest vertex %.3g m, worst penetration %.3g m, speed %.3g m/s\n",
+              lowest, worst, body.linear_velocity_mps.norm());
   EXPECT_GT(lowest, -m.contact.slop_m - 1e-4);
   EXPECT_LT(lowest, 0.01);  // resting on it, not hovering
   EXPECT_LT(body.linear_velocity_mps.norm(), 1e-3);
@@ -218,7 +223,8 @@ TEST(ShapeContacts, SaveRestoreWithNewShapesIsBitExact) {
   Model m = samples::contactScene(1.0 / 240.0, 20, 2);
   samples::addGround(m, Vec3::UnitZ(), Vec3(0, 0, -0.01));
   addMeshGround(m, 6, 0.3);
-  addBody(m, "cyl", cylinder(0.08, 0.1), 800.0, Vec3(0.5, 0.5, 0.3), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitX())));
+  addBody(m, "cyl", cylinder(0.08, 0.1), 800.0, Vec3(0.5, 0.5, 0.3),
+          Quat(Eigen::AngleAxisd(0.3, Vec3::UnitX())));
   addBody(m, "box", hullOf(cubeCorners(0.1)), 500.0, Vec3(-0.4, 0.0, 0.15));
   addBody(m, "cyl2", cylinder(0.05, 0.05), 800.0, Vec3(-0.4, 0.0, 0.4));
   ShapeDef cap;

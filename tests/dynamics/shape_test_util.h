@@ -44,7 +44,8 @@ inline ShapeDef plane() {
 inline std::vector<Vec3> boxCorners(const Vec3& half) {
   std::vector<Vec3> c;
   for (int i = 0; i < 8; ++i)
-    c.emplace_back(i & 1 ? half.x() : -half.x(), i & 2 ? half.y() : -half.y(), i & 4 ? half.z() : -half.z());
+    c.emplace_back(i & 1 ? half.x() : -half.x(), i & 2 ? half.y() : -half.y(),
+                   i & 4 ? half.z() : -half.z());
   return c;
 }
 
@@ -57,7 +58,8 @@ inline ShapeDef hull(const std::vector<Vec3>& points) {
   return s;
 }
 
-inline detail::WorldShape place(const ShapeDef& def, const Vec3& x, const Quat& q = Quat::Identity()) {
+inline detail::WorldShape place(const ShapeDef& def, const Vec3& x,
+                                const Quat& q = Quat::Identity()) {
   return detail::placeShape(def, 0, x, q, kMargin);
 }
 

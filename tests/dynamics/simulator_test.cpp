@@ -8,8 +8,8 @@
 #include <cmath>
 #include <numbers>
 
-#include <Eigen/Dense>
 #include <gtest/gtest.h>
+#include <Eigen/Dense>
 
 #include "check.h"
 #include "dense_factor.h"

@@ -23,7 +23,8 @@ TEST(SolveEnd, AConvergingPendulumEndsBothSolvesByTheTolerance) {
   for (int n = 0; n < 1000; ++n) {
     const StepReport r = sim.step(s);
     ASSERT_EQ(r.fault.kind, Fault::Kind::None);
-    ASSERT_EQ(r.velocity_end, SolveEnd::Tolerance) << "step " << n << " residual " << r.velocity_residual;
+    ASSERT_EQ(r.velocity_end, SolveEnd::Tolerance)
+        << "step " << n << " residual " << r.velocity_residual;
     ASSERT_LE(r.velocity_residual, m.solver.velocity_tolerance);
     ASSERT_GE(r.velocity_iterations, 1);
     ASSERT_LT(r.velocity_iterations, m.solver.velocity_iterations);

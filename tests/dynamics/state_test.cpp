@@ -240,8 +240,10 @@ TEST(Fixture, CheckedStepsFailTheTestOnAFaultReport) {
     {
       ::testing::ScopedFakeTestPartResultReporter intercept(
           ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
-      if (steps == 1) checkedStep(sim, s);
-      else checkedSteps(sim, s, steps);
+      if (steps == 1)
+        checkedStep(sim, s);
+      else
+        checkedSteps(sim, s, steps);
     }
     std::vector<std::string> messages;
     for (int i = 0; i < failures.size(); ++i)
@@ -407,10 +409,13 @@ TEST(DeterminismConstant, BoxPile) {
 TEST(DeterminismConstant, Grasp) {
   const Model m = samples::graspScene(1.0 / 240.0);
   const int jaws = m.findMotor("jaws"), lift = m.findMotor("lift");
-  expectPinned("grasp, 600 steps", hashAfter(m, 600, [&](int n, State& s) {
-    s.motors[jaws].voltage = n < 120 ? -1.0 : 1.0;
-    s.motors[lift].voltage = n < 300 ? 0.0 : 1.0;
-  }), 0xec1078ed6a5d4645);
+  expectPinned("grasp, 600 steps",
+               hashAfter(m, 600,
+                         [&](int n, State& s) {
+                           s.motors[jaws].voltage = n < 120 ? -1.0 : 1.0;
+                           s.motors[lift].voltage = n < 300 ? 0.0 : 1.0;
+                         }),
+               0xec1078ed6a5d4645);
 }
 
 // A block in full coordinates: the gripper's jaws on a seed 000 drive with backlash and eq. 22
@@ -426,19 +431,23 @@ TEST(DeterminismConstant, DriveGripper) {
     j.lower_limit = -0.3;
     j.upper_limit = 0.3;
   }
-  expectPinned("drive gripper, 480 steps", hashAfter(m, 480, [](int n, State& s) {
-    s.motors[0].voltage = n < 240 ? 1.0 : -0.5;
-  }), 0x902e8b5af8108236);
+  expectPinned(
+      "drive gripper, 480 steps",
+      hashAfter(m, 480, [](int n, State& s) { s.motors[0].voltage = n < 240 ? 1.0 : -0.5; }),
+      0x902e8b5af8108236);
 }
 
 // Tracks: belt rows reaching the motors' rotors through contact friction.
 TEST(DeterminismConstant, TrackedChassis) {
   const Model m = samples::trackedChassis(1.0 / 240.0);
   const int left = m.findMotor("left"), right = m.findMotor("right");
-  expectPinned("tracked chassis, 480 steps", hashAfter(m, 480, [&](int n, State& s) {
-    s.motors[left].voltage = 1.0;
-    s.motors[right].voltage = n < 240 ? 1.0 : -1.0;
-  }), 0x59a1d87fd6f25e5a);
+  expectPinned("tracked chassis, 480 steps",
+               hashAfter(m, 480,
+                         [&](int n, State& s) {
+                           s.motors[left].voltage = 1.0;
+                           s.motors[right].voltage = n < 240 ? 1.0 : -1.0;
+                         }),
+               0x59a1d87fd6f25e5a);
 }
 
 // The undriven joint kinds and their axis rows: a ball pendulum, a welded pair, a slider with a

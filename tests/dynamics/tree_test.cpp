@@ -5,8 +5,8 @@
 #include <dynamics/simulator.h>
 #include <dynamics/tree.h>
 
-#include <Eigen/Dense>
 #include <gtest/gtest.h>
+#include <Eigen/Dense>
 
 #include <cmath>
 #include <cstdio>
@@ -90,14 +90,14 @@ Model branchingTree(double dt, bool with_motors = true) {
     (void)b0;
     m.joints.push_back(
         makeJoint(m, s + "yaw", JointType::Hinge, 0, hub, Vec3(0, y, 0.5), Vec3(0.1, 0, 1)));
-    m.joints.push_back(makeJoint(m, s + "shoulder", JointType::Hinge, hub, upper,
-                                 Vec3(0, y, 0.6), Vec3(0, 1, 0.2 * (side ? -1 : 1))));
-    m.joints.push_back(makeJoint(m, s + "elbow", JointType::Hinge, upper, fore,
-                                 Vec3(0.3, y, 0.6), Vec3(0.3, 1, 0)));
+    m.joints.push_back(makeJoint(m, s + "shoulder", JointType::Hinge, hub, upper, Vec3(0, y, 0.6),
+                                 Vec3(0, 1, 0.2 * (side ? -1 : 1))));
+    m.joints.push_back(makeJoint(m, s + "elbow", JointType::Hinge, upper, fore, Vec3(0.3, y, 0.6),
+                                 Vec3(0.3, 1, 0)));
     if (side == 0) {
       const int tool = addLink(m, "tool", 0.3, Vec3(0.05, 0.05, 0.05), Vec3(0.56, y, 0.6));
-      m.joints.push_back(
-          makeJoint(m, "tool_mount", JointType::Fixed, fore, tool, Vec3(0.55, y, 0.6), Vec3::UnitX()));
+      m.joints.push_back(makeJoint(m, "tool_mount", JointType::Fixed, fore, tool,
+                                   Vec3(0.55, y, 0.6), Vec3::UnitX()));
     }
   }
   if (with_motors) {
@@ -107,7 +107,9 @@ Model branchingTree(double dt, bool with_motors = true) {
   return m;
 }
 
-double maxAbs(const VectorXd& v) { return v.cwiseAbs().maxCoeff(); }
+double maxAbs(const VectorXd& v) {
+  return v.cwiseAbs().maxCoeff();
+}
 
 // ---------------------------------------------------------------------------------------------
 // Structure and self-consistency.
@@ -150,8 +152,9 @@ TEST(KinematicTree, ForwardKinematicsMatchesSolverBodies) {
         worst_x = std::max(worst_x, motion[b].orientation.angularDistance(s.bodies[b].orientation));
         worst_v = std::max(
             worst_v, (motion[b].linear_velocity_mps - s.bodies[b].linear_velocity_mps).norm());
-        worst_v = std::max(worst_v, (motion[b].angular_velocity_radps -
-                                     s.bodies[b].angular_velocity_radps).norm());
+        worst_v = std::max(
+            worst_v,
+            (motion[b].angular_velocity_radps - s.bodies[b].angular_velocity_radps).norm());
       }
     }
     std::printf("h = %.1e: pose error %.2e (bound %.2e), velocity error %.2e (bound %.2e)\n", h,
@@ -271,8 +274,8 @@ TEST(KinematicTree, SinglePendulumClosedForm) {
   Model m;
   const double l = 0.7, mass = 1.3;
   const int bob = addLink(m, "bob", mass, Vec3(0.05, 0.08, 0.2), Vec3(0, 0, -l));
-  m.joints.push_back(makeJoint(m, "pivot", JointType::Hinge, kWorld, bob, Vec3::Zero(),
-                               Vec3::UnitY()));
+  m.joints.push_back(
+      makeJoint(m, "pivot", JointType::Hinge, kWorld, bob, Vec3::Zero(), Vec3::UnitY()));
   const KinematicTree tree(m);
   const double iyy = m.bodies[bob].inertia_kgm2(1, 1), g = 9.81;
   std::mt19937 rng(3);
@@ -289,9 +292,9 @@ TEST(KinematicTree, SinglePendulumClosedForm) {
 }
 
 // Two links about world y (planar 2R arm hanging at q = 0, Spong's form):
-//   H11 = I1 + I2 + m1 c1^2 + m2 (l1^2 + c2^2 + 2 l1 c2 cos q2), H12 = I2 + m2 (c2^2 + l1 c2 cos q2),
-//   H22 = I2 + m2 c2^2, h = m2 l1 c2 sin q2,
-//   tau1 = H11 qdd1 + H12 qdd2 - h (2 qd1 qd2 + qd2^2) + (m1 c1 + m2 l1) g sin q1
+//   H11 = I1 + I2 + m1 c1^2 + m2 (l1^2 + c2^2 + 2 l1 c2 cos q2), H12 = I2 + m2 (c2^2 + l1 c2 cos
+//   q2), H22 = I2 + m2 c2^2, h = m2 l1 c2 sin q2, tau1 = H11 qdd1 + H12 qdd2 - h (2 qd1 qd2 +
+//   qd2^2) + (m1 c1 + m2 l1) g sin q1
 //          + m2 c2 g sin(q1 + q2),
 //   tau2 = H12 qdd1 + H22 qdd2 + h qd1^2 + m2 c2 g sin(q1 + q2).
 TEST(KinematicTree, DoublePendulumClosedForm) {
@@ -327,10 +330,10 @@ TEST(KinematicTree, DoublePendulumClosedForm) {
 // The full-coordinate solver against the reference.
 
 struct Residual {
-  double motor = 0;  ///< max |ID - motor torque| (N m).
-  double axis = 0;   ///< max |ID - axis torque of all the joint's rows| (N m).
-  double force = 0;  ///< max |ID joint force - solver reaction force| (N).
-  double torque = 0; ///< max |ID joint torque - solver reaction torque| at the anchor (N m).
+  double motor = 0;   ///< max |ID - motor torque| (N m).
+  double axis = 0;    ///< max |ID - axis torque of all the joint's rows| (N m).
+  double force = 0;   ///< max |ID joint force - solver reaction force| (N).
+  double torque = 0;  ///< max |ID joint torque - solver reaction torque| at the anchor (N m).
   double tau_scale = 0, force_scale = 0;
   double tau_rate = 0, force_rate = 0;  ///< max |d/dt| of the ID torques and forces (per s).
   /// Floating base: max |ID force| on the fictitious prismatic and hinge joints (N, N m), which
@@ -365,7 +368,8 @@ Residual compareWithSolver(Model m, double duration) {
       const int j = m.motors[k].joint;
       const int c = tree.coordinateOfJoint(j);
       const JointDef& def = m.joints[j];
-      const Vec3 axis = before.bodies[def.body_a].orientation * (def.frame_a.rotation * Vec3::UnitX());
+      const Vec3 axis =
+          before.bodies[def.body_a].orientation * (def.frame_a.rotation * Vec3::UnitX());
       const JointReaction jr = sim.jointReaction(s, j);
       r.motor = std::max(r.motor, std::abs(id.tau[c] - jr.axis_force));
       r.axis = std::max(r.axis, std::abs(id.tau[c] - jr.axis_force - axis.dot(jr.torque_Nm)));
@@ -405,10 +409,10 @@ TEST(KinematicTree, SolverJointLoadsMatchInverseDynamics) {
   Residual previous;
   for (double h : {2e-3, 1e-3, 5e-4}) {
     const Residual r = compareWithSolver(isotropicTree(h), 1.0);
-    std::printf("h = %.1e s: |ID - axis rows| %.3e N m (bound %.3e, scale %.2f); force %.3e N "
-                "(bound %.3e, scale %.1f); torque %.3e N m\n",
-                h, r.axis, h * r.tau_rate, r.tau_scale, r.force, h * r.force_rate, r.force_scale,
-                r.torque);
+    std::printf(
+        "h = %.1e s: |ID - axis rows| %.3e N m (bound %.3e, scale %.2f); force %.3e N "
+        "(bound %.3e, scale %.1f); torque %.3e N m\n",
+        h, r.axis, h * r.tau_rate, r.tau_scale, r.force, h * r.force_rate, r.force_scale, r.torque);
     EXPECT_LT(r.axis, h * r.tau_rate);
     EXPECT_LT(r.force, h * r.force_rate);
     if (previous.axis > 0) {
@@ -437,9 +441,10 @@ TEST(KinematicTree, FloatingBaseSolverMotionHasNoBaseForces) {
     const Residual r = compareWithSolver(m, 0.6);
     constexpr double reach = 0.86;
     const double torque_bound = h * (r.tau_rate + reach * r.force_rate);
-    std::printf("h = %.1e s: base force %.3e N (bound %.3e), base torque %.3e N m (bound %.3e); "
-                "|ID - axis rows| %.3e N m\n",
-                h, r.base_force, h * r.force_rate, r.base_torque, torque_bound, r.axis);
+    std::printf(
+        "h = %.1e s: base force %.3e N (bound %.3e), base torque %.3e N m (bound %.3e); "
+        "|ID - axis rows| %.3e N m\n",
+        h, r.base_force, h * r.force_rate, r.base_torque, torque_bound, r.axis);
     EXPECT_LT(r.base_force, h * r.force_rate);
     EXPECT_LT(r.base_torque, torque_bound);
     EXPECT_LT(r.axis, h * r.tau_rate);
@@ -477,9 +482,10 @@ TEST(KinematicTree, SolverGyroscopicTorque) {
   Residual previous;
   for (double h : {2e-3, 1e-3, 5e-4}) {
     const Residual r = compareWithSolver(branchingTree(h), 1.0);
-    std::printf("h = %.1e s: |ID - axis rows| %.3e N m (bound %.3e), |ID - motor| %.3e N m, "
-                "reaction torque %.3e N m\n",
-                h, r.axis, h * r.tau_rate, r.motor, r.torque);
+    std::printf(
+        "h = %.1e s: |ID - axis rows| %.3e N m (bound %.3e), |ID - motor| %.3e N m, "
+        "reaction torque %.3e N m\n",
+        h, r.axis, h * r.tau_rate, r.motor, r.torque);
     EXPECT_LT(r.axis, h * r.tau_rate);
     EXPECT_LT(r.motor, h * r.tau_rate);
     if (previous.axis > 0) {
@@ -516,7 +522,8 @@ TEST(KinematicTree, PassiveTreeSwingsWithoutGainingEnergy) {
   double highest = e0;
   for (int i = 0; i < 5000; ++i) {
     const StepReport report = sim.step(s);
-    ASSERT_EQ(report.fault.kind, Fault::Kind::None) << "step " << i << ": " << report.fault.describe();
+    ASSERT_EQ(report.fault.kind, Fault::Kind::None)
+        << "step " << i << ": " << report.fault.describe();
     highest = std::max(highest, energy());
   }
   std::printf("energy: start %.6f J, end %.6f J, highest %.6f J\n", e0, energy(), highest);
@@ -526,4 +533,3 @@ TEST(KinematicTree, PassiveTreeSwingsWithoutGainingEnergy) {
 
 }  // namespace
 }  // namespace sim::dynamics
-

@@ -25,8 +25,8 @@ const fs::path kFresh = fs::path(SIMTRAINER_TEST_MODELS_DIR) / "assets";
 // Float32 storage of coordinates up to 10 m (the site): 1e-6 relative, so 10 µm absolute.
 constexpr double kTolerance = 1e-5;
 
-const char* const kLinks[] = {"chassis", "track_left", "track_right", "turret",   "shoulder",
-                              "elbow",   "wrist_pitch", "wrist_roll", "jaw_left", "jaw_right"};
+const char* const kLinks[] = {"chassis", "track_left",  "track_right", "turret",   "shoulder",
+                              "elbow",   "wrist_pitch", "wrist_roll",  "jaw_left", "jaw_right"};
 
 // One node of a committed glTF asset (y-up by the glTF specification).
 ImportedModel node(const std::string& file, const std::string& name) {
@@ -47,7 +47,9 @@ Aabb modelBounds(const ImportedModel& link) {
   return out;
 }
 
-bool inside(double x, double lo, double hi) { return x >= lo - kTolerance && x <= hi + kTolerance; }
+bool inside(double x, double lo, double hi) {
+  return x >= lo - kTolerance && x <= hi + kTolerance;
+}
 
 class Mf4Asset : public ::testing::Test {
  protected:

@@ -39,13 +39,20 @@ Located errorOf(Load load) {
 
 TEST_F(AuthoringErrorsTest, ScenarioMistakesNameTheScenarioLine) {
   const std::string grasp = "scene: " + kSourceDir + "/scenes/grasp.yaml\nduration: 1\n";
-  struct Case { std::string text, key, message; int line; };
+  struct Case {
+    std::string text, key, message;
+    int line;
+  };
   const std::vector<Case> cases = {
-      {grasp + "set:\n  motors.nosuch.t_m: 0.5\n", "set.motors.nosuch.t_m", "no item named \"nosuch\" in \"motors\"", 4},
+      {grasp + "set:\n  motors.nosuch.t_m: 0.5\n", "set.motors.nosuch.t_m",
+       "no item named \"nosuch\" in \"motors\"", 4},
       {"scene: nosuch.yaml\nduration: 1\n", "scene", "no scene file", 1},
-      {grasp + "timeline:\n  - {at: 5, control: lift, set: 1}\n", "timeline[0].at", "at 5 s is after the scenario ends (1 s)", 4},
-      {grasp + "faults:\n  - {at: 2, motor: jaws, fault: reversed}\n", "faults[0].at", "after the scenario ends", 4},
-      {grasp + "changes:\n  - {at: 1.5, set: motors.jaws.t_m, value: 0.1}\n", "changes[0].at", "after the scenario ends", 4},
+      {grasp + "timeline:\n  - {at: 5, control: lift, set: 1}\n", "timeline[0].at",
+       "at 5 s is after the scenario ends (1 s)", 4},
+      {grasp + "faults:\n  - {at: 2, motor: jaws, fault: reversed}\n", "faults[0].at",
+       "after the scenario ends", 4},
+      {grasp + "changes:\n  - {at: 1.5, set: motors.jaws.t_m, value: 0.1}\n", "changes[0].at",
+       "after the scenario ends", 4},
   };
   for (const Case& c : cases) {
     const std::string path = write("bad.scenario.yaml", c.text);
@@ -59,27 +66,33 @@ TEST_F(AuthoringErrorsTest, ScenarioMistakesNameTheScenarioLine) {
 
 TEST(AuthoringErrors, YamlSyntaxErrorsPointAtTheCause) {
   // A tab in an indentation: named, at its line, whatever yaml-cpp says.
-  Located e = errorOf([] { loadSceneFromString("name: x\nbodies:\n\t- {name: a, static: true}\n", "tab.yaml"); });
+  Located e = errorOf(
+      [] { loadSceneFromString("name: x\nbodies:\n\t- {name: a, static: true}\n", "tab.yaml"); });
   EXPECT_EQ(e.file, "tab.yaml");
   EXPECT_EQ(e.line, 3);
   EXPECT_NE(e.message.find("a tab in the indentation (column 1)"), std::string::npos) << e.message;
   // An unclosed brace is noticed on the next line: the message names the line that opened it.
   e = errorOf([] {
-    loadSceneFromString("name: x\nbodies:\n  - {name: a, static: true\n  - {name: b, static: true}\n", "brace.yaml");
+    loadSceneFromString(
+        "name: x\nbodies:\n  - {name: a, static: true\n  - {name: b, static: true}\n",
+        "brace.yaml");
   });
   EXPECT_EQ(e.line, 4);
   EXPECT_NE(e.message.find("(column "), std::string::npos) << e.message;
   EXPECT_NE(e.message.find(": `  - {name: b, static: true}`)"), std::string::npos) << e.message;
-  EXPECT_NE(e.message.find("line 3 opens a `{` or `[` it does not close"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("line 3 opens a `{` or `[` it does not close"), std::string::npos)
+      << e.message;
 }
 
 TEST_F(AuthoringErrorsTest, TwoScenariosOfOneRunMayNotShareAName) {
-  const std::string body = "name: same\nscene: " + kSourceDir + "/scenes/grasp.yaml\nduration: 0.1\n";
+  const std::string body =
+      "name: same\nscene: " + kSourceDir + "/scenes/grasp.yaml\nduration: 0.1\n";
   const std::string a = write("a.scenario.yaml", body), b = write("b.scenario.yaml", body);
   const auto results = runScenarios({a, b}, 1, {});
   ASSERT_EQ(results.size(), 2u);
   EXPECT_TRUE(results[0].load_error.empty()) << results[0].load_error;
-  EXPECT_NE(results[1].load_error.find("the scenario name \"same\" is also that of " + a), std::string::npos)
+  EXPECT_NE(results[1].load_error.find("the scenario name \"same\" is also that of " + a),
+            std::string::npos)
       << results[1].load_error;
   EXPECT_FALSE(results[1].passed());
 }

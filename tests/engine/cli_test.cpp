@@ -3,6 +3,7 @@
 // error messages are its interface.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
@@ -121,8 +121,7 @@ TEST(Cli, BoxStackValidatesAndRuns) {
   o = run("validate " + scene + " --set bodies.box3.shapes.0.radius=0.3");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_EQ(countLines(o.err), 1) << o.err;
-  EXPECT_NE(o.err.find("bodies[box3].shapes[0].radius: not used by a box shape"),
-            std::string::npos)
+  EXPECT_NE(o.err.find("bodies[box3].shapes[0].radius: not used by a box shape"), std::string::npos)
       << o.err;
 }
 
@@ -151,8 +150,8 @@ TEST(Cli, NumericalFaultIsExit1AndFlushesTrace) {
   const auto result = std::filesystem::temp_directory_path() / "simtrainer_cli_fault.json";
   const auto rec = std::filesystem::temp_directory_path() / "simtrainer_cli_fault.rec";
   const Outcome o = run("run '" + kSourceDir + "/scenes/wg7152.yaml' --headless " +
-                        "--set solver.max_motor_speed=1 --trace '" + trace.string() + "' --result '" +
-                        result.string() + "' --record '" + rec.string() + "'");
+                        "--set solver.max_motor_speed=1 --trace '" + trace.string() +
+                        "' --result '" + result.string() + "' --record '" + rec.string() + "'");
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_NE(o.err.find("numerical fault: runaway value in motor drive.speed"), std::string::npos)
       << o.err;
@@ -187,7 +186,8 @@ TEST(CliScenarios, PlayPassesAndFailsWithExitCodes) {
                          << "expect:\n  - {name: box flies, signal: body.box.z, min: 1, by: 0.5}\n";
   o = run("play --headless '" + failing.string() + "'");
   EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
-  EXPECT_NE(o.out.find("FAIL box flies: body.box.z never >= 1 by 0.5 s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("FAIL box flies: body.box.z never >= 1 by 0.5 s"), std::string::npos)
+      << o.out;
   o = run("test '" + dir.string() + "' --junit '" + (dir / "j.xml").string() + "'");
   EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
   EXPECT_NE(readFile(dir / "j.xml").find("<failure message=\"expectation failed: box flies"),
@@ -201,8 +201,8 @@ TEST(CliScenarios, PlayPassesAndFailsWithExitCodes) {
 TEST(CliScenarios, ReplayVerifiesAndReportsDivergence) {
   const auto dir = scratch("replay");
   const auto rec = dir / "g.rec";
-  Outcome o = run("play --headless '" + kSourceDir + "/scenes/scenarios/grasp_lift.scenario.yaml' --record '" +
-                  rec.string() + "'");
+  Outcome o = run("play --headless '" + kSourceDir +
+                  "/scenes/scenarios/grasp_lift.scenario.yaml' --record '" + rec.string() + "'");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   o = run("replay --verify '" + rec.string() + "'");
   EXPECT_EQ(o.exit_code, 0) << o.err;
@@ -224,9 +224,9 @@ TEST(CliScenarios, ReplayVerifiesAndReportsDivergence) {
 TEST(CliScenarios, ReplayWithDriveUnitsIsBitIdentical) {
   const auto dir = scratch("replay_drive");
   const auto rec = dir / "d.rec";
-  Outcome o = run("play --headless '" + kSourceDir +
-                  "/scenes/scenarios/grasp_drive_lift.scenario.yaml' --record '" + rec.string() +
-                  "'");
+  Outcome o =
+      run("play --headless '" + kSourceDir +
+          "/scenes/scenarios/grasp_drive_lift.scenario.yaml' --record '" + rec.string() + "'");
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   o = run("replay --verify '" + rec.string() + "'");
   EXPECT_EQ(o.exit_code, 0) << o.err;
@@ -254,9 +254,10 @@ TEST(CliScenarios, KilledRecordingRunLeavesAReadableFile) {
 TEST(CliScenarios, InterruptFlushesAndExitsOne) {
   const auto dir = scratch("int");
   const auto rec = dir / "stack.rec";
-  const std::string command = "'" + kExe + "' run --headless --duration 100000 '" + kSourceDir +
-                              "/scenes/box_stack.yaml' --record '" + rec.string() +
-                              "' >/dev/null 2>&1 & pid=$!; sleep 1; kill -INT $pid; wait $pid; exit $?";
+  const std::string command =
+      "'" + kExe + "' run --headless --duration 100000 '" + kSourceDir +
+      "/scenes/box_stack.yaml' --record '" + rec.string() +
+      "' >/dev/null 2>&1 & pid=$!; sleep 1; kill -INT $pid; wait $pid; exit $?";
   const int status = std::system(command.c_str());
   EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);
   EXPECT_NE(readFile(rec).find(" interrupted\n"), std::string::npos);
@@ -271,7 +272,8 @@ TEST(CliInput, BadMappingFileIsExit2NamingFileLineAndKey) {
     out << "bindings:\n  - {control: grip, key: Space}\n  - {control: lfit, keys: [Down, Up]}\n";
   }
   const std::string scene = "'" + kSourceDir + "/scenes/grasp.yaml'";
-  const Outcome o = run("run " + scene + " --headless --duration 0.1 --input '" + mapping.string() + "'");
+  const Outcome o =
+      run("run " + scene + " --headless --duration 0.1 --input '" + mapping.string() + "'");
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_EQ(countLines(o.err), 1) << o.err;
   EXPECT_NE(o.err.find(mapping.string() + ":3"), std::string::npos) << o.err;
@@ -284,7 +286,8 @@ TEST(CliInput, ValidateChecksAMappingWithoutDevices) {
                        ("simtrainer_cli_vmapping_" + std::to_string(::getpid()) + ".yaml");
   {
     std::ofstream out(mapping);
-    out << "devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: lefty, dead_zone: 0.1}\n"
+    out << "devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: lefty, "
+           "dead_zone: 0.1}\n"
            "  - {control: grip, device: pad, button: a}\n";
   }
   const std::string scene = "'" + kSourceDir + "/scenes/grasp.yaml'";
@@ -294,7 +297,8 @@ TEST(CliInput, ValidateChecksAMappingWithoutDevices) {
   EXPECT_NE(o.out.find("lift: pad axis lefty (axis, dead zone 0.1)"), std::string::npos) << o.out;
   {
     std::ofstream out(mapping);
-    out << "devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: lefty, dead_zone: 1}\n";
+    out << "devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: lefty, "
+           "dead_zone: 1}\n";
   }
   o = run("validate " + scene + " --input '" + mapping.string() + "'");
   EXPECT_EQ(o.exit_code, 2) << o.err;
@@ -313,7 +317,8 @@ TEST(CliInput, ControllerDatabaseNeedsInputAndMustBeReadable) {
   const std::string scene = "'" + kSourceDir + "/scenes/grasp.yaml'";
   Outcome o = run("run " + scene + " --headless --gamecontrollerdb /nonexistent/db.txt");
   EXPECT_EQ(o.exit_code, 2) << o.err;
-  o = run("run " + scene + " --headless --duration 0.1 --input keyboard --gamecontrollerdb /nonexistent/db.txt");
+  o = run("run " + scene +
+          " --headless --duration 0.1 --input keyboard --gamecontrollerdb /nonexistent/db.txt");
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("/nonexistent/db.txt"), std::string::npos) << o.err;
 }
@@ -385,14 +390,12 @@ TEST(CliIdentify, BadTablesAreLocated) {
     EXPECT_NE(o.err.find("few.csv: 2 data rows; need at least 3"), std::string::npos) << o.err;
   }
   {
-    const Outcome o =
-        identifyText("short.csv", "torque_Nm,efficiency\n0.1,0.46\n0.2\n0.3,0.7\n");
+    const Outcome o = identifyText("short.csv", "torque_Nm,efficiency\n0.1,0.46\n0.2\n0.3,0.7\n");
     EXPECT_EQ(o.exit_code, 2);
     EXPECT_NE(o.err.find("short.csv:3: 1 cells, the header has 2"), std::string::npos) << o.err;
   }
   {
-    const Outcome o =
-        identifyText("zero.csv", "torque_Nm,efficiency\n0,0.46\n0.2,0.66\n0.3,0.7\n");
+    const Outcome o = identifyText("zero.csv", "torque_Nm,efficiency\n0,0.46\n0.2,0.66\n0.3,0.7\n");
     EXPECT_EQ(o.exit_code, 2);
     EXPECT_NE(o.err.find("zero.csv:2: column 1 'torque_Nm'"), std::string::npos) << o.err;
   }

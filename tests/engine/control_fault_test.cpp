@@ -25,13 +25,15 @@ using sim::engine::Session;
 const std::string kScenes = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes";
 
 sim::engine::Scenario scenario(const std::string& faults, const std::string& timeline) {
-  return sim::engine::loadScenarioFromString(
-      "scene: grasp.yaml\nduration: 2.5\n" + faults + "timeline:\n" + timeline +
-          "expect:\n  - {signal: time, min: 2.49}\n",
-      kScenes + "/inline.scenario.yaml");
+  return sim::engine::loadScenarioFromString("scene: grasp.yaml\nduration: 2.5\n" + faults +
+                                                 "timeline:\n" + timeline +
+                                                 "expect:\n  - {signal: time, min: 2.49}\n",
+                                             kScenes + "/inline.scenario.yaml");
 }
 
-int liftControl(const Session& s) { return s.scene().pult.find("lift"); }
+int liftControl(const Session& s) {
+  return s.scene().pult.find("lift");
+}
 
 TEST(ControlFault, StuckAxisIgnoresSetsAndNeutralUntilCleared) {
   Session s(sim::engine::loadScene(kScenes + "/grasp.yaml"));
@@ -49,7 +51,8 @@ TEST(ControlFault, StuckAxisIgnoresSetsAndNeutralUntilCleared) {
   s.restore(saved);
   EXPECT_EQ(s.state().pult.values[static_cast<std::size_t>(lift)], 1.0);
   s.setControlFault(lift, {});
-  EXPECT_EQ(s.state().pult.values[static_cast<std::size_t>(lift)], 1.0) << "cleared: stays until set";
+  EXPECT_EQ(s.state().pult.values[static_cast<std::size_t>(lift)], 1.0)
+      << "cleared: stays until set";
   s.setControl(lift, -0.5);
   EXPECT_EQ(s.state().pult.values[static_cast<std::size_t>(lift)], -0.5);
 }
@@ -81,10 +84,13 @@ TEST(ControlFault, ScenarioAxisStuckRunsAsTheHeldValueOnTheTimeline) {
 // timeline moves it to 0.8 at 1.0 s. Equal to a timeline that never moves it before 2.0 s.
 TEST(ControlFault, ScenarioAxisStuckWithoutValueHoldsTheCurrentValue) {
   const auto faulted = scenario(
-      "faults:\n  - {at: 0.5, control: lift, fault: axis_stuck}\n  - {at: 2.0, control: lift, fault: none}\n",
+      "faults:\n  - {at: 0.5, control: lift, fault: axis_stuck}\n  - {at: 2.0, control: lift, "
+      "fault: none}\n",
       "  - {at: 0, control: lift, set: -0.4}\n  - {at: 1.0, control: lift, set: 0.8}\n");
-  const auto scripted = scenario("", "  - {at: 0, control: lift, set: -0.4}\n  - {at: 2.0, control: lift, set: 0.8}\n");
-  EXPECT_EQ(sim::engine::playScenario(faulted).final_hash, sim::engine::playScenario(scripted).final_hash);
+  const auto scripted = scenario(
+      "", "  - {at: 0, control: lift, set: -0.4}\n  - {at: 2.0, control: lift, set: 0.8}\n");
+  EXPECT_EQ(sim::engine::playScenario(faulted).final_hash,
+            sim::engine::playScenario(scripted).final_hash);
 }
 
 TEST(ControlFault, RecordedAsALinesAndReplayedBitIdentically) {
@@ -136,7 +142,8 @@ TEST(ControlFault, ScenarioErrorsNameTheFileAndLine) {
   expectScenarioError("{at: 0.5, control: lift, fault: axis_stuck, value: 1.5}", "cannot show 1.5");
   expectScenarioError("{at: 0.5, control: grip, fault: axis_stuck, value: 0.5}", "cannot show 0.5");
   expectScenarioError("{at: 0.5, control: lift, fault: none, value: 0.5}", "only axis_stuck");
-  expectScenarioError("{at: 0.5, control: lift, motor: lift, fault: axis_stuck}", "one of motor, signal or control");
+  expectScenarioError("{at: 0.5, control: lift, motor: lift, fault: axis_stuck}",
+                      "one of motor, signal or control");
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
-#include <vector>
 #include <thread>
+#include <vector>
 
 namespace sim::engine {
 namespace {
@@ -44,7 +44,8 @@ TEST(TimingStats, LongSessionsKeepBoundedMemoryAndAP99WithinOnePercent) {
   EXPECT_GE(t.p99(), exact);
   EXPECT_LE(t.p99(), exact * 1.01);
   EXPECT_DOUBLE_EQ(t.max(), all.back());
-  EXPECT_NEAR(t.mean(), std::accumulate(all.begin(), all.end(), 0.0) / static_cast<double>(n), 1e-12);
+  EXPECT_NEAR(t.mean(), std::accumulate(all.begin(), all.end(), 0.0) / static_cast<double>(n),
+              1e-12);
 }
 
 // A frame whose own work takes longer than its slot is an overrun; the lag it leaves is caught up
@@ -109,8 +110,8 @@ TEST(RunLoop, RealtimeRunTakesItsSimulatedTimeAndReportsFrames) {
   options.duration_s = 0.5;
   options.realtime = true;
   const RunResult r = runHeadless(scene, options);
-  EXPECT_EQ(r.frames, 30u);  // 60 Hz
-  EXPECT_EQ(r.steps, 120u);  // 4 steps of 1/240 s per frame
+  EXPECT_EQ(r.frames, 30u);                    // 60 Hz
+  EXPECT_EQ(r.steps, 120u);                    // 4 steps of 1/240 s per frame
   EXPECT_GE(r.wall_time_s, 0.5 - 1.0 / 60.0);  // the last frame's slot is not waited out
   EXPECT_EQ(r.physics_time.count(), 30u);
   EXPECT_GT(r.physics_time.mean(), 0.0);

@@ -97,25 +97,44 @@ struct BadCase {
 
 TEST(InputMapping, ErrorsNameFileLineAndKey) {
   const BadCase cases[] = {
-      {"bindings:\n  - {control: lfit, key: Up}\n", 2, "bindings[0].control", "no pult control named \"lfit\" (known: lift, grip, lights, gear)"},
-      {"devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: leftz}\n", 3, "bindings[0].axis", "unknown game-controller axis \"leftz\""},
-      {"devices: [{name: pad}]\nbindings:\n  - {control: grip, device: pad, button: q}\n", 3, "bindings[0].button", "unknown game-controller button \"q\""},
-      {"devices: [{name: pad}]\nbindings:\n  - control: lift\n    device: pad\n    axis: leftx\n    dead_zone: 1.5\n", 6, "bindings[0].dead_zone", "expected a number in [0, 1), got 1.5"},
-      {"devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: leftx, expo: -1}\n", 3, "bindings[0].expo", "[0, 1]"},
-      {"bindings:\n  - {control: grip, key: NoSuchKey}\n", 2, "bindings[0].key", "unknown key name \"NoSuchKey\""},
-      {"bindings:\n  - {control: grip, device: stick, button: 1}\n", 2, "bindings[0].device", "no device named \"stick\""},
-      {"bindings:\n  - {control: lift, key: Up}\n", 2, "bindings[0]", "axis control \"lift\" needs an axis input or a pair"},
+      {"bindings:\n  - {control: lfit, key: Up}\n", 2, "bindings[0].control",
+       "no pult control named \"lfit\" (known: lift, grip, lights, gear)"},
+      {"devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: leftz}\n", 3,
+       "bindings[0].axis", "unknown game-controller axis \"leftz\""},
+      {"devices: [{name: pad}]\nbindings:\n  - {control: grip, device: pad, button: q}\n", 3,
+       "bindings[0].button", "unknown game-controller button \"q\""},
+      {"devices: [{name: pad}]\nbindings:\n  - control: lift\n    device: pad\n    axis: leftx\n   "
+       " dead_zone: 1.5\n",
+       6, "bindings[0].dead_zone", "expected a number in [0, 1), got 1.5"},
+      {"devices: [{name: pad}]\nbindings:\n  - {control: lift, device: pad, axis: leftx, expo: "
+       "-1}\n",
+       3, "bindings[0].expo", "[0, 1]"},
+      {"bindings:\n  - {control: grip, key: NoSuchKey}\n", 2, "bindings[0].key",
+       "unknown key name \"NoSuchKey\""},
+      {"bindings:\n  - {control: grip, device: stick, button: 1}\n", 2, "bindings[0].device",
+       "no device named \"stick\""},
+      {"bindings:\n  - {control: lift, key: Up}\n", 2, "bindings[0]",
+       "axis control \"lift\" needs an axis input or a pair"},
       {"bindings:\n  - {control: gear, key: Up}\n", 2, "bindings[0]", "give position"},
-      {"bindings:\n  - {control: gear, key: Up, position: 3}\n", 2, "bindings[0].position", "positions 0 .. 2, got 3"},
+      {"bindings:\n  - {control: gear, key: Up, position: 3}\n", 2, "bindings[0].position",
+       "positions 0 .. 2, got 3"},
       {"bindings:\n  - {control: lift, keys: [Down]}\n", 2, "bindings[0].keys", "two key names"},
-      {"bindings:\n  - {control: lights, key: L, action: flip}\n", 2, "bindings[0].action", "expected toggle or hold"},
-      {"bindings:\n  - {control: grip, key: G, dead_zone: 0.1}\n", 2, "bindings[0].dead_zone", "applies to an axis input only"},
-      {"devices: [{name: p, type: joystick}]\nbindings:\n  - {control: lift, device: p, axis: x}\n", 3, "bindings[0].axis", "expected a number 0 .. 255 (a raw joystick's axes"},
-      {"devices: [{name: p, type: joystick}]\nbindings:\n  - {control: grip, device: p, hat: 0, direction: north}\n", 3, "bindings[0].direction", "expected up, right, down or left"},
+      {"bindings:\n  - {control: lights, key: L, action: flip}\n", 2, "bindings[0].action",
+       "expected toggle or hold"},
+      {"bindings:\n  - {control: grip, key: G, dead_zone: 0.1}\n", 2, "bindings[0].dead_zone",
+       "applies to an axis input only"},
+      {"devices: [{name: p, type: joystick}]\nbindings:\n  - {control: lift, device: p, axis: x}\n",
+       3, "bindings[0].axis", "expected a number 0 .. 255 (a raw joystick's axes"},
+      {"devices: [{name: p, type: joystick}]\nbindings:\n  - {control: grip, device: p, hat: 0, "
+       "direction: north}\n",
+       3, "bindings[0].direction", "expected up, right, down or left"},
       {"devices: [{name: p, type: wheel}]\n", 1, "devices[p].type", "expected gamepad or joystick"},
       {"devices: [{name: p, guid: 1234}]\n", 1, "devices[p].guid", "32 hex digits"},
-      {"calibration:\n  - guid: 03000000aaaa0000bbbb000000000000\n    axes:\n      - {axis: 0, min: 10, centre: 0, max: 20}\n", 4, "calibration[0].axes[0]", "min <= centre <= max"},
-      {"bindings:\n  - {control: grip, key: G, colour: red}\n", 2, "bindings[0].colour", "unknown key"},
+      {"calibration:\n  - guid: 03000000aaaa0000bbbb000000000000\n    axes:\n      - {axis: 0, "
+       "min: 10, centre: 0, max: 20}\n",
+       4, "calibration[0].axes[0]", "min <= centre <= max"},
+      {"bindings:\n  - {control: grip, key: G, colour: red}\n", 2, "bindings[0].colour",
+       "unknown key"},
       {"bindngs: []\n", 1, "bindngs", "unknown key"},
       {"bindings:\n  - {control: lift\n", 3, "", ""},  // YAML syntax error: the reader's line
   };
@@ -145,7 +164,9 @@ std::filesystem::path writeStickMapping(const std::string& name, const std::stri
   const auto path = tempFile(name);
   std::ofstream out(path);
   out << "devices:\n"
-         "  - {name: stick, type: joystick, product: " << product << "}\n"
+         "  - {name: stick, type: joystick, product: "
+      << product
+      << "}\n"
          "bindings:\n"
          "  - {control: lift, device: stick, axis: 0}\n"
          "  - {control: grip, device: stick, button: 0}\n";
@@ -164,7 +185,8 @@ std::map<std::string, std::vector<double>> readTrace(const std::filesystem::path
   while (std::getline(in, line)) {
     std::stringstream row(line);
     std::size_t i = 0;
-    for (std::string cell; std::getline(row, cell, ','); ++i) columns[names.at(i)].push_back(std::stod(cell));
+    for (std::string cell; std::getline(row, cell, ','); ++i)
+      columns[names.at(i)].push_back(std::stod(cell));
   }
   return columns;
 }
@@ -175,7 +197,9 @@ TEST(InputRun, VirtualJoystickDrivesSchemeThroughUnplugAndReplugAndReplaysWithou
   const auto mapping_file = writeStickMapping("simtrainer_input_mapping.yaml", "Engine Stick");
   input::InputSystem input(loadInputMapping(mapping_file.string(), scene.pult));
   std::unique_ptr<input::test::VirtualDevice> stick;
-  auto plug = [&] { stick = std::make_unique<input::test::VirtualDevice>("Engine Stick", 1, 1, 0); };
+  auto plug = [&] {
+    stick = std::make_unique<input::test::VirtualDevice>("Engine Stick", 1, 1, 0);
+  };
   plug();
 
   RunOptions options;
@@ -184,11 +208,11 @@ TEST(InputRun, VirtualJoystickDrivesSchemeThroughUnplugAndReplugAndReplaysWithou
   options.record_path = tempFile("simtrainer_input.rec").string();
   options.input = &input;
   options.before_frame = [&](std::uint64_t frame) {
-    if (frame == 0) stick->axis(0, 32767);   // lift full up
+    if (frame == 0) stick->axis(0, 32767);    // lift full up
     if (frame == 10) stick->button(0, true);  // grip pressed: the scheme's latch closes the jaws
     if (frame == 12) stick->button(0, false);
-    if (frame == 20) stick->detach();         // unplugged with the stick still pushed
-    if (frame == 30) {                        // plugged in again, pulled fully down
+    if (frame == 20) stick->detach();  // unplugged with the stick still pushed
+    if (frame == 30) {                 // plugged in again, pulled fully down
       plug();
       stick->axis(0, -32768);
     }
@@ -202,7 +226,9 @@ TEST(InputRun, VirtualJoystickDrivesSchemeThroughUnplugAndReplugAndReplaysWithou
   const auto& lift_u = trace.at("motor.lift.voltage");
   const auto& jaws_u = trace.at("motor.jaws.voltage");
   ASSERT_EQ(lift_u.size(), 161u);
-  auto at = [](const std::vector<double>& column, int frame) { return column[static_cast<std::size_t>(4 * frame + 1)]; };
+  auto at = [](const std::vector<double>& column, int frame) {
+    return column[static_cast<std::size_t>(4 * frame + 1)];
+  };
   for (int f = 0; f < 40; ++f) {
     const double lift = f < 20 ? 1.0 : (f < 30 ? 0.0 : -1.0);
     EXPECT_EQ(at(lift_u, f), lift) << "frame " << f;
@@ -220,7 +246,8 @@ TEST(InputRun, VirtualJoystickDrivesSchemeThroughUnplugAndReplugAndReplaysWithou
   EXPECT_FALSE(replayed.diverged) << "step " << replayed.diverged_step;
   EXPECT_EQ(replayed.steps, result.steps);
   EXPECT_TRUE(replayed.final_state == result.final_state);
-  for (const auto& f : {mapping_file, std::filesystem::path(options.trace_path), std::filesystem::path(options.record_path)})
+  for (const auto& f : {mapping_file, std::filesystem::path(options.trace_path),
+                        std::filesystem::path(options.record_path)})
     std::filesystem::remove(f);
 }
 
@@ -233,7 +260,9 @@ TEST(InputPlay, OperatorDrivesWhatTheTimelineLeavesAndTheRecordingReplays) {
   {
     std::ofstream out(scenario_file);
     out << "name: exercise\n"
-           "scene: " << kSourceDir << "/scenes/grasp.yaml\n"
+           "scene: "
+        << kSourceDir
+        << "/scenes/grasp.yaml\n"
            "duration: 0.5\n"
            "timeline:\n"
            "  - {at: 0.1, control: grip, pulse: 1, for: 0.1}\n"
@@ -244,7 +273,8 @@ TEST(InputPlay, OperatorDrivesWhatTheTimelineLeavesAndTheRecordingReplays) {
   }
   const Scenario scenario = loadScenario(scenario_file.string());
   ASSERT_EQ(scenario.scene.stepsPerFrame(), 4);
-  const auto mapping_file = writeStickMapping("simtrainer_input_exercise_mapping.yaml", "Exercise Stick");
+  const auto mapping_file =
+      writeStickMapping("simtrainer_input_exercise_mapping.yaml", "Exercise Stick");
   input::InputSystem input(loadInputMapping(mapping_file.string(), scenario.scene.pult));
   auto stick = std::make_unique<input::test::VirtualDevice>("Exercise Stick", 1, 1, 0);
   PlayOptions options;
@@ -254,19 +284,22 @@ TEST(InputPlay, OperatorDrivesWhatTheTimelineLeavesAndTheRecordingReplays) {
   std::uint64_t frames_seen = 0;
   options.before_frame = [&](std::uint64_t frame) {
     ++frames_seen;
-    if (frame == 0) stick->axis(0, 32767);     // lift full up, from the first frame
-    if (frame == 20) stick->button(0, true);   // the timeline's control: ignored
+    if (frame == 0) stick->axis(0, 32767);    // lift full up, from the first frame
+    if (frame == 20) stick->button(0, true);  // the timeline's control: ignored
     if (frame == 22) stick->button(0, false);
   };
   const ScenarioResult result = playScenario(scenario, options);
   EXPECT_EQ(frames_seen, 30u);
-  EXPECT_TRUE(result.passed()) << (result.expectations.empty() ? "" : result.expectations[0].detail);
+  EXPECT_TRUE(result.passed()) << (result.expectations.empty() ? ""
+                                                               : result.expectations[0].detail);
 
   const auto trace = readTrace(options.trace_path);
   const auto& lift_u = trace.at("motor.lift.voltage");
   const auto& jaws_u = trace.at("motor.jaws.voltage");
   ASSERT_EQ(lift_u.size(), 121u);
-  auto at = [](const std::vector<double>& column, int frame) { return column[static_cast<std::size_t>(4 * frame + 1)]; };
+  auto at = [](const std::vector<double>& column, int frame) {
+    return column[static_cast<std::size_t>(4 * frame + 1)];
+  };
   for (int f = 0; f < 30; ++f) {
     EXPECT_EQ(at(lift_u, f), 1.0) << "frame " << f;  // the operator's stick
     if (f <= 5) {

@@ -79,8 +79,8 @@ TEST(JointFriction, StribeckCurveCoastDownMatchesQuadrature) {
   for (auto [name, curve] : {std::pair{"gaussian", C::Gaussian}, std::pair{"tustin", C::Tustin},
                              std::pair{"lorentz", C::Lorentz}}) {
     const double t = coastDownTime(name);
-    RecordProperty(std::string(name) + "_s", std::to_string(t) + " vs " +
-                                                 std::to_string(predictedTime(curve)));
+    RecordProperty(std::string(name) + "_s",
+                   std::to_string(t) + " vs " + std::to_string(predictedTime(curve)));
     EXPECT_NEAR(t, predictedTime(curve), 0.003) << name;
   }
   EXPECT_NEAR(coastDownTime("constant"), kInertia * kOmega0 / 0.15, 0.003);
@@ -144,9 +144,9 @@ TEST(JointFriction, DriveAndLuGreKeysLoad) {
   EXPECT_EQ(m.drive->backlash, 0.01);
   EXPECT_EQ(m.drive->K_ML, 2.0);
   EXPECT_EQ(m.drive->breakaway, 0.04);
-  EXPECT_EQ(m.drive->resistance_ohm, 7.25);  // seed 000 default
+  EXPECT_EQ(m.drive->resistance_ohm, 7.25);                            // seed 000 default
   EXPECT_EQ(m.drive->friction, sim::dynamics::DriveFriction::Static);  // the default
-  EXPECT_NEAR(m.stall_torque_Nm, 0.0452 * 24.0 / 7.25, 1e-15);  // k_M U / R
+  EXPECT_NEAR(m.stall_torque_Nm, 0.0452 * 24.0 / 7.25, 1e-15);         // k_M U / R
   const auto& f = scene.model.joints.at(0).friction;
   EXPECT_EQ(f.model, sim::dynamics::JointFrictionModel::LuGre);
   EXPECT_EQ(f.sigma0, 2e5);
@@ -217,8 +217,7 @@ TEST(JointFriction, BadDriveAndLuGreKeysAreLocated) {
     FAIL() << "accepted";
   } catch (const sim::engine::SceneInvalid& e) {
     ASSERT_FALSE(e.errors().empty());
-    EXPECT_NE(std::string(e.errors()[0].what()).find("motors[m].drive.friction"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.errors()[0].what()).find("motors[m].drive.friction"), std::string::npos)
         << e.errors()[0].what();
   }
   try {

@@ -333,8 +333,7 @@ TEST(MeshImportRejects, ReferencedFileOutsideTheModelDirectory) {
   const fs::path path = dir / "model" / "mf4.gltf";
   writeBytes(path, text);
   const std::string message = importError(path, yUp());
-  EXPECT_NE(message.find("referenced files must lie in the model's directory"),
-            std::string::npos)
+  EXPECT_NE(message.find("referenced files must lie in the model's directory"), std::string::npos)
       << message;
   EXPECT_EQ(message.rfind(path.string() + ": ", 0), 0u) << message;
 }
@@ -421,9 +420,8 @@ TEST(MeshImportRejects, AssimpsOwnBinaryFbx) {
   // of range"); hence the ASCII FBX in the format tests. If this starts loading, move binary FBX
   // into EveryFormat.
   const std::string message = importError(kModels / "mf4_binary.fbx", yUp());
-  EXPECT_EQ(message.rfind((kModels / "mf4_binary.fbx").string() + ": Assimp could not read it: ",
-                          0),
-            0u)
+  EXPECT_EQ(
+      message.rfind((kModels / "mf4_binary.fbx").string() + ": Assimp could not read it: ", 0), 0u)
       << message;
 }
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -21,7 +22,6 @@
 #include <numbers>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace sim::engine {

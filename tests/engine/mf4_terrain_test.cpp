@@ -16,7 +16,8 @@ namespace {
 using dynamics::Vec3;
 
 TEST(Mf4Terrain, ClimbsTheRampOntoThePlatform) {
-  Scene scene = loadScene((std::filesystem::path(SIMTRAINER_SOURCE_DIR) / "scenes/mf4.yaml").string());
+  Scene scene =
+      loadScene((std::filesystem::path(SIMTRAINER_SOURCE_DIR) / "scenes/mf4.yaml").string());
   // The robot is every dynamic body but the container; move it from (1.0, -2.2) to the ramp's
   // centre line, 1.5 m before its foot (ramp: foot at x = 2, y = 5; top at x = 4.986, 0.8 m).
   const Vec3 shift(-0.5, 7.2, 0.0);

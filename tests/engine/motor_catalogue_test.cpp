@@ -19,18 +19,21 @@ constexpr double kRpm = 2.0 * std::numbers::pi / 60.0;  // rad/s per rev/min
 
 // The motor of testing::hingedLinkScene with `passport` as its passport keys.
 dynamics::MotorDef catalogueMotor(const std::string& passport) {
-  return loadSceneFromString(testing::hingedLinkScene("", passport), "catalogue.yaml").model.motors.at(0);
+  return loadSceneFromString(testing::hingedLinkScene("", passport), "catalogue.yaml")
+      .model.motors.at(0);
 }
 
 TEST(MotorCatalogue, ServoClassesFollowTheirRatedPower) {
   // Class, rated power (W), I_m (kg m^2) and Mp as docs/scenes.md's table rounds it (N m).
-  for (const auto& [name, watts, inertia, table_Mp] : {std::tuple{"servo_100w", 100.0, 5.1e-6, 0.955},
-                                                       std::tuple{"servo_200w", 200.0, 1.4e-5, 1.91},
-                                                       std::tuple{"servo_400w", 400.0, 2.6e-5, 3.82},
-                                                       std::tuple{"servo_750w", 750.0, 8.7e-5, 7.16}}) {
+  for (const auto& [name, watts, inertia, table_Mp] :
+       {std::tuple{"servo_100w", 100.0, 5.1e-6, 0.955},
+        std::tuple{"servo_200w", 200.0, 1.4e-5, 1.91},
+        std::tuple{"servo_400w", 400.0, 2.6e-5, 3.82},
+        std::tuple{"servo_750w", 750.0, 8.7e-5, 7.16}}) {
     const auto m = catalogueMotor(std::string("catalogue: ") + name);
     // Exact formulas of the class (1e-12 relative: rounding only).
-    EXPECT_NEAR(m.stall_torque_Nm, 3.0 * watts / (3000.0 * kRpm), 1e-12 * m.stall_torque_Nm) << name;
+    EXPECT_NEAR(m.stall_torque_Nm, 3.0 * watts / (3000.0 * kRpm), 1e-12 * m.stall_torque_Nm)
+        << name;
     EXPECT_NEAR(m.no_load_speed_radps, 6000.0 * kRpm, 1e-9) << name;
     ASSERT_TRUE(m.rotor_inertia_kgm2.has_value()) << name;
     EXPECT_DOUBLE_EQ(*m.rotor_inertia_kgm2, inertia) << name;

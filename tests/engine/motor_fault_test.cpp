@@ -30,7 +30,8 @@ using sim::engine::Session;
 const std::string kScene = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/wg7152.yaml";
 
 Session withVoltage(double u) {
-  return Session(sim::engine::loadScene(kScene, {sim::engine::parseOverride("motors.drive.u=" + std::to_string(u))}));
+  return Session(sim::engine::loadScene(
+      kScene, {sim::engine::parseOverride("motors.drive.u=" + std::to_string(u))}));
 }
 
 // Both sessions run 600 steps; the joint and rotor must agree bit for bit (the solver sees the
@@ -106,9 +107,9 @@ TEST(MotorFault, ScenarioFaultsAreRecordedAndReplay) {
 std::string scenarioFaultError(const std::string& fault) {
   const std::string file = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/inline.scenario.yaml";
   try {
-    sim::engine::loadScenarioFromString(
-        "scene: wg7152.yaml\nduration: 1\nfaults:\n  - " + fault + "\nexpect:\n  - {signal: time, min: 0.99}\n",
-        file);
+    sim::engine::loadScenarioFromString("scene: wg7152.yaml\nduration: 1\nfaults:\n  - " + fault +
+                                            "\nexpect:\n  - {signal: time, min: 0.99}\n",
+                                        file);
   } catch (const sim::engine::SceneError& e) {
     return e.what();
   }
@@ -123,7 +124,8 @@ TEST(MotorFault, ScenarioFaultOfAnUnknownMotorNamesTheLine) {
 
 // ---- The holding brake (motors[].brake) and the brake_released fault ---------------------------
 
-const std::string kBrakedLink = std::string(SIMTRAINER_SOURCE_DIR) + "/tests/engine/data/braked_link.yaml";
+const std::string kBrakedLink =
+    std::string(SIMTRAINER_SOURCE_DIR) + "/tests/engine/data/braked_link.yaml";
 
 // The unpowered motor's damping on the joint, r^2 Mp / w_xx, and the gravity torque m g l cos q
 // of tests/engine/data/braked_link.yaml: released, the link creeps at their ratio.
@@ -171,7 +173,8 @@ TEST(Brake, RecordingWithTheFaultReplaysAndDivergesWithoutIt) {
   options.before_steps = [&frame](Session& session) {
     if (frame++ == 30) session.setMotorFault(0, {MotorFault::Kind::BrakeReleased, 0.0});
   };
-  const sim::engine::RunResult run = sim::engine::runHeadless(sim::engine::loadScene(kBrakedLink), options);
+  const sim::engine::RunResult run =
+      sim::engine::runHeadless(sim::engine::loadScene(kBrakedLink), options);
   const sim::engine::Recording r = sim::engine::readRecording(rec);
   ASSERT_EQ(r.faults.size(), 1u);
   const std::uint64_t fault_step = r.faults.begin()->first;
@@ -216,14 +219,17 @@ TEST(Brake, Mf4ArmHoldsItsPoseUnpowered) {
   auto drift = [&](bool brakes) {
     std::vector<sim::engine::Override> overrides;
     if (!brakes) {
-      for (const char* m : arm) overrides.push_back(sim::engine::parseOverride(std::string("motors.") + m + ".brake.torque=0"));
+      for (const char* m : arm)
+        overrides.push_back(
+            sim::engine::parseOverride(std::string("motors.") + m + ".brake.torque=0"));
     }
     Session s(sim::engine::loadScene(scene, overrides));
     std::vector<std::size_t> joints;
     for (const char* m : arm) {
       const int i = s.scene().model.findMotor(m);
       s.setMotorFault(i, {MotorFault::Kind::Stuck, 0.0});
-      joints.push_back(static_cast<std::size_t>(s.scene().model.motors[static_cast<std::size_t>(i)].joint));
+      joints.push_back(
+          static_cast<std::size_t>(s.scene().model.motors[static_cast<std::size_t>(i)].joint));
     }
     auto angles = [&] {
       std::vector<double> q;
@@ -242,8 +248,10 @@ TEST(Brake, Mf4ArmHoldsItsPoseUnpowered) {
     return Drift{largest(start, settled), largest(settled, angles())};
   };
   const Drift braked = drift(true), free = drift(false);
-  std::printf("MF-4 arm, drives dead: largest joint drift braked %.3g rad (0-1 s), %.3g rad (1-3 s); "
-              "unbraked %.3g rad (1-3 s)\n", braked.settle, braked.hold, free.hold);
+  std::printf(
+      "MF-4 arm, drives dead: largest joint drift braked %.3g rad (0-1 s), %.3g rad (1-3 s); "
+      "unbraked %.3g rad (1-3 s)\n",
+      braked.settle, braked.hold, free.hold);
   EXPECT_LT(braked.settle, 2e-3);
   EXPECT_LT(braked.hold, 2e-5);
   EXPECT_GT(free.hold, 0.1);

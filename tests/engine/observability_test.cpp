@@ -6,9 +6,9 @@
 #include <engine/scheme.h>
 #include <engine/session.h>
 
-#include <Eigen/Geometry>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <Eigen/Geometry>
 
 #include "scratch_dir.h"
 
@@ -45,10 +45,12 @@ class ObservabilityTest : public testing::ScratchDirTest {
   }
 
   // A scenario on the grasp scene whose timeline sets `lift` at 0; `rest` follows.
-  Scenario graspScenario(const std::string& name, double duration_s, double lift, const std::string& rest) {
-    return loadScenario(write(name, fmt::format("scene: {}/scenes/grasp.yaml\nduration: {}\ntimeline:\n"
-                                                "  - {{at: 0.0, control: lift, set: {:.17g}}}{}",
-                                                kSourceDir, duration_s, lift, rest)));
+  Scenario graspScenario(const std::string& name, double duration_s, double lift,
+                         const std::string& rest) {
+    return loadScenario(
+        write(name, fmt::format("scene: {}/scenes/grasp.yaml\nduration: {}\ntimeline:\n"
+                                "  - {{at: 0.0, control: lift, set: {:.17g}}}{}",
+                                kSourceDir, duration_s, lift, rest)));
   }
 };
 
@@ -65,8 +67,10 @@ TEST_F(ObservabilityTest, RollPitchYawAndTiltOfPlacedBodies) {
     const Eigen::Quaterniond q = Eigen::AngleAxisd(a.z(), Eigen::Vector3d::UnitZ()) *
                                  Eigen::AngleAxisd(a.y(), Eigen::Vector3d::UnitY()) *
                                  Eigen::AngleAxisd(a.x(), Eigen::Vector3d::UnitX());
-    bodies += fmt::format("  - {{name: b{}, static: true, position: [{}, 0, 0], orientation: [{:.17g}, {:.17g}, {:.17g}, {:.17g}]}}\n",
-                          i, i, q.w(), q.x(), q.y(), q.z());
+    bodies += fmt::format(
+        "  - {{name: b{}, static: true, position: [{}, 0, 0], orientation: [{:.17g}, {:.17g}, "
+        "{:.17g}, {:.17g}]}}\n",
+        i, i, q.w(), q.x(), q.y(), q.z());
   }
   const Session session(loadSceneFromString("name: placed\nbodies:\n" + bodies, "placed.yaml"));
   for (std::size_t i = 0; i < angles.size(); ++i) {
@@ -78,7 +82,8 @@ TEST_F(ObservabilityTest, RollPitchYawAndTiltOfPlacedBodies) {
     EXPECT_NEAR(v[2], a.z(), 1e-12) << i;
     const Eigen::Vector3d z = (Eigen::AngleAxisd(a.z(), Eigen::Vector3d::UnitZ()) *
                                Eigen::AngleAxisd(a.y(), Eigen::Vector3d::UnitY()) *
-                               Eigen::AngleAxisd(a.x(), Eigen::Vector3d::UnitX())) * Eigen::Vector3d::UnitZ();
+                               Eigen::AngleAxisd(a.x(), Eigen::Vector3d::UnitX())) *
+                              Eigen::Vector3d::UnitZ();
     EXPECT_NEAR(v[3], std::acos(z.z()), 1e-9) << i;  // acos loses digits near 0 and pi
   }
 }
@@ -93,12 +98,13 @@ bodies:
   - {name: bob, mass: 1.0, box: [0.05, 0.05, 0.05], position: [0, 0, 0.5], angular_velocity: [5.5, 0, 0], linear_velocity: [0, 2.75, 0]}
 joints:
   - {name: pivot, type: hinge, parent: world, child: bob, anchor: [0, 0, 1.0], axis: [1, 0, 0]}
-)", "pendulum.yaml"));
+)",
+                                      "pendulum.yaml"));
   double widest = 0.0;
   for (int k = 0; k < 480; ++k) {
     ASSERT_EQ(session.step().fault.kind, dynamics::Fault::Kind::None);
-    const auto v = read(session, {"body.bob.roll", "body.bob.pitch", "body.bob.yaw", "body.bob.tilt",
-                                  "joint.pivot.position"});
+    const auto v = read(session, {"body.bob.roll", "body.bob.pitch", "body.bob.yaw",
+                                  "body.bob.tilt", "joint.pivot.position"});
     EXPECT_NEAR(v[0], v[4], 1e-9) << "step " << k;
     EXPECT_NEAR(v[1], 0.0, 1e-9);
     EXPECT_NEAR(v[2], 0.0, 1e-9);
@@ -123,19 +129,24 @@ scheme:
     - {name: most, type: max, inputs: [pult.a, pult.c, 0.5]}
     - {name: length, type: norm, inputs: [pult.a, pult.c]}
     - {name: band, type: deadband, input: pult.a, width: 2}
-)", "blocks.yaml");
-  struct Case { double a, c, abs, sqrt, min, max, norm, band; };
+)",
+                                          "blocks.yaml");
+  struct Case {
+    double a, c, abs, sqrt, min, max, norm, band;
+  };
   const std::vector<Case> cases = {
       {3.0, 4.0, 3.0, std::sqrt(3.0), 0.5, 4.0, 5.0, 3.0},
-      {-4.0, 3.0, 4.0, 0.0, -4.0, 3.0, 5.0, -4.0},   // sqrt of a negative input: 0
+      {-4.0, 3.0, 4.0, 0.0, -4.0, 3.0, 5.0, -4.0},            // sqrt of a negative input: 0
       {1.5, -2.0, 1.5, std::sqrt(1.5), -2.0, 1.5, 2.5, 0.0},  // inside the band
-      {-2.0, 0.0, 2.0, 0.0, -2.0, 0.5, 2.0, 0.0},    // on the band's edge: still 0
+      {-2.0, 0.0, 2.0, 0.0, -2.0, 0.5, 2.0, 0.0},             // on the band's edge: still 0
       {2.25, 0.0, 2.25, 1.5, 0.0, 2.25, 2.25, 2.25}};
   for (const Case& k : cases) {
     SchemeState state = initialSchemeState(scene.scheme);
     PultState pult{{k.a, k.c}};
     evaluateScheme(scene.scheme, state, pult, {}, 0.01);
-    auto out = [&](const char* name) { return state.outputs[static_cast<std::size_t>(scene.scheme.find(name))]; };
+    auto out = [&](const char* name) {
+      return state.outputs[static_cast<std::size_t>(scene.scheme.find(name))];
+    };
     EXPECT_DOUBLE_EQ(out("absolute"), k.abs) << k.a;
     EXPECT_DOUBLE_EQ(out("root"), k.sqrt) << k.a;
     EXPECT_DOUBLE_EQ(out("least"), k.min) << k.a;
@@ -146,16 +157,22 @@ scheme:
 }
 
 TEST(ObservabilityBlocks, BadBlocksAndSignalsAreLocatedErrors) {
-  struct Case { std::string block, key, message; };
+  struct Case {
+    std::string block, key, message;
+  };
   const std::vector<Case> cases = {
-      {"{name: p, type: pid, setpoint: 0, measurement: 0}", "scheme.blocks[p].kp", "a pid needs at least one of kp, ki, kd"},
-      {"{name: d, type: deadband, input: 0, width: -1}", "scheme.blocks[d].width", "expected a width >= 0"},
+      {"{name: p, type: pid, setpoint: 0, measurement: 0}", "scheme.blocks[p].kp",
+       "a pid needs at least one of kp, ki, kd"},
+      {"{name: d, type: deadband, input: 0, width: -1}", "scheme.blocks[d].width",
+       "expected a width >= 0"},
       {"{name: n, type: norm, inputs: []}", "scheme.blocks[n].inputs", "expected"},
       {"{name: s, type: gain, input: body.b.heading, k: 1}", "scheme.blocks[s].input",
        "(expected x, y, z, vx, vy, vz, speed, roll, pitch, yaw, tilt)"},
   };
   for (const Case& c : cases) {
-    const std::string text = "name: bad\nbodies:\n  - {name: b, static: true}\nscheme:\n  blocks:\n    - " + c.block + "\n";
+    const std::string text =
+        "name: bad\nbodies:\n  - {name: b, static: true}\nscheme:\n  blocks:\n    - " + c.block +
+        "\n";
     try {
       loadSceneFromString(text, "bad.yaml");
       ADD_FAILURE() << "no error for " << c.block;
@@ -191,9 +208,11 @@ expect:
   const ExpectationResult& failed = r.expectations[0];
   ASSERT_FALSE(failed.passed);
   EXPECT_LT(failed.time_s, 0.6);  // decided at the first violation
-  const std::string range = fmt::format("over the window body.palm.z ranged from {:.6g} (t = {:.6g} s) to {:.6g} (t = {:.6g} s)",
-                                        low, low_t, high, high_t);
-  EXPECT_NE(failed.detail.find(range), std::string::npos) << failed.detail << "\nexpected: " << range;
+  const std::string range = fmt::format(
+      "over the window body.palm.z ranged from {:.6g} (t = {:.6g} s) to {:.6g} (t = {:.6g} s)", low,
+      low_t, high, high_t);
+  EXPECT_NE(failed.detail.find(range), std::string::npos)
+      << failed.detail << "\nexpected: " << range;
   EXPECT_GT(high, 0.2);
   // A pass reports its range too.
   EXPECT_TRUE(r.expectations[1].passed) << r.expectations[1].detail;
@@ -210,8 +229,10 @@ expect:
   const ScenarioResult r = playScenario(s);
   ASSERT_EQ(r.expectations.size(), 2u);
   EXPECT_FALSE(r.expectations[0].passed);
-  EXPECT_NE(r.expectations[0].detail.find("pult.lift = 0.51999999 at"), std::string::npos) << r.expectations[0].detail;
-  EXPECT_NE(r.expectations[1].detail.find("pult.lift = 0.52 at"), std::string::npos) << r.expectations[1].detail;
+  EXPECT_NE(r.expectations[0].detail.find("pult.lift = 0.51999999 at"), std::string::npos)
+      << r.expectations[0].detail;
+  EXPECT_NE(r.expectations[1].detail.find("pult.lift = 0.52 at"), std::string::npos)
+      << r.expectations[1].detail;
 }
 
 }  // namespace

@@ -23,9 +23,9 @@
 
 namespace {
 
-using sim::engine::Session;
 using sim::engine::loadScene;
 using sim::engine::parseOverride;
+using sim::engine::Session;
 
 const std::string kScene = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/wg7152.yaml";
 
@@ -72,10 +72,12 @@ TEST(ParameterChange, StructureChangesAreRefusedWithTheReason) {
   Session s(loadScene(kScene));
   for (int i = 0; i < 10; ++i) s.step();
   const std::uint64_t before = s.hash();
-  EXPECT_NE(s.changeScene(loadScene(kScene, {parseOverride("solver.time_step=0.005")})).find("time step"),
-            std::string::npos);
-  EXPECT_NE(s.changeScene(loadScene(kScene, {parseOverride("frame_rate=25")})).find("steps per frame"),
-            std::string::npos);
+  EXPECT_NE(
+      s.changeScene(loadScene(kScene, {parseOverride("solver.time_step=0.005")})).find("time step"),
+      std::string::npos);
+  EXPECT_NE(
+      s.changeScene(loadScene(kScene, {parseOverride("frame_rate=25")})).find("steps per frame"),
+      std::string::npos);
   const std::string other = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/grasp.yaml";
   EXPECT_NE(s.changeScene(loadScene(other)).find("bodies"), std::string::npos);
   EXPECT_EQ(s.hash(), before) << "a refused change leaves the session as it was";
@@ -103,12 +105,13 @@ TEST(ParameterChange, RecordedChangeReplays) {
 }
 
 // A scenario's `changes:`: doubling the no-load speed at 2 s lifts the link's speed from
-// at most 0.1026 rad/s towards 0.2052 rad/s (by 12 s within 0.1 % of it: T = 1.63 s with t_m = 1 s);
-// the recorded run replays. A bad change is an error naming its line.
+// at most 0.1026 rad/s towards 0.2052 rad/s (by 12 s within 0.1 % of it: T = 1.63 s with t_m = 1
+// s); the recorded run replays. A bad change is an error naming its line.
 TEST(ParameterChange, ScenarioChangesApplyAtTheirTimeAndReplay) {
   const std::string file = std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/inline.scenario.yaml";
   const sim::engine::Scenario scenario = sim::engine::loadScenarioFromString(
-      "scene: wg7152.yaml\nduration: 12\nchanges:\n  - {at: 2.0, set: motors.drive.w_xx_rpm, value: 98}\n"
+      "scene: wg7152.yaml\nduration: 12\nchanges:\n  - {at: 2.0, set: motors.drive.w_xx_rpm, "
+      "value: 98}\n"
       "expect:\n  - {signal: joint.hinge.speed, at: 1.99, max: 0.1027}\n"
       "  - {signal: joint.hinge.speed, min: 0.201, max: 0.2053}\n",
       file);
@@ -127,8 +130,8 @@ TEST(ParameterChange, ScenarioChangesApplyAtTheirTimeAndReplay) {
 
   auto error = [&](const std::string& change) {
     try {
-      sim::engine::loadScenarioFromString("scene: wg7152.yaml\nduration: 1\nchanges:\n  - " + change +
-                                              "\nexpect:\n  - {signal: time, min: 0.99}\n",
+      sim::engine::loadScenarioFromString("scene: wg7152.yaml\nduration: 1\nchanges:\n  - " +
+                                              change + "\nexpect:\n  - {signal: time, min: 0.99}\n",
                                           file);
     } catch (const sim::engine::SceneError& e) {
       return std::string(e.what());
@@ -141,7 +144,8 @@ TEST(ParameterChange, ScenarioChangesApplyAtTheirTimeAndReplay) {
   const std::string structure = error("{at: 1, set: solver.time_step, value: 0.005}");
   EXPECT_NE(structure.find(":4"), std::string::npos) << structure;
   EXPECT_NE(structure.find("time step"), std::string::npos) << structure;
-  EXPECT_NE(error("{at: 1, set: motors.drive.Mp, value: x}").find("expected a number"), std::string::npos);
+  EXPECT_NE(error("{at: 1, set: motors.drive.Mp, value: x}").find("expected a number"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -96,19 +96,22 @@ TEST_F(RecordingTest, CutOffRecordingStillReplays) {
 }
 
 TEST_F(RecordingTest, MalformedLinesAndChangedScenesAreErrors) {
-  rewrite("simtrainer-recording 1\nscene " + kSourceDir + "/scenes/grasp.yaml 0123456789abcdef\ncontrols grip lift\n");
+  rewrite("simtrainer-recording 1\nscene " + kSourceDir +
+          "/scenes/grasp.yaml 0123456789abcdef\ncontrols grip lift\n");
   try {
     replay(readRecording(path_), true);
     FAIL() << "a changed scene must not replay";
   } catch (const RecordingError& e) {
-    EXPECT_NE(std::string(e.what()).find("has changed since it was recorded"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has changed since it was recorded"), std::string::npos)
+        << e.what();
   }
   rewrite("simtrainer-recording 1\nscene x 1\ncontrols a\np 0 zero\n");
   try {
     readRecording(path_);
     FAIL() << "no error";
   } catch (const RecordingError& e) {
-    EXPECT_NE(std::string(e.what()).find(path_ + ":4: expected a number, got \"zero\""), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(path_ + ":4: expected a number, got \"zero\""),
+              std::string::npos)
         << e.what();
   }
   rewrite("hello\n");

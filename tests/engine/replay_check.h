@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <unistd.h>
+#include <cstdint>
 
 #include <cstdio>
 #include <filesystem>
@@ -27,8 +27,8 @@ inline std::string tempRecording(const std::string& tag) {
 /// Replays the recording `rec` with verification (no divergence, final state `final_state`), then
 /// a copy of it without its lines that start with `prefix`, which must diverge at the step after
 /// `step` (the event took effect before step + 1). Removes both files.
-inline void expectReplayNeedsLines(const std::string& rec, const std::string& prefix, std::uint64_t step,
-                                   const dynamics::State& final_state) {
+inline void expectReplayNeedsLines(const std::string& rec, const std::string& prefix,
+                                   std::uint64_t step, const dynamics::State& final_state) {
   const ReplayResult same = replay(readRecording(rec), true);
   EXPECT_FALSE(same.diverged) << "diverged at step " << same.diverged_step;
   EXPECT_EQ(same.final_state, final_state);
@@ -49,8 +49,8 @@ inline void expectReplayNeedsLines(const std::string& rec, const std::string& pr
 
 /// Loading a scenario on `scene` (a file in `dir`) whose `faults:` has the one entry `fault` fails
 /// with an error naming the scenario file, the entry's line (4) and `needle`.
-inline void expectFaultError(const std::string& dir, const std::string& scene, const std::string& fault,
-                             const std::string& needle) {
+inline void expectFaultError(const std::string& dir, const std::string& scene,
+                             const std::string& fault, const std::string& needle) {
   try {
     loadScenarioFromString("scene: " + scene + "\nduration: 1\nfaults:\n  - " + fault +
                                "\nexpect:\n  - {signal: time, min: 0.99}\n",

@@ -58,11 +58,13 @@ TEST(Replayer, SeekingAnywhereGivesTheRecordedStateAcrossFaultsAndChanges) {
   ASSERT_EQ(end, 600u);
   // Forward to the end once (the saved points are made on the way), then jump about: before and
   // after each event, on and between saved points, backwards and forwards.
-  const std::vector<std::uint64_t> targets = {end, 10, 333, 180, 251, 249, 599, 0, 401, 100, 399, 600, 1};
+  const std::vector<std::uint64_t> targets = {end, 10,  333, 180, 251, 249, 599,
+                                              0,   401, 100, 399, 600, 1};
   for (const std::uint64_t target : targets) {
     replayer.seek(target);
     ASSERT_EQ(replayer.step(), target);
-    EXPECT_EQ(replayer.session().hash(), recordedHash(recording, target, initial)) << "at step " << target;
+    EXPECT_EQ(replayer.session().hash(), recordedHash(recording, target, initial))
+        << "at step " << target;
   }
   EXPECT_GE(replayer.savedPoints(), 6u);
   // And onwards step by step from a point reached by seeking back: still the recorded run.
@@ -77,11 +79,12 @@ TEST(Replayer, SeekingAnywhereGivesTheRecordedStateAcrossFaultsAndChanges) {
 // commands -0.4): seeking into, out of and across the fault gives the recorded states.
 TEST(Replayer, SeekingAcrossAStuckPultAxisGivesTheRecordedStates) {
   const Scenario scenario = loadScenarioFromString(
-      std::string("scene: ") + SIMTRAINER_SOURCE_DIR + "/scenes/grasp.yaml\nduration: 2.5\n"
-      "timeline:\n  - {at: 0, control: lift, set: -0.4}\n"
-      "faults:\n  - {at: 0.5, control: lift, fault: axis_stuck, value: 0.6}\n"
-      "  - {at: 1.5, control: lift, fault: none}\n"
-      "expect:\n  - {signal: time, min: 2.49}\n",
+      std::string("scene: ") + SIMTRAINER_SOURCE_DIR +
+          "/scenes/grasp.yaml\nduration: 2.5\n"
+          "timeline:\n  - {at: 0, control: lift, set: -0.4}\n"
+          "faults:\n  - {at: 0.5, control: lift, fault: axis_stuck, value: 0.6}\n"
+          "  - {at: 1.5, control: lift, fault: none}\n"
+          "expect:\n  - {signal: time, min: 2.49}\n",
       kDir + "/inline.scenario.yaml");
   const std::string rec = testing::tempRecording("stuck");
   PlayOptions options;
@@ -95,7 +98,8 @@ TEST(Replayer, SeekingAcrossAStuckPultAxisGivesTheRecordedStates) {
   const std::uint64_t end = replayer.steps();
   for (const std::uint64_t target : {end, end / 2, 10ul, end - 1, end / 3, 3 * end / 4, 0ul, end}) {
     replayer.seek(target);
-    EXPECT_EQ(replayer.session().hash(), recordedHash(recording, target, initial)) << "at step " << target;
+    EXPECT_EQ(replayer.session().hash(), recordedHash(recording, target, initial))
+        << "at step " << target;
   }
 }
 
@@ -142,7 +146,8 @@ TEST(Replayer, PauseStepSeekAndSpeedKeys) {
     if (frame == 50) push(OperatorEvent::Kind::Faster);
   };
   bool every_seek_matched = true;
-  options.after_frame = [&](const Session& session, const RunResult&, const std::vector<std::string>&) {
+  options.after_frame = [&](const Session& session, const RunResult&,
+                            const std::vector<std::string>&) {
     steps.push_back(session.stepIndex());
     every_seek_matched = every_seek_matched &&
                          session.hash() == recordedHash(recording, session.stepIndex(), initial);
@@ -185,7 +190,10 @@ TEST(Replayer, ADamagedRecordingReplaysToItsLastCompleteFrame) {
   const std::size_t at = damaged.find("\nh 301 ");
   ASSERT_NE(at, std::string::npos);
   damaged.replace(at + 7, 4, "zz!?");
-  const std::size_t line = static_cast<std::size_t>(std::count(damaged.begin(), damaged.begin() + static_cast<std::ptrdiff_t>(at) + 1, '\n')) + 1;
+  const std::size_t line =
+      static_cast<std::size_t>(std::count(
+          damaged.begin(), damaged.begin() + static_cast<std::ptrdiff_t>(at) + 1, '\n')) +
+      1;
   {
     std::ofstream out(rec, std::ios::binary | std::ios::trunc);
     out << damaged;
@@ -194,11 +202,13 @@ TEST(Replayer, ADamagedRecordingReplaysToItsLastCompleteFrame) {
     readRecording(rec);
     FAIL() << "a damaged recording read strictly";
   } catch (const RecordingError& e) {
-    EXPECT_NE(std::string(e.what()).find(rec + ":" + std::to_string(line) + ":"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(rec + ":" + std::to_string(line) + ":"), std::string::npos)
+        << e.what();
   }
   const Recording cut = readRecording(rec, RecordingRead::UpToDamage);
   std::remove(rec.c_str());
-  EXPECT_EQ(cut.hashes.size(), 300u) << "the last frame that ended before step 301 (2 steps a frame)";
+  EXPECT_EQ(cut.hashes.size(), 300u)
+      << "the last frame that ended before step 301 (2 steps a frame)";
   EXPECT_NE(cut.damage.find(":" + std::to_string(line) + ":"), std::string::npos) << cut.damage;
   EXPECT_FALSE(cut.complete);
   Replayer replayer(cut);

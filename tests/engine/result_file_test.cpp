@@ -43,7 +43,8 @@ ResultFile sample() {
   p.points = 10;
   p.text = "-10 struck the shelf (30.9 s)";
   r.score.penalties = {p};
-  r.score.tasks = {TaskResult{"lifted", true, 16.3125, 15, 0, true, "body.container.z = 1 at t = 16.3 s"}};
+  r.score.tasks = {
+      TaskResult{"lifted", true, 16.3125, 15, 0, true, "body.container.z = 1 at t = 16.3 s"}};
   r.stats.load = "container";
   r.stats.load_path_m = 2.3145817045332940;
   r.stats.motors = {MotorPeak{"shoulder", 0.7567, 0.5675, 3.058}};
@@ -71,7 +72,8 @@ TEST(ResultFile, ReadsBackToTheSameDocument) {
 }
 
 TEST(ResultFile, WritesAtomicallyAndReplaces) {
-  const auto dir = std::filesystem::temp_directory_path() / ("simtrainer_result_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("simtrainer_result_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "r.json").string();
   ResultFile r = sample();
@@ -95,17 +97,22 @@ TEST(ResultFile, BadDocumentsNameTheFileAndField) {
     return std::string("no error");
   };
   EXPECT_NE(error("{not json").find("f.json: not JSON"), std::string::npos);
-  EXPECT_NE(error("{\"format\": \"other\"}").find("not a simtrainer result file"), std::string::npos);
+  EXPECT_NE(error("{\"format\": \"other\"}").find("not a simtrainer result file"),
+            std::string::npos);
   std::string text = resultToJson(sample());
   std::string v2 = text;
   v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
-  EXPECT_NE(error(v2).find("version 2 (this program reads version 1)"), std::string::npos) << error(v2);
+  EXPECT_NE(error(v2).find("version 2 (this program reads version 1)"), std::string::npos)
+      << error(v2);
   std::string bad = text;
   bad.replace(bad.find("\"step\": 7417"), 12, "\"step\": -3");
-  EXPECT_NE(error(bad).find("f.json: penalties[0].step: expected a whole number >= 0"), std::string::npos) << error(bad);
+  EXPECT_NE(error(bad).find("f.json: penalties[0].step: expected a whole number >= 0"),
+            std::string::npos)
+      << error(bad);
   std::string missing = text;
   missing.replace(missing.find("\"detail\""), 8, "\"detale\"");
-  EXPECT_NE(error(missing).find("f.json: tasks[0].detail: missing"), std::string::npos) << error(missing);
+  EXPECT_NE(error(missing).find("f.json: tasks[0].detail: missing"), std::string::npos)
+      << error(missing);
 }
 
 }  // namespace

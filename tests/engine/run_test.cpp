@@ -90,8 +90,9 @@ TEST(Run, BoxStackStaysStacked) {
 // and 1e-5 N s has steps of all three ends: at the cap while it settles, by the tolerance, and
 // with no work once it sleeps (no rows between sleeping bodies).
 TEST(Run, SolverColumnsOfTheTraceAgreeWithTheSummary) {
-  const Scene scene = loadScene(std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/box_stack.yaml",
-                                {{"solver.velocity_iterations", "4"}, {"solver.velocity_tolerance", "1e-5"}});
+  const Scene scene =
+      loadScene(std::string(SIMTRAINER_SOURCE_DIR) + "/scenes/box_stack.yaml",
+                {{"solver.velocity_iterations", "4"}, {"solver.velocity_tolerance", "1e-5"}});
   const std::string path =
       (std::filesystem::temp_directory_path() / "simtrainer_run_solver_columns.csv").string();
   RunOptions options;
@@ -147,15 +148,18 @@ TEST(Run, SolverColumnsOfTheTraceAgreeWithTheSummary) {
   EXPECT_EQ(position_max, result.position_solve.residual.max());
 
   const std::string summary = formatSummary(scene, result);
-  EXPECT_NE(summary.find(fmt::format("velocity solve: steps ended by tolerance {}, cap {}, no work {}",
-                                     velocity[1], velocity[2], velocity[0])),
-            std::string::npos)
+  EXPECT_NE(
+      summary.find(fmt::format("velocity solve: steps ended by tolerance {}, cap {}, no work {}",
+                               velocity[1], velocity[2], velocity[0])),
+      std::string::npos)
       << summary;
-  EXPECT_NE(summary.find(fmt::format("position solve: steps ended by tolerance {}, cap {}, no work {}",
-                                     position[1], position[2], position[0])),
-            std::string::npos)
+  EXPECT_NE(
+      summary.find(fmt::format("position solve: steps ended by tolerance {}, cap {}, no work {}",
+                               position[1], position[2], position[0])),
+      std::string::npos)
       << summary;
-  EXPECT_NE(summary.find(fmt::format("max {:.3g} N s", velocity_max)), std::string::npos) << summary;
+  EXPECT_NE(summary.find(fmt::format("max {:.3g} N s", velocity_max)), std::string::npos)
+      << summary;
 }
 
 // A NaN reaching a body's velocity mid-session (issue 31: numerical faults) stops the run at that

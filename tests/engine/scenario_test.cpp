@@ -35,14 +35,14 @@ TEST_F(ScenarioTest, TimelineSetRampPulseHold) {
   - {at: 0.8, control: lift, hold: 0.9, for: 0.1}
 )")));
   const int lift = s.scene.pult.find("lift");
-  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.05), 0.0);   // initial
-  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.1), 0.5);    // set
-  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.25), 0.375);  // ramp 0.5 -> -0.5, 1/8 of the way
-  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.35), 1.0);   // pulse on top of the ramp
+  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.05), 0.0);       // initial
+  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.1), 0.5);        // set
+  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.25), 0.375);     // ramp 0.5 -> -0.5, 1/8 of the way
+  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.35), 1.0);       // pulse on top of the ramp
   EXPECT_NEAR(timelineValue(s, lift, 0.45), -0.125, 1e-15);  // pulse over: back to the ramp
-  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.7), -0.5);   // ramp done: holds its target
-  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.85), 0.9);   // hold
-  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.95), 0.0);   // released: back to initial
+  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.7), -0.5);       // ramp done: holds its target
+  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.85), 0.9);       // hold
+  EXPECT_DOUBLE_EQ(timelineValue(s, lift, 0.95), 0.0);       // released: back to initial
 }
 
 TEST_F(ScenarioTest, ExpectationsPassAndFailWithReasons) {
@@ -58,7 +58,8 @@ expect:
   ASSERT_EQ(r.expectations.size(), 4u);
   EXPECT_TRUE(r.expectations[0].passed) << r.expectations[0].detail;
   EXPECT_FALSE(r.expectations[1].passed);
-  EXPECT_NE(r.expectations[1].detail.find("body.palm.z = "), std::string::npos) << r.expectations[1].detail;
+  EXPECT_NE(r.expectations[1].detail.find("body.palm.z = "), std::string::npos)
+      << r.expectations[1].detail;
   EXPECT_NE(r.expectations[1].detail.find("at t = 0.5 s, expected >= 0.5"), std::string::npos)
       << r.expectations[1].detail;
   EXPECT_TRUE(r.expectations[2].passed) << r.expectations[2].detail;
@@ -79,7 +80,8 @@ TEST_F(ScenarioTest, LoadErrorsNameFileLineAndKey) {
     EXPECT_EQ(e.file(), path);
     EXPECT_EQ(e.line(), 4);
     EXPECT_EQ(e.key(), "timeline[0].control");
-    EXPECT_NE(std::string(e.what()).find("no pult control \"throttle\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no pult control \"throttle\""), std::string::npos)
+        << e.what();
   }
   const std::string late = write("late.scenario.yaml", scenario(R"(expect:
   - {signal: time, min: 0, at: 2}
@@ -88,17 +90,20 @@ TEST_F(ScenarioTest, LoadErrorsNameFileLineAndKey) {
 }
 
 TEST_F(ScenarioTest, RegressionRunReportsFailuresInJUnit) {
-  const std::string good = write("a_good.scenario.yaml", scenario("expect:\n  - {signal: time, min: 0.99}\n"));
-  const std::string bad = write("b_bad.scenario.yaml", scenario("expect:\n  - {name: impossible, signal: time, min: 5}\n"));
+  const std::string good =
+      write("a_good.scenario.yaml", scenario("expect:\n  - {signal: time, min: 0.99}\n"));
+  const std::string bad = write(
+      "b_bad.scenario.yaml", scenario("expect:\n  - {name: impossible, signal: time, min: 5}\n"));
   const std::string broken = write("c_broken.scenario.yaml", "scene: nowhere.yaml\nduration: 1\n");
   const auto files = findScenarios({dir_.string()});
   ASSERT_EQ(files, (std::vector<std::string>{good, bad, broken}));
   std::size_t calls = 0;
-  const auto results = runScenarios(files, 2, [&](const ScenarioResult&, std::size_t done, std::size_t total) {
-    ++calls;
-    EXPECT_EQ(done, calls);
-    EXPECT_EQ(total, 3u);
-  });
+  const auto results =
+      runScenarios(files, 2, [&](const ScenarioResult&, std::size_t done, std::size_t total) {
+        ++calls;
+        EXPECT_EQ(done, calls);
+        EXPECT_EQ(total, 3u);
+      });
   EXPECT_EQ(calls, 3u);
   EXPECT_TRUE(results[0].passed());
   EXPECT_FALSE(results[1].passed());
@@ -107,8 +112,10 @@ TEST_F(ScenarioTest, RegressionRunReportsFailuresInJUnit) {
   EXPECT_NE(results[2].load_error.find("nowhere.yaml"), std::string::npos) << results[2].load_error;
   const std::string xml = junitXml(results, 1.0);
   EXPECT_NE(xml.find("tests=\"3\" failures=\"1\" errors=\"1\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<failure message=\"expectation failed: impossible: time = 1 at t = 1 s, expected &gt;= 5\""),
-            std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure message=\"expectation failed: impossible: time = 1 at t = 1 s, "
+                     "expected &gt;= 5\""),
+            std::string::npos)
+      << xml;
   EXPECT_NE(xml.find("<error message="), std::string::npos) << xml;
 }
 

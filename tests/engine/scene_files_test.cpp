@@ -116,7 +116,8 @@ TEST_F(SceneFiles, VisualErrorsNameTheKey) {
 
   // A corrupt file: the importer's complaint reaches the user with the place.
   write("broken.glb", "glTF this is not");
-  const std::string broken = write("broken.yaml", unitBoxScene(R"(    visual: {file: broken.glb, up: x}
+  const std::string broken =
+      write("broken.yaml", unitBoxScene(R"(    visual: {file: broken.glb, up: x}
 )"));
   EXPECT_NE(errorOf(broken).find("broken.yaml:5: bodies[b].visual.up: expected z or y"),
             std::string::npos)
@@ -174,14 +175,16 @@ bodies:
     mass: 3
     shapes: [{type: sphere, radius: 1}]
 )");
-  EXPECT_EQ(errorOf(both), both + ":4: bodies[b].mass: give either density (mass, centre and "
-                                  "inertia from the shapes) or mass");
+  EXPECT_EQ(errorOf(both), both +
+                               ":4: bodies[b].mass: give either density (mass, centre and "
+                               "inertia from the shapes) or mass");
   const std::string none = write("none.yaml", R"(bodies:
   - name: b
     mass: 3
 )");
-  EXPECT_EQ(errorOf(none), none + ":2: bodies[b].inertia: missing (required: inertia, box, "
-                                  "density, or shapes with a volume to compute it from)");
+  EXPECT_EQ(errorOf(none), none +
+                               ":2: bodies[b].inertia: missing (required: inertia, box, "
+                               "density, or shapes with a volume to compute it from)");
 }
 
 // A hull from a model file: the container's body node, 0.4 × 0.3 × 0.3 m. With a density the
@@ -279,7 +282,8 @@ cameras:
   EXPECT_NEAR((model.bodies[base].position_m - Vec3(2, 1, 0.1)).norm(), 0.0, 1e-12);
   EXPECT_NEAR((model.bodies[link].position_m - Vec3(2, 1.25, 0.3)).norm(), 0.0, 1e-12);
   // The hinge axis (file +y) is the scene's -x; the anchor is the link's reference point.
-  const dynamics::JointDef& shoulder = model.joints[static_cast<std::size_t>(model.findJoint("shoulder"))];
+  const dynamics::JointDef& shoulder =
+      model.joints[static_cast<std::size_t>(model.findJoint("shoulder"))];
   const dynamics::BodyDef& base_body = model.bodies[base];
   const Vec3 anchor = base_body.position_m + base_body.orientation * shoulder.frame_a.position;
   const Vec3 axis = base_body.orientation * (shoulder.frame_a.rotation * Vec3::UnitX());
@@ -307,17 +311,17 @@ TEST_F(SceneFiles, IncludeErrorsNameTheFileAndLine) {
   // An error inside the included file names that file and its line.
   write("bad/arm.yaml", "bodies:\n  - name: base\n    mass: heavy\n    box: [1, 1, 1]\n");
   const std::string uses_bad = write("uses_bad.yaml", "include:\n  - file: bad/arm.yaml\n");
-  EXPECT_EQ(errorOf(uses_bad),
-            (dir_ / "bad/arm.yaml").string() + ":3: bodies[base].mass: expected a number, got \"heavy\"");
+  EXPECT_EQ(errorOf(uses_bad), (dir_ / "bad/arm.yaml").string() +
+                                   ":3: bodies[base].mass: expected a number, got \"heavy\"");
 
   // A missing file is an error at the include.
   const std::string missing = write("missing.yaml", "\ninclude:\n  - file: nowhere.yaml\n");
-  EXPECT_EQ(errorOf(missing),
-            missing + ":3: include[0].file: cannot open " + (dir_ / "nowhere.yaml").string() +
-                ": no such file");
+  EXPECT_EQ(errorOf(missing), missing + ":3: include[0].file: cannot open " +
+                                  (dir_ / "nowhere.yaml").string() + ": no such file");
   // Not a file a person wrote: a directory, a device.
   const std::string device = write("device.yaml", "include:\n  - file: /dev/zero\n");
-  EXPECT_EQ(errorOf(device), device + ":2: include[0].file: cannot open /dev/zero: not a regular file");
+  EXPECT_EQ(errorOf(device),
+            device + ":2: include[0].file: cannot open /dev/zero: not a regular file");
 
   // A cycle names its files.
   write("a.yaml", "include:\n  - file: b.yaml\n");
@@ -343,8 +347,9 @@ bodies:
     mass: 1
     box: [1, 1, 1]
 )");
-  EXPECT_EQ(errorOf(twice), twice + ":3: bodies[link].name: duplicate name \"link\": a body of "
-                                    "that name is defined at " +
+  EXPECT_EQ(errorOf(twice), twice +
+                                ":3: bodies[link].name: duplicate name \"link\": a body of "
+                                "that name is defined at " +
                                 (dir_ / "robots/arm.yaml").string() + ":9");
 
   // dynamics::validate() problems in an included file are located there too.
@@ -381,8 +386,8 @@ TEST_F(SceneFiles, BadInertiaAndEmptyModelFileAreLocated) {
   write("empty.glb", "");
   const std::string visual = write("visual.yaml", unitBoxScene(R"(    visual: {file: empty.glb}
 )"));
-  EXPECT_EQ(errorOf(visual),
-            visual + ":5: bodies[b].visual.file: " + (dir_ / "empty.glb").string() + ": file is empty");
+  EXPECT_EQ(errorOf(visual), visual + ":5: bodies[b].visual.file: " +
+                                 (dir_ / "empty.glb").string() + ": file is empty");
   const std::string hull = write("hull.yaml", unitBoxScene(R"(    shapes:
       - type: hull
         file: empty.glb
@@ -422,17 +427,21 @@ TEST_F(SceneFiles, CamerasAndTheirErrors) {
   EXPECT_EQ(cameraError("{name: c, type: fixed, fov: 180}"),
             bad + ":4: cameras[c].fov: expected a field of view in (0, 180) degrees, got 180");
   EXPECT_EQ(cameraError("{name: c, type: orbit, inset: [0.8, 0, 0.3, 0.2]}"),
-            bad + ":4: cameras[c].inset: expected a place inside the window: x, y >= 0, width, "
-                  "height > 0, x + width <= 1 and y + height <= 1, got [0.8, 0, 0.3, 0.2]");
+            bad +
+                ":4: cameras[c].inset: expected a place inside the window: x, y >= 0, width, "
+                "height > 0, x + width <= 1 and y + height <= 1, got [0.8, 0, 0.3, 0.2]");
   EXPECT_EQ(cameraError("{name: c, type: orbit, inset: [0.8, 0]}"),
-            bad + ":4: cameras[c].inset: expected a list of 4 numbers [x, y, width, height] "
-                  "(fractions of the window), got a list of 2");
+            bad +
+                ":4: cameras[c].inset: expected a list of 4 numbers [x, y, width, height] "
+                "(fractions of the window), got a list of 2");
   const std::string two = write("two.yaml", R"(cameras:
   - {name: a, type: orbit, default: true}
   - {name: b, type: orbit, default: true}
 )");
-  EXPECT_EQ(errorOf(two), two + ":3: cameras[b].default: only one camera can be the default "
-                                "(another is at " + two + ":2)");
+  EXPECT_EQ(errorOf(two), two +
+                              ":3: cameras[b].default: only one camera can be the default "
+                              "(another is at " +
+                              two + ":2)");
 }
 
 // The solver's implementation switches are gone (one path per idea): a scene or an override
@@ -445,7 +454,8 @@ TEST_F(SceneFiles, RemovedSolverKeysAreRefusedByName) {
     EXPECT_EQ(text.rfind(scene + ":3: solver." + key + ": this key is gone: ", 0), 0u) << text;
     EXPECT_NE(text.find("; remove it"), std::string::npos) << text;
     const std::string grasp = (kSource / "scenes/grasp.yaml").string();
-    const std::string set = errorOf(grasp, {parseOverride(std::string("solver.") + key + "=false")});
+    const std::string set =
+        errorOf(grasp, {parseOverride(std::string("solver.") + key + "=false")});
     EXPECT_NE(set.find("solver." + std::string(key) + ": this key is gone: "), std::string::npos)
         << set;
   }

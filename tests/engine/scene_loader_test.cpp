@@ -212,10 +212,10 @@ TEST(SceneLoader, FlexurePresetPlacesTheComplianceCentre) {
 }
 
 TEST(SceneLoader, FlexureErrorsNameTheKey) {
-  expectSceneError(replace(kFlexure, "preset: ls", "preset: lx"), 14,
-                   "joints[leaf].flexure.preset", "x_hinge, ls, trls2x or tfch");
-  expectSceneError(replace(kFlexure, "      length: 0.04\n", ""), 14,
-                   "joints[leaf].flexure.length", "length L is needed");
+  expectSceneError(replace(kFlexure, "preset: ls", "preset: lx"), 14, "joints[leaf].flexure.preset",
+                   "x_hinge, ls, trls2x or tfch");
+  expectSceneError(replace(kFlexure, "      length: 0.04\n", ""), 14, "joints[leaf].flexure.length",
+                   "length L is needed");
   expectSceneError(replace(kFlexure, "      k_y: 900\n", ""), 14, "joints[leaf].flexure.k_y",
                    "missing");
   expectSceneError(replace(kFlexure, "k_z: 0.3", "k_z: -0.3"), 18, "joints[leaf].flexure.k_z",
@@ -310,7 +310,8 @@ TEST(SceneLoader, TimeStepMustFitTheFrame) {
                    {parseOverride("solver.time_step=10")});
   expectSceneError(kScene, 2, "solver.time_step", "at least 1/10000 of it",
                    {parseOverride("solver.time_step=1e-9")});
-  EXPECT_NO_THROW(loadSceneFromString(kScene, "test.yaml", {parseOverride("solver.time_step=2e-6")}));
+  EXPECT_NO_THROW(
+      loadSceneFromString(kScene, "test.yaml", {parseOverride("solver.time_step=2e-6")}));
   EXPECT_NO_THROW(loadSceneFromString(kScene, "test.yaml",
                                       {parseOverride("solver.time_step=0.016666666666666666")}));
 }
@@ -476,10 +477,9 @@ TEST(SceneLoader, BoxAloneGivesNoCollisionShape) {
   EXPECT_EQ(scene.model.materials.size(), 1u);
   EXPECT_TRUE(loadScene(kWg7152).model.bodies[0].shapes.empty());
 
-  const Scene off =
-      loadSceneFromString(replace(kScene, "    box: [1.0, 0.2, 0.1]\n",
-                                  "    box: [1.0, 0.2, 0.1]\n    collide: false\n"),
-                          "test.yaml");
+  const Scene off = loadSceneFromString(replace(kScene, "    box: [1.0, 0.2, 0.1]\n",
+                                                "    box: [1.0, 0.2, 0.1]\n    collide: false\n"),
+                                        "test.yaml");
   EXPECT_TRUE(off.model.bodies[0].shapes.empty());
 }
 
@@ -536,9 +536,10 @@ TEST(SceneLoader, SetReachesShapesMaterialsAndContact) {
 }
 
 TEST(SceneLoader, BadSetOnShapesIsAnError) {
-  expectErrorText(kShapes,
-                  "test.yaml: --set bodies.box.shapes.5.radius: no item named \"5\" in \"bodies.box.shapes\"",
-                  {parseOverride("bodies.box.shapes.5.radius=1")});
+  expectErrorText(
+      kShapes,
+      "test.yaml: --set bodies.box.shapes.5.radius: no item named \"5\" in \"bodies.box.shapes\"",
+      {parseOverride("bodies.box.shapes.5.radius=1")});
   expectErrorText(kShapes,
                   "test.yaml: --set materials.steel.friction: no item named \"steel\" in "
                   "\"materials\"",
@@ -594,15 +595,17 @@ TEST(SceneLoader, CylinderHullAndMeshShapes) {
   expectErrorText(replace(kNewShapes, "[0, 2, 3]]", "[0, 2]]"),
                   "test.yaml:7: bodies[ground].shapes[0].triangles[1]: expected 3 vertex indices "
                   "[i, j, k], got a list of 2");
-  expectErrorText(replace(kNewShapes, "[0, 0, 0.1], [0.02, 0.02, 0.02]", "[0.1, 0.1, 0], [0.02, 0.02, 0]"),
-                  "test.yaml:17: bodies[can].shapes[1].points: degenerate point cloud: all points "
-                  "lie in one plane (a hull needs 4 points that span a volume)");
+  expectErrorText(
+      replace(kNewShapes, "[0, 0, 0.1], [0.02, 0.02, 0.02]", "[0.1, 0.1, 0], [0.02, 0.02, 0]"),
+      "test.yaml:17: bodies[can].shapes[1].points: degenerate point cloud: all points "
+      "lie in one plane (a hull needs 4 points that span a volume)");
   expectErrorText(replace(kNewShapes, "        half_length: 0.1\n", ""),
                   "test.yaml:13: bodies[can].shapes[0].half_length: missing (required for a "
                   "cylinder)");
   expectErrorText(replace(kNewShapes, "half_length: 0.1", "half_length: 0"),
                   "test.yaml:15: bodies[can].shapes[0].half_length: expected a number > 0, got 0");
-  expectErrorText(replace(kNewShapes, "        radius: 0.05\n", "        radius: 0.05\n        points: [[0, 0, 0]]\n"),
+  expectErrorText(replace(kNewShapes, "        radius: 0.05\n",
+                          "        radius: 0.05\n        points: [[0, 0, 0]]\n"),
                   "test.yaml:15: bodies[can].shapes[0].points: not used by a cylinder shape (give "
                   "radius)");
   expectErrorText(replace(kNewShapes, "    static: true\n", "    mass: 1.0\n    box: [1, 1, 1]\n"),
@@ -724,8 +727,9 @@ TEST(SceneLoader, BadContactIsAnError) {
                   "test.yaml:10: contact.slope: unknown key (expected one of: margin, slop, "
                   "restitution_threshold, max_position_correction, position_correction, sleep, "
                   "sleep_linear_speed, sleep_angular_speed, sleep_time)");
-  expectErrorText(replace(kShapes, "contact:\n  margin: 0.02\n  slop: 0.001\n"
-                                   "  restitution_threshold: 0.2\n  max_position_correction: 0.1\n",
+  expectErrorText(replace(kShapes,
+                          "contact:\n  margin: 0.02\n  slop: 0.001\n"
+                          "  restitution_threshold: 0.2\n  max_position_correction: 0.1\n",
                           "contact: [0.02]\n"),
                   "test.yaml:8: contact: expected a map of keys, got a list of 1");
   expectInvalid(replace(kShapes, "  margin: 0.02", "  margin: -0.02"), 9, "contact.margin");
@@ -742,8 +746,9 @@ TEST(SceneLoader, BadBeltIsAnError) {
   expectErrorText(replace(kShapes, "          m_per_rad: 0.001", "          speed: 0.001"),
                   "test.yaml:39: bodies[box].shapes[2].belt.speed: unknown key (expected one of: "
                   "motor, direction, m_per_rad)");
-  expectErrorText(replace(kShapes, "          direction: [2, 0, 0]", "          direction: [0, 0, 0]"),
-                  "test.yaml:38: bodies[box].shapes[2].belt.direction: direction has zero length");
+  expectErrorText(
+      replace(kShapes, "          direction: [2, 0, 0]", "          direction: [0, 0, 0]"),
+      "test.yaml:38: bodies[box].shapes[2].belt.direction: direction has zero length");
   expectErrorText(replace(kShapes, "          m_per_rad: 0.001\n", ""),
                   "test.yaml:37: bodies[box].shapes[2].belt.m_per_rad: missing (required)");
 }

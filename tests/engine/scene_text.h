@@ -21,14 +21,17 @@ inline std::string unitBoxLine(const std::string& more, const std::string& name 
 // about z, driven by a motor `drive` with the passport `passport` (by default Mp 0.2 N m, w_xx
 // 5 rad/s, t_m 0.1 s, r 50) and the further keys `motor_keys` (", key: value, ..."); flow style,
 // six lines: bodies, joints, motors (the motor on line 6).
-inline std::string hingedLinkScene(const std::string& motor_keys = "",
-                                   const std::string& passport = "Mp: 0.2, w_xx: 5.0, t_m: 0.1, r: 50") {
+inline std::string hingedLinkScene(
+    const std::string& motor_keys = "",
+    const std::string& passport = "Mp: 0.2, w_xx: 5.0, t_m: 0.1, r: 50") {
   return "bodies:\n"
          "  - {name: link, mass: 2.0, box: [1.0, 0.2, 0.1], position: [1, 0, 0]}\n"
          "joints:\n"
-         "  - {name: hinge, type: hinge, parent: world, child: link, anchor: [0, 0, 0], axis: [0, 0, 1]}\n"
+         "  - {name: hinge, type: hinge, parent: world, child: link, anchor: [0, 0, 0], axis: [0, "
+         "0, 1]}\n"
          "motors:\n"
-         "  - {name: drive, joint: hinge, " + passport + motor_keys + "}\n";
+         "  - {name: drive, joint: hinge, " +
+         passport + motor_keys + "}\n";
 }
 
 }  // namespace sim::engine::testing

@@ -53,18 +53,19 @@ struct Harness {
   }
   void set(const std::string& control, double v) {
     const int c = scene.pult.find(control);
-    pult.values[static_cast<std::size_t>(c)] = scene.pult.controls[static_cast<std::size_t>(c)].admit(v);
+    pult.values[static_cast<std::size_t>(c)] =
+        scene.pult.controls[static_cast<std::size_t>(c)].admit(v);
   }
 };
 
 TEST(Pult, ControlsAdmitOnlyTheirValues) {
   const Scene scene = sceneWith("    - {name: y, type: constant, value: 0}\n");
   const auto& c = scene.pult.controls;
-  EXPECT_EQ(c[0].admit(1.7), 1.0);     // axis clamps
+  EXPECT_EQ(c[0].admit(1.7), 1.0);  // axis clamps
   EXPECT_EQ(c[0].admit(-0.25), -0.25);
-  EXPECT_EQ(c[1].admit(0.49), 0.0);    // button threshold 0.5
+  EXPECT_EQ(c[1].admit(0.49), 0.0);  // button threshold 0.5
   EXPECT_EQ(c[1].admit(0.5), 1.0);
-  EXPECT_EQ(c[2].admit(1.6), 2.0);     // switch rounds and clamps to 0..2
+  EXPECT_EQ(c[2].admit(1.6), 2.0);  // switch rounds and clamps to 0..2
   EXPECT_EQ(c[2].admit(7.0), 2.0);
   EXPECT_EQ(c[3].admit(std::nan("")), 1.0);  // NaN -> initial
   EXPECT_EQ(initialPult(scene.pult).values, (std::vector<double>{0.0, 0.0, 0.0, 1.0}));
@@ -85,12 +86,12 @@ TEST(Scheme, StatelessBlocks) {
   h.set("stick", 0.4);
   h.eval();
   EXPECT_DOUBLE_EQ(h.out("g"), -0.8);
-  EXPECT_DOUBLE_EQ(h.out("s"), -0.8 + 3.0 - 0.4);          // 1.8
-  EXPECT_DOUBLE_EQ(h.out("p"), 1.8 * 0.4 * 3.0);           // 2.16
+  EXPECT_DOUBLE_EQ(h.out("s"), -0.8 + 3.0 - 0.4);  // 1.8
+  EXPECT_DOUBLE_EQ(h.out("p"), 1.8 * 0.4 * 3.0);   // 2.16
   EXPECT_DOUBLE_EQ(h.out("sat"), 0.25);
-  EXPECT_DOUBLE_EQ(h.out("dz"), 0.2);                      // 0.4 - 0.2
-  EXPECT_DOUBLE_EQ(h.out("dzr"), 0.25);                    // 0.2 / 0.8
-  EXPECT_DOUBLE_EQ(h.out("lut"), 3.2);                     // 0 + 0.8 * 4
+  EXPECT_DOUBLE_EQ(h.out("dz"), 0.2);    // 0.4 - 0.2
+  EXPECT_DOUBLE_EQ(h.out("dzr"), 0.25);  // 0.2 / 0.8
+  EXPECT_DOUBLE_EQ(h.out("lut"), 3.2);   // 0 + 0.8 * 4
   EXPECT_DOUBLE_EQ(h.out("sw"), -0.8);
   EXPECT_DOUBLE_EQ(h.out("sel"), 11.0);
   EXPECT_DOUBLE_EQ(h.out("y"), 42.0);
@@ -98,7 +99,7 @@ TEST(Scheme, StatelessBlocks) {
   h.set("button", 1.0);
   h.set("mode", 2.0);
   h.eval();
-  EXPECT_DOUBLE_EQ(h.out("dz"), 0.0);  // inside the dead zone
+  EXPECT_DOUBLE_EQ(h.out("dz"), 0.0);   // inside the dead zone
   EXPECT_DOUBLE_EQ(h.out("lut"), 1.0);  // between -1 -> 10 and 0 -> 0
   EXPECT_DOUBLE_EQ(h.out("sw"), 7.0);
   EXPECT_DOUBLE_EQ(h.out("sel"), 33.0);
@@ -109,7 +110,9 @@ TEST(Scheme, StatelessBlocks) {
 }
 
 TEST(Scheme, IntegratorIsForwardEulerWithLimitsAndReset) {
-  Harness h("    - {name: y, type: integrator, input: pult.stick, k: 2, initial: 1, max: 1.5, reset: pult.button}\n");
+  Harness h(
+      "    - {name: y, type: integrator, input: pult.stick, k: 2, initial: 1, max: 1.5, reset: "
+      "pult.button}\n");
   h.set("stick", 1.0);
   EXPECT_DOUBLE_EQ(h.eval(0.1), 1.0);  // output before this evaluation's update
   EXPECT_DOUBLE_EQ(h.eval(0.1), 1.2);
@@ -138,7 +141,9 @@ TEST(Scheme, RateLimiterLagAndDelay) {
 
 TEST(Scheme, PidWithAntiWindup) {
   // Setpoint 1, measurement from the stick; kp 0.5, ki 10, output in [-1, 1].
-  Harness h("    - {name: y, type: pid, setpoint: 1, measurement: pult.stick, kp: 0.5, ki: 10, kd: 0.1}\n");
+  Harness h(
+      "    - {name: y, type: pid, setpoint: 1, measurement: pult.stick, kp: 0.5, ki: 10, kd: "
+      "0.1}\n");
   h.set("stick", 0.0);
   // First: e = 1, integral 0 -> 0.5, derivative on measurement (0 - 0) = 0.
   EXPECT_DOUBLE_EQ(h.eval(0.1), 0.5);
@@ -151,7 +156,8 @@ TEST(Scheme, PidWithAntiWindup) {
 }
 
 TEST(Scheme, ComparatorLatchAndTimer) {
-  Harness h(R"(    - {name: cmp, type: comparator, input: pult.stick, reference: 0.5, hysteresis: 0.2}
+  Harness h(
+      R"(    - {name: cmp, type: comparator, input: pult.stick, reference: 0.5, hysteresis: 0.2}
     - {name: latch, type: latch, input: pult.button}
     - {name: y, type: timer, input: pult.button}
 )");
@@ -173,7 +179,7 @@ TEST(Scheme, ComparatorLatchAndTimer) {
   step(0.39, 0);  // below 0.4: off; released: timer resets
   EXPECT_EQ(h.out("cmp"), 0.0);
   EXPECT_EQ(h.out("y"), 0.0);
-  step(0.0, 1);   // second press toggles the latch off
+  step(0.0, 1);  // second press toggles the latch off
   EXPECT_EQ(h.out("latch"), 0.0);
 }
 
@@ -229,7 +235,8 @@ TEST(SchemeErrors, AlgebraicLoopNamesItsBlocks) {
   expectError(R"(    - {name: ok, type: gain, input: pult.stick, k: 1}
     - {name: a, type: sum, inputs: [ok, b]}
     - {name: b, type: gain, input: a, k: 0.5}
-)", "", kFirstBlockLine + 1, "scheme.blocks[a]", "algebraic loop through blocks a, b");
+)",
+              "", kFirstBlockLine + 1, "scheme.blocks[a]", "algebraic loop through blocks a, b");
 }
 
 TEST(SchemeErrors, MissingSignalUnknownTypeMissingInput) {

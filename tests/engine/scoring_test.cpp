@@ -1,7 +1,8 @@
 // Pins grading (engine/scoring.h, docs/scenarios.md "Scoring"): each penalty kind on a small scene
 // against a figure found without the grader (momentum, the gear motor's analytic speed, the
 // pendulum's energy), tasks and the score's arithmetic, load errors, and the shipped exercises:
-// the MF-4 and grasp runs score 100, the clumsy MF-4 run what its penalties and lost tasks add up to.
+// the MF-4 and grasp runs score 100, the clumsy MF-4 run what its penalties and lost tasks add up
+// to.
 #include <engine/scenario.h>
 #include <engine/session.h>
 
@@ -133,7 +134,8 @@ duration: 3.0
 timeline:
   - {at: 0.1, control: grip, pulse: 1, for: 0.1}
   - {at: 0.9, control: lift, hold: 1, for: 1.0}
-)" + (open ? "  - {at: 2.0, control: grip, pulse: 1, for: 0.1}\n" : "") + R"(scoring:
+)" + (open ? "  - {at: 2.0, control: grip, pulse: 1, for: 0.1}\n" : "") +
+         R"(scoring:
   pass_mark: 50
   load: {body: box, held_by: [left_jaw, right_jaw]}
   penalties:
@@ -144,7 +146,9 @@ timeline:
 TEST_F(ScoringTest, ADroppedBoxIsPenalisedOnceAndOnlyWhileItShouldBeHeld) {
   const ScenarioResult dropped = playScenario(loadScenario(write(
       "drop.scenario.yaml",
-      graspDrop(true, "    - {kind: load_dropped, name: early, below: 0.1, during: [0, 1.9], points: 5}\n"))));
+      graspDrop(
+          true,
+          "    - {kind: load_dropped, name: early, below: 0.1, during: [0, 1.9], points: 5}\n"))));
   const auto drops = named(dropped.score, "dropped");
   ASSERT_EQ(drops.size(), 1u);
   // Let go at 2.0 s from about 0.17 m: below 0.1 m after the jaws open, before 0.2 s of free fall.
@@ -157,7 +161,8 @@ TEST_F(ScoringTest, ADroppedBoxIsPenalisedOnceAndOnlyWhileItShouldBeHeld) {
   EXPECT_DOUBLE_EQ(dropped.score.score, 60.0);
   EXPECT_FALSE(dropped.score.passed);  // critical, though above the pass mark
   // The box at 0.05 m before it is gripped is not "dropped", nor is a box that stays held.
-  const ScenarioResult held = playScenario(loadScenario(write("held.scenario.yaml", graspDrop(false, ""))));
+  const ScenarioResult held =
+      playScenario(loadScenario(write("held.scenario.yaml", graspDrop(false, ""))));
   EXPECT_TRUE(held.score.penalties.empty());
   EXPECT_TRUE(held.score.passed);
 }
@@ -176,7 +181,8 @@ bodies:
     linear_velocity: [0, {}, 0]
 joints:
   - {{name: pivot, type: hinge, parent: world, child: bob, anchor: [0, 0, 1.0], axis: [1, 0, 0]}}
-)", w_radps, 0.5 * w_radps);
+)",
+                     w_radps, 0.5 * w_radps);
 }
 
 // A pendulum (1 kg at 0.5 m below a hinge about x) started hanging with 1 rad/s: by energy its
@@ -185,14 +191,16 @@ TEST_F(ScoringTest, SwingOfAPendulumAgainstItsEnergy) {
   write("pendulum.yaml", pendulumScene(1.0));
   const double I_p = 1.0 * (0.05 * 0.05 + 0.05 * 0.05) / 12.0 + 1.0 * 0.5 * 0.5;
   const double theta_max = std::acos(1.0 - 0.5 * I_p * 1.0 / (1.0 * 9.81 * 0.5));
-  const Scenario s = loadScenario(write("p.scenario.yaml", fmt::format(R"(scene: pendulum.yaml
+  const Scenario s =
+      loadScenario(write("p.scenario.yaml", fmt::format(R"(scene: pendulum.yaml
 duration: 0.6
 scoring:
   pass_mark: 0
   penalties:
     - {{kind: swing, name: under, body: bob, max_angle: {}, points: 1}}
     - {{kind: swing, name: over, body: bob, max_angle: {}, points: 1}}
-)", 0.97 * theta_max, 1.03 * theta_max)));
+)",
+                                                        0.97 * theta_max, 1.03 * theta_max)));
   const ScenarioResult r = playScenario(s);  // 0.6 s: the first swing to one side (T/4 = 0.35 s)
   const auto under = named(r.score, "under");
   ASSERT_EQ(under.size(), 1u) << "theta_max " << theta_max;
@@ -219,14 +227,16 @@ TEST_F(ScoringTest, SwingJerkOfAPendulumAgainstItsClosedForm) {
   // a sinusoid (the centripetal term's third harmonic is filtered more: < 0.05 %), and the step
   // (1/240 s) samples the peak within w0 h / 2 = 0.009 rad of phase (1 - cos = 4e-5). Leaving
   // out the centripetal term (1 %) or the window factor (1.6 %) moves the value out of the band.
-  const Scenario s = loadScenario(write("p.scenario.yaml", fmt::format(R"(scene: pendulum.yaml
+  const Scenario s = loadScenario(
+      write("p.scenario.yaml", fmt::format(R"(scene: pendulum.yaml
 duration: 1.0
 scoring:
   pass_mark: 0
   penalties:
     - {{kind: swing, name: under, body: bob, max_jerk: {}, jerk_window: {}, points: 1}}
     - {{kind: swing, name: over, body: bob, max_jerk: {}, jerk_window: {}, points: 1}}
-)", 0.995 * peak, window, 1.005 * peak, window)));
+)",
+                                           0.995 * peak, window, 1.005 * peak, window)));
   const ScenarioResult r = playScenario(s);
   const auto under = named(r.score, "under");
   ASSERT_EQ(under.size(), 1u) << "peak " << peak;
@@ -239,7 +249,8 @@ scoring:
 }
 
 TEST_F(ScoringTest, TasksTimeAndTheScoreAddUp) {
-  const auto path = write("t.scenario.yaml", std::string("scene: ") + kSourceDir + R"(/scenes/grasp.yaml
+  const auto path =
+      write("t.scenario.yaml", std::string("scene: ") + kSourceDir + R"(/scenes/grasp.yaml
 duration: 4.0
 timeline:
   - {at: 0.1, control: grip, pulse: 1, for: 0.1}
@@ -259,7 +270,8 @@ scoring:
 )");
   std::vector<std::string> last_notes;
   PlayOptions options;
-  options.after_frame = [&](const Session&, const RunResult& so_far, const std::vector<std::string>&) {
+  options.after_frame = [&](const Session&, const RunResult& so_far,
+                            const std::vector<std::string>&) {
     last_notes = so_far.score.lines();  // what the HUD's score panel shows
     return true;
   };
@@ -292,7 +304,8 @@ scoring:
 }
 
 TEST_F(ScoringTest, BadScoringIsAnErrorNamingFileLineAndKey) {
-  const std::string head = std::string("scene: ") + kSourceDir + "/scenes/grasp.yaml\nduration: 1\n" +
+  const std::string head = std::string("scene: ") + kSourceDir +
+                           "/scenes/grasp.yaml\nduration: 1\n" +
                            "expect:\n  - {name: e, signal: time, min: 0}\nscoring:\n";
   struct Case {
     std::string body, key, message;
@@ -300,22 +313,28 @@ TEST_F(ScoringTest, BadScoringIsAnErrorNamingFileLineAndKey) {
   };
   const std::vector<Case> cases = {
       {"  pass_mark: 120\n", "scoring.pass_mark", "expected a pass mark in [0, 100], got 120", 6},
-      {"  pass_mark: 50\n  penalties:\n    - {kind: collision, name: x, between: [box, shelf], points: 1}\n",
+      {"  pass_mark: 50\n  penalties:\n    - {kind: collision, name: x, between: [box, shelf], "
+       "points: 1}\n",
        "scoring.penalties[x].between[1]", "no body or group \"shelf\"", 8},
-      {"  pass_mark: 50\n  penalties:\n    - {kind: collision, name: x, between: [box, palm], points: -5}\n",
+      {"  pass_mark: 50\n  penalties:\n    - {kind: collision, name: x, between: [box, palm], "
+       "points: -5}\n",
        "scoring.penalties[x].points", "expected a number >= 0, got -5", 8},
       {"  pass_mark: 50\n  tasks:\n    - {expect: nothing, points: 3}\n", "scoring.tasks[0].expect",
        "no expectation named \"nothing\"", 8},
       {"  pass_mark: 50\n  load: {body: crate}\n", "scoring.load.body", "no body \"crate\"", 7},
-      {"  pass_mark: 50\n  penalties:\n    - {kind: motor_overload, motors: [winch], fraction: 0.9, points: 1}\n",
+      {"  pass_mark: 50\n  penalties:\n    - {kind: motor_overload, motors: [winch], fraction: "
+       "0.9, points: 1}\n",
        "scoring.penalties[0].motors[0]", "no motor \"winch\"", 8},
-      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, max_angle: 0.1, points: 1}\n", "scoring.penalties[0].body",
-       "missing (give body, or scoring.load)", 8},
-      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, body: box, points: 1}\n", "scoring.penalties[0].max_angle",
+      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, max_angle: 0.1, points: 1}\n",
+       "scoring.penalties[0].body", "missing (give body, or scoring.load)", 8},
+      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, body: box, points: 1}\n",
+       "scoring.penalties[0].max_angle",
        "missing (give max_angle in rad, max_jerk in m/s^3, or both)", 8},
-      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, body: box, max_angle: 0.1, jerk_window: 0.1, points: 1}\n",
+      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, body: box, max_angle: 0.1, jerk_window: "
+       "0.1, points: 1}\n",
        "scoring.penalties[0].jerk_window", "only with max_jerk", 8},
-      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, body: box, max_jerk: 5, jerk_window: 0.0001, points: 1}\n",
+      {"  pass_mark: 50\n  penalties:\n    - {kind: swing, body: box, max_jerk: 5, jerk_window: "
+       "0.0001, points: 1}\n",
        "scoring.penalties[0].jerk_window", "expected a window from one time step", 8},
   };
   for (const Case& c : cases) {
@@ -333,7 +352,8 @@ TEST_F(ScoringTest, BadScoringIsAnErrorNamingFileLineAndKey) {
 }
 
 TEST(ScoringExamples, CleanRunsScore100) {
-  for (const char* file : {"/scenes/scenarios/mf4_grip_lift.scenario.yaml", "/scenes/scenarios/grasp_lift.scenario.yaml"}) {
+  for (const char* file : {"/scenes/scenarios/mf4_grip_lift.scenario.yaml",
+                           "/scenes/scenarios/grasp_lift.scenario.yaml"}) {
     const ScenarioResult r = playScenario(loadScenario(kSourceDir + file));
     ASSERT_TRUE(r.score.scored) << file;
     EXPECT_TRUE(r.passed()) << r.failureSummary();
@@ -344,7 +364,8 @@ TEST(ScoringExamples, CleanRunsScore100) {
 }
 
 TEST(ScoringExamples, ClumsyRunScoresWhatItsPenaltiesAddUpTo) {
-  const ScenarioResult r = playScenario(loadScenario(kSourceDir + "/scenes/exercises/mf4_grip_lift_clumsy.scenario.yaml"));
+  const ScenarioResult r = playScenario(
+      loadScenario(kSourceDir + "/scenes/exercises/mf4_grip_lift_clumsy.scenario.yaml"));
   const ScoreSheet& s = r.score;
   // What the timeline does wrong shows up as the penalties it should.
   const auto shelf = named(s, "struck the shelf");
@@ -359,10 +380,12 @@ TEST(ScoringExamples, ClumsyRunScoresWhatItsPenaltiesAddUpTo) {
   std::vector<std::string> lost;
   for (const TaskResult& t : s.tasks)
     if (t.points_lost > 0.0) lost.push_back(t.name);
-  EXPECT_EQ(lost, (std::vector<std::string>{"jaws squeeze the handle", "container carried over the shelf",
-                                            "container does not slip in the jaws"}));
-  const double penalties = std::accumulate(s.penalties.begin(), s.penalties.end(), 0.0,
-                                           [](double sum, const Penalty& p) { return sum + p.points; });
+  EXPECT_EQ(lost,
+            (std::vector<std::string>{"jaws squeeze the handle", "container carried over the shelf",
+                                      "container does not slip in the jaws"}));
+  const double penalties =
+      std::accumulate(s.penalties.begin(), s.penalties.end(), 0.0,
+                      [](double sum, const Penalty& p) { return sum + p.points; });
   EXPECT_DOUBLE_EQ(s.penalty_points, penalties);
   EXPECT_DOUBLE_EQ(s.task_points_lost, 30.0);
   EXPECT_DOUBLE_EQ(s.score, 100.0 - penalties - 30.0);

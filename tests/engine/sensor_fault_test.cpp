@@ -33,7 +33,9 @@ int hingeSensor(const Session& s) {
   return k;
 }
 
-double trackingError(const Session& s) { return std::abs(0.03 * s.time() - s.dynamics().joints[0].position); }
+double trackingError(const Session& s) {
+  return std::abs(0.03 * s.time() - s.dynamics().joints[0].position);
+}
 
 void runTo(Session& s, double t) {
   while (s.time() < t - 1e-9) s.step();
@@ -47,11 +49,12 @@ TEST(SensorFault, DropoutMakesTheServoLoseTrack) {
   const int k = hingeSensor(faulted);
   faulted.setSensorFault(k, {SensorFault::Kind::Dropout, 0.0});
   // Dropout holds the value the scheme saw at its last evaluation (one step of 0.03 rad/s ago).
-  EXPECT_NEAR(faulted.sensorFaults()[static_cast<std::size_t>(k)].value, faulted.dynamics().joints[0].position, 1e-3);
+  EXPECT_NEAR(faulted.sensorFaults()[static_cast<std::size_t>(k)].value,
+              faulted.dynamics().joints[0].position, 1e-3);
   runTo(healthy, 14.0);
   runTo(faulted, 14.0);
-  std::printf("tracking error at 14 s: healthy %.4f rad, dropout since 8 s %.4f rad\n", trackingError(healthy),
-              trackingError(faulted));
+  std::printf("tracking error at 14 s: healthy %.4f rad, dropout since 8 s %.4f rad\n",
+              trackingError(healthy), trackingError(faulted));
   // Healthy: a P servo on a ramp lags by u/kp = (0.03 / 0.1026) / 10 = 0.029 rad. Frozen: the PID
   // sees a growing error and drives the link at full voltage (0.1 rad/s), past the ramp.
   EXPECT_LT(trackingError(healthy), 0.04);
@@ -66,7 +69,7 @@ TEST(SensorFault, NoiseRaisesTheCommandedVoltageVariance) {
   Session healthy(sim::engine::loadScene(kScene));
   Session noisy(sim::engine::loadScene(kScene));
   const double sigma = 0.02;  // rad
-  runTo(healthy, 8.0);  // past the start transient
+  runTo(healthy, 8.0);        // past the start transient
   runTo(noisy, 8.0);
   noisy.setSensorFault(hingeSensor(noisy), {SensorFault::Kind::Noise, sigma});
   // The voltage difference is kp * noise (plus the tiny motion the noise causes): its standard
@@ -91,7 +94,6 @@ TEST(SensorFault, NoiseRaisesTheCommandedVoltageVariance) {
   // The dynamics itself is not noised: a scenario expectation on the joint reads the truth.
   EXPECT_LT(trackingError(noisy), 0.04);
 }
-
 
 // Scenario faults reach the recording as `s` lines; the replay re-applies them and matches every
 // step's hash (the noise generator is seeded from the scene, so it draws the same numbers).

@@ -35,11 +35,13 @@ bodies:
       - {type: box, size: [0.1, 0.1, 0.1]}
       - {type: sphere, radius: 0.05, position: [0, 0, 0.1], color: [0, 1, 0, 0.5]}
   - {name: plain, mass: 1, box: [0.1, 0.1, 0.1], color: [0, 0, 1]}
-)", "colours.yaml");
+)",
+                                          "colours.yaml");
   const auto visuals = bodyVisuals(scene);
   ASSERT_EQ(visuals.size(), 3u);
   ASSERT_EQ(visuals[0].meshes.size(), 1u);
-  EXPECT_EQ(visuals[0].meshes[0].color_rgba, (std::array<float, 4>{0.1f, 0.2f, 0.3f, 1.0f}));  // over the ground's grey
+  EXPECT_EQ(visuals[0].meshes[0].color_rgba,
+            (std::array<float, 4>{0.1f, 0.2f, 0.3f, 1.0f}));  // over the ground's grey
   ASSERT_EQ(visuals[1].meshes.size(), 2u);
   EXPECT_EQ(visuals[1].meshes[0].color_rgba, (std::array<float, 4>{1.0f, 0.0f, 0.0f, 1.0f}));
   EXPECT_EQ(visuals[1].meshes[1].color_rgba, (std::array<float, 4>{0.0f, 1.0f, 0.0f, 0.5f}));
@@ -48,7 +50,8 @@ bodies:
   for (const auto& [text, key] : std::vector<std::pair<std::string, std::string>>{
            {"color: [1, 0]", "bodies[b].color"}, {"color: [1, 0, 1.5]", "bodies[b].color[2]"}}) {
     try {
-      loadSceneFromString("name: bad\nbodies:\n  - {name: b, static: true, " + text + "}\n", "bad.yaml");
+      loadSceneFromString("name: bad\nbodies:\n  - {name: b, static: true, " + text + "}\n",
+                          "bad.yaml");
       ADD_FAILURE() << text;
     } catch (const SceneError& e) {
       EXPECT_EQ(e.line(), 3) << e.what();

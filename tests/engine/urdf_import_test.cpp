@@ -12,9 +12,9 @@
 #include <engine/scene.h>
 #include <engine/urdf.h>
 
-#include <Eigen/Geometry>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <Eigen/Geometry>
 
 #include <cmath>
 #include <cstdlib>

@@ -26,18 +26,23 @@ using sim::engine::SceneInvalid;
 
 // Values that break careless parsers and converters.
 const std::vector<std::string> kNastyValues = {
-    "0", "-0", "-1", "1e308", "-1e308", "1e-320", "nan", ".nan", "inf", "-.inf", "2147483648",
-    "4294967296", "-2147483649", "0x10", "~", "null", "true", "[]", "{}", "[1, 2]", "[[1]]",
-    "\"\"", "''", "*anchor", "&a 1", "!!binary x", "a: b", "- x", "[1, 2, 3, 4]", "1e3",
-    "world", "default", "pult.grip", "time", "[nan, 0, 0]", "[0, 0, 0]", "[1e9, 0, 0]"};
+    "0",           "-0",         "-1",        "1e308", "-1e308",       "1e-320",
+    "nan",         ".nan",       "inf",       "-.inf", "2147483648",   "4294967296",
+    "-2147483649", "0x10",       "~",         "null",  "true",         "[]",
+    "{}",          "[1, 2]",     "[[1]]",     "\"\"",  "''",           "*anchor",
+    "&a 1",        "!!binary x", "a: b",      "- x",   "[1, 2, 3, 4]", "1e3",
+    "world",       "default",    "pult.grip", "time",  "[nan, 0, 0]",  "[0, 0, 0]",
+    "[1e9, 0, 0]"};
 
 // Tokens that steer mutants into the loader's deeper paths.
 const std::vector<std::string> kKeys = {
-    "name", "type", "mass", "density", "inertia", "box", "position", "rpy", "orientation",
-    "shapes", "joints", "motors", "repeaters", "include", "visual", "file", "node", "cameras",
-    "scheme", "pult", "blocks", "outputs", "input", "inputs", "signal", "k", "r", "t_m", "Mp",
-    "w_xx", "limits", "axis", "anchor", "parent", "child", "body", "belt", "motor", "points",
-    "vertices", "triangles", "static", "material", "materials", "solver", "contact", "size"};
+    "name",     "type",        "mass",   "density", "inertia",  "box",       "position",
+    "rpy",      "orientation", "shapes", "joints",  "motors",   "repeaters", "include",
+    "visual",   "file",        "node",   "cameras", "scheme",   "pult",      "blocks",
+    "outputs",  "input",       "inputs", "signal",  "k",        "r",         "t_m",
+    "Mp",       "w_xx",        "limits", "axis",    "anchor",   "parent",    "child",
+    "body",     "belt",        "motor",  "points",  "vertices", "triangles", "static",
+    "material", "materials",   "solver", "contact", "size"};
 
 class Mutator {
  public:
@@ -51,7 +56,9 @@ class Mutator {
   }
 
  private:
-  std::size_t pick(std::size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_); }
+  std::size_t pick(std::size_t n) {
+    return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+  }
 
   std::vector<std::string> lines(const std::string& text) {
     std::vector<std::string> out;
@@ -66,7 +73,8 @@ class Mutator {
   }
 
   std::string once(std::string text) {
-    if (text.empty()) return kKeys[pick(kKeys.size())] + ": " + kNastyValues[pick(kNastyValues.size())];
+    if (text.empty())
+      return kKeys[pick(kKeys.size())] + ": " + kNastyValues[pick(kNastyValues.size())];
     switch (pick(10)) {
       case 0: {  // flip a byte
         text[pick(text.size())] = static_cast<char>(pick(256));
@@ -90,7 +98,8 @@ class Mutator {
         if (spots.empty()) return text;
         const std::size_t at = spots[pick(spots.size())];
         std::size_t end = at;
-        while (end < text.size() && text[end] != '\n' && text[end] != ',' && text[end] != '}') ++end;
+        while (end < text.size() && text[end] != '\n' && text[end] != ',' && text[end] != '}')
+          ++end;
         text.replace(at, end - at, kNastyValues[pick(kNastyValues.size())]);
         return text;
       }
@@ -102,7 +111,9 @@ class Mutator {
         if (spots.empty()) return text;
         const std::size_t colon = spots[pick(spots.size())];
         std::size_t begin = colon;
-        while (begin > 0 && (std::isalnum(static_cast<unsigned char>(text[begin - 1])) || text[begin - 1] == '_')) --begin;
+        while (begin > 0 && (std::isalnum(static_cast<unsigned char>(text[begin - 1])) ||
+                             text[begin - 1] == '_'))
+          --begin;
         text.replace(begin, colon - begin, kKeys[pick(kKeys.size())]);
         return text;
       }
@@ -182,8 +193,9 @@ int main(int argc, char** argv) {
     }
   }
   if (corpus_files.empty() || (seconds <= 0.0 && iterations < 0)) {
-    std::fprintf(stderr,
-                 "usage: fuzz_scene (--seconds S | --iterations N) [--seed K] [--out FILE] SCENE...\n");
+    std::fprintf(
+        stderr,
+        "usage: fuzz_scene (--seconds S | --iterations N) [--seed K] [--out FILE] SCENE...\n");
     return 2;
   }
   std::vector<std::pair<std::string, std::string>> corpus;
@@ -195,8 +207,11 @@ int main(int argc, char** argv) {
   long run = 0, loaded = 0, rejected = 0;
   for (;; ++run) {
     if (iterations >= 0 && run >= iterations) break;
-    if (seconds > 0.0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds) break;
-    const auto& [file, text] = corpus[std::uniform_int_distribution<std::size_t>(0, corpus.size() - 1)(choose)];
+    if (seconds > 0.0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds)
+      break;
+    const auto& [file, text] =
+        corpus[std::uniform_int_distribution<std::size_t>(0, corpus.size() - 1)(choose)];
     const std::string mutant = mutator.mutate(text);
     // Written before loading, so a crash or hang leaves the input behind.
     std::ofstream(out, std::ios::binary) << mutant;
@@ -211,7 +226,8 @@ int main(int argc, char** argv) {
       ++rejected;
     } catch (const SceneError& e) {
       if (e.file() != file && e.file().find(".yaml") == std::string::npos) {
-        std::fprintf(stderr, "finding: error names no scene file: %s (input: %s)\n", e.what(), out.c_str());
+        std::fprintf(stderr, "finding: error names no scene file: %s (input: %s)\n", e.what(),
+                     out.c_str());
         return 1;
       }
       ++rejected;
@@ -221,9 +237,11 @@ int main(int argc, char** argv) {
     }
   }
   std::remove(out.c_str());
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("fuzz_scene: %ld mutants in %.1f s (seed %llu): %ld loaded, %ld rejected with a "
-              "located error, no finding\n",
-              run, elapsed, static_cast<unsigned long long>(seed), loaded, rejected);
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "fuzz_scene: %ld mutants in %.1f s (seed %llu): %ld loaded, %ld rejected with a "
+      "located error, no finding\n",
+      run, elapsed, static_cast<unsigned long long>(seed), loaded, rejected);
   return 0;
 }

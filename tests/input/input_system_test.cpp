@@ -25,10 +25,18 @@ ControlSpec axis(const char* name, double min = -1.0, double max = 1.0, double i
 ControlSpec control(const char* name, ControlKind kind, int positions = 2, double initial = 0.0) {
   return {name, kind, 0.0, 1.0, initial, positions};
 }
-Source devAxis(int device, int index) { return {Source::Kind::Axis, device, index, 0}; }
-Source devButton(int device, int index) { return {Source::Kind::Button, device, index, 0}; }
-Source devHat(int device, int index, int dir) { return {Source::Kind::Hat, device, index, dir}; }
-Source key(const char* name) { return {Source::Kind::Key, -1, *keyFromName(name), 0}; }
+Source devAxis(int device, int index) {
+  return {Source::Kind::Axis, device, index, 0};
+}
+Source devButton(int device, int index) {
+  return {Source::Kind::Button, device, index, 0};
+}
+Source devHat(int device, int index, int dir) {
+  return {Source::Kind::Hat, device, index, dir};
+}
+Source key(const char* name) {
+  return {Source::Kind::Key, -1, *keyFromName(name), 0};
+}
 
 Binding bind(int control, Source s, DigitalAction action = DigitalAction::Press) {
   Binding b;
@@ -63,7 +71,7 @@ TEST(InputSystem, JoystickAxesThroughDeadZoneExpoAndInvert) {
   ASSERT_TRUE(input.devices()[0].connected);
   EXPECT_EQ(v[2], -99.0) << "an unbound control is left alone";
 
-  stick.axis(0, 3000);  // n = 0.09: inside the dead zone
+  stick.axis(0, 3000);    // n = 0.09: inside the dead zone
   stick.axis(1, -32768);  // n = -1, inverted: +1 -> max
   v = sample(input);
   EXPECT_EQ(v[0], 0.0);
@@ -103,7 +111,7 @@ void expectPadDrives(InputSystem& input, VirtualDevice& pad) {
   EXPECT_EQ(input.devices()[0].name, "Sim Pad Mapped");
   EXPECT_EQ(v[0], 0.0);
   EXPECT_EQ(v[1], 0.0);
-  pad.axis(1, 32767);  // raw axis 1 is the pad's lefty
+  pad.axis(1, 32767);   // raw axis 1 is the pad's lefty
   pad.button(0, true);  // raw button 0 is its a
   v = sample(input);
   EXPECT_DOUBLE_EQ(v[0], 1.0);
@@ -130,7 +138,8 @@ TEST(InputSystem, GamepadRecognisedThroughSdlGameControllerConfig) {
 
 TEST(InputSystem, GamepadRecognisedThroughDatabaseFile) {
   const std::string guid = test::virtualGuid("Sim Pad", 2, 2, 0);
-  const auto db = std::filesystem::temp_directory_path() / "simtrainer_input_test_gamecontrollerdb.txt";
+  const auto db =
+      std::filesystem::temp_directory_path() / "simtrainer_input_test_gamecontrollerdb.txt";
   {
     std::ofstream out(db);
     out << "# a comment line, as in the community database\n"
@@ -165,19 +174,26 @@ TEST(InputSystem, MissingDatabaseFileIsAClearError) {
     InputSystem input(Mapping{}, options);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/gamecontrollerdb.txt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/gamecontrollerdb.txt"), std::string::npos)
+        << e.what();
   }
 }
 
 TEST(InputSystem, UnplugReturnsControlsToNeutralInTheSameSampleAndReplugPicksUp) {
   Mapping m;
-  m.controls = {axis("lift", -1.0, 1.0, 0.25), control("lights", ControlKind::Toggle),
-                control("gear", ControlKind::Switch, 4, 1.0), control("horn", ControlKind::Button),
-                control("brake", ControlKind::Button), control("pump", ControlKind::Toggle, 2, 1.0)};
+  m.controls = {axis("lift", -1.0, 1.0, 0.25),
+                control("lights", ControlKind::Toggle),
+                control("gear", ControlKind::Switch, 4, 1.0),
+                control("horn", ControlKind::Button),
+                control("brake", ControlKind::Button),
+                control("pump", ControlKind::Toggle, 2, 1.0)};
   m.devices = {{"panel", DeviceKind::Joystick, "Test Panel", ""}};
-  m.bindings = {bind(0, devAxis(0, 0)), bind(1, devButton(0, 0), DigitalAction::Toggle),
-                bind(2, devButton(0, 1), DigitalAction::Position), bind(3, devButton(0, 2)),
-                bind(4, key("B")), bind(5, devButton(0, 2), DigitalAction::Hold)};
+  m.bindings = {bind(0, devAxis(0, 0)),
+                bind(1, devButton(0, 0), DigitalAction::Toggle),
+                bind(2, devButton(0, 1), DigitalAction::Position),
+                bind(3, devButton(0, 2)),
+                bind(4, key("B")),
+                bind(5, devButton(0, 2), DigitalAction::Hold)};
   m.bindings[2].position = 3;
   InputSystem input(m);
   auto panel = std::make_unique<VirtualDevice>("Test Panel", 1, 3, 0);
@@ -214,7 +230,8 @@ TEST(InputSystem, GuidMatchWinsOverName) {
   const std::string guid_b = test::virtualGuid("Twin", 1, 0, 0, SDL_JOYSTICK_TYPE_UNKNOWN, 0x0002);
   Mapping m;
   m.controls = {axis("a"), axis("b")};
-  m.devices = {{"by_name", DeviceKind::Joystick, "Twin", ""}, {"by_guid", DeviceKind::Joystick, "", guid_b}};
+  m.devices = {{"by_name", DeviceKind::Joystick, "Twin", ""},
+               {"by_guid", DeviceKind::Joystick, "", guid_b}};
   m.bindings = {bind(0, devAxis(0, 0)), bind(1, devAxis(1, 0))};
   InputSystem input(m);
   VirtualDevice b("Twin", 1, 0, 0, SDL_JOYSTICK_TYPE_UNKNOWN, 0x0002);
@@ -232,14 +249,15 @@ TEST(InputSystem, RawJoystickCalibrationByGuid) {
   const std::string guid = test::virtualGuid("Pedals", 2, 0, 0);
   Mapping m;
   m.controls = {axis("calibrated"), axis("plain")};
-  m.devices = {{"pedals", DeviceKind::Joystick, "Pedals", ""}, {"other", DeviceKind::Joystick, "Other Pedals", ""}};
+  m.devices = {{"pedals", DeviceKind::Joystick, "Pedals", ""},
+               {"other", DeviceKind::Joystick, "Other Pedals", ""}};
   m.calibrations = {{guid, {{0, -20000.0, 1000.0, 21000.0}, {1, -30000.0, -30000.0, 30000.0}}}};
   m.controls.push_back(axis("brake", 0.0, 1.0, 0.0));
   m.bindings = {bind(0, devAxis(0, 0)), bind(1, devAxis(1, 0)), bind(2, devAxis(0, 1))};
   InputSystem input(m);
   VirtualDevice pedals("Pedals", 2, 0, 0), other("Other Pedals", 1, 0, 0);
   ASSERT_NE(other.guid(), guid);
-  const std::pair<Sint16, double> cases[] = {{1000, 0.0}, {21000, 1.0}, {11000, 0.5},
+  const std::pair<Sint16, double> cases[] = {{1000, 0.0},   {21000, 1.0},   {11000, 0.5},
                                              {-9500, -0.5}, {-20000, -1.0}, {-32768, -1.0}};
   for (const auto& [raw, expected] : cases) {
     pedals.axis(0, raw);
@@ -294,8 +312,8 @@ TEST(InputSystem, HoldFollowsALatchingSwitchAlongsideAToggleKey) {
   Mapping m;
   m.controls = {control("lights", ControlKind::Toggle)};
   m.devices = {{"panel", DeviceKind::Joystick, "Switch Panel", ""}};
-  m.bindings = {bind(0, devButton(0, 0), DigitalAction::Hold), bind(0, key("L"), DigitalAction::Toggle),
-                bind(0, key("H"), DigitalAction::Hold)};
+  m.bindings = {bind(0, devButton(0, 0), DigitalAction::Hold),
+                bind(0, key("L"), DigitalAction::Toggle), bind(0, key("H"), DigitalAction::Hold)};
   InputSystem input(m);
   VirtualDevice panel("Switch Panel", 0, 1, 0);
   EXPECT_EQ(sample(input)[0], 0.0);
@@ -318,10 +336,9 @@ TEST(InputSystem, HoldFollowsALatchingSwitchAlongsideAToggleKey) {
 }
 
 TEST(InputSystem, DefaultKeyboardLayoutDrivesEveryControlKind) {
-  const std::vector<ControlSpec> controls = {axis("lift"), control("grip", ControlKind::Button),
-                                             control("lights", ControlKind::Toggle),
-                                             control("gear", ControlKind::Switch, 3),
-                                             axis("swing", 0.0, 2.0, 0.0)};
+  const std::vector<ControlSpec> controls = {
+      axis("lift"), control("grip", ControlKind::Button), control("lights", ControlKind::Toggle),
+      control("gear", ControlKind::Switch, 3), axis("swing", 0.0, 2.0, 0.0)};
   std::vector<std::string> unbound;
   InputOptions options;
   options.sdl_keyboard = false;  // keys only through keyEvent, as from a window

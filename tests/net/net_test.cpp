@@ -68,7 +68,9 @@ class Process {
   }
   // Runs `argv` exactly (for unshare).
   struct Raw {};
-  Process(Raw, const std::vector<std::string>& argv, const fs::path& out) : out_(out) { spawn(argv); }
+  Process(Raw, const std::vector<std::string>& argv, const fs::path& out) : out_(out) {
+    spawn(argv);
+  }
   ~Process() {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
@@ -196,7 +198,8 @@ void expectReplayNeedsLines(const fs::path& dir, const std::string& prefix) {
     }
   }
   Process diverge({"replay", "--verify", (dir / "stripped.rec").string()}, dir / "diverge.out");
-  EXPECT_EQ(diverge.wait(60.0), 3) << "without the \"" << prefix << "\" lines\n" << diverge.output();
+  EXPECT_EQ(diverge.wait(60.0), 3) << "without the \"" << prefix << "\" lines\n"
+                                   << diverge.output();
 }
 
 std::vector<std::string> classArgs(const std::string& part, int domain = 0) {
@@ -213,8 +216,8 @@ std::vector<std::string> cat(std::vector<std::string> a, const T&... more) {
 // logging events to DIR/events.log.
 std::vector<std::string> recordingServe(const std::string& scene, const fs::path& dir,
                                         const std::string& part, bool events = true) {
-  std::vector<std::string> args{"serve", scene, "--duration", "60", "--record",
-                                (dir / "server.rec").string()};
+  std::vector<std::string> args{"serve", scene,      "--duration",
+                                "60",    "--record", (dir / "server.rec").string()};
   if (events) args.insert(args.end(), {"--events", (dir / "events.log").string()});
   return cat(args, classArgs(part));
 }
@@ -222,20 +225,20 @@ std::vector<std::string> recordingServe(const std::string& scene, const fs::path
 TEST(Net, TwoViewersSeeTheServersPosesBitForBitWhileOneDrivesThePult) {
   const fs::path dir = scratch();
   const std::string part = partition();
-  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60", "--trace",
-                                              (dir / "server.trace").string(), "--record",
-                                              (dir / "server.rec").string()},
+  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60",
+                                              "--trace", (dir / "server.trace").string(),
+                                              "--record", (dir / "server.rec").string()},
                      classArgs(part)),
                  dir / "server.out");
   // Station "pult" lifts (lift axis to 1 at t = 0.5 s of received time); "watch" only watches.
   const std::uint64_t until = 4 * 240;  // steps: 4 s of simulated time after the start
-  Process driver(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "pult",
-                                              "--pult", "lift=1@0.5", "--until-step",
-                                              std::to_string(until)},
-                     classArgs(part)),
-                 dir / "driver.out");
-  Process watcher(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "watch",
-                                               "--trace", (dir / "watch.trace").string(),
+  Process driver(
+      cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "pult", "--pult",
+                                   "lift=1@0.5", "--until-step", std::to_string(until)},
+          classArgs(part)),
+      dir / "driver.out");
+  Process watcher(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station",
+                                               "watch", "--trace", (dir / "watch.trace").string(),
                                                "--until-step", std::to_string(until)},
                       classArgs(part)),
                   dir / "watch.out");
@@ -273,15 +276,16 @@ TEST(Net, TwoViewersSeeTheServersPosesBitForBitWhileOneDrivesThePult) {
 TEST(Net, FrozenOrKilledViewerLeavesTheServerAtRateAndARestartedOneResumes) {
   const fs::path dir = scratch();
   const std::string part = partition();
-  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60", "--trace",
-                                              (dir / "server.trace").string()},
+  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60",
+                                              "--trace", (dir / "server.trace").string()},
                      classArgs(part)),
                  dir / "server.out");
   Process first(cat(std::vector<std::string>{"view", "--remote", "--headless", "--trace",
                                              (dir / "first.trace").string()},
                     classArgs(part)),
                 dir / "first.out");
-  ASSERT_TRUE(eventually(30.0, [&] { return lines(dir / "first.trace").size() > 20; })) << first.output();
+  ASSERT_TRUE(eventually(30.0, [&] { return lines(dir / "first.trace").size() > 20; }))
+      << first.output();
   // The server's real-time factor over `seconds` of wall time, from its trace. It is paced to
   // real time, so on a loaded machine it may fall behind a little; below half would be a server
   // held up by a subscriber.
@@ -290,7 +294,8 @@ TEST(Net, FrozenOrKilledViewerLeavesTheServerAtRateAndARestartedOneResumes) {
     const auto t0 = Clock::now();
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     const std::uint64_t s1 = lastStep(dir / "server.trace");
-    return static_cast<double>(s1 - s0) / 240.0 / std::chrono::duration<double>(Clock::now() - t0).count();
+    return static_cast<double>(s1 - s0) / 240.0 /
+           std::chrono::duration<double>(Clock::now() - t0).count();
   };
   first.kill(SIGSTOP);  // a frozen subscriber: it reads nothing, its socket buffer fills
   EXPECT_GT(rate(1.5), 0.5) << "server real-time factor with a frozen viewer";
@@ -315,12 +320,13 @@ TEST(Net, FrozenOrKilledViewerLeavesTheServerAtRateAndARestartedOneResumes) {
 TEST(Net, StationReportsLinkLostWhenTheServerDiesAndResumesWithANewServer) {
   const fs::path dir = scratch();
   const std::string part = partition();
-  const std::vector<std::string> serve = cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"},
-                                             classArgs(part));
+  const std::vector<std::string> serve =
+      cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"}, classArgs(part));
   auto first = std::make_unique<Process>(serve, dir / "first.out");
-  Process viewer(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "watch"},
-                     classArgs(part)),
-                 dir / "viewer.out");
+  Process viewer(
+      cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "watch"},
+          classArgs(part)),
+      dir / "viewer.out");
   // The instructor's view of the station: its status topic (sent every 0.5 s).
   remote::ClassAddress address;
   address.partition = part;
@@ -329,7 +335,8 @@ TEST(Net, StationReportsLinkLostWhenTheServerDiesAndResumesWithANewServer) {
   auto statusIs = [&](bool link_ok, std::uint64_t min_frames) {
     return [&, link_ok, min_frames] {
       while (bus.takeStatus(status)) {
-        if (status.station == "watch" && status.link_ok == link_ok && status.frames_received >= min_frames) {
+        if (status.station == "watch" && status.link_ok == link_ok &&
+            status.frames_received >= min_frames) {
           return true;
         }
       }
@@ -400,14 +407,16 @@ TEST(Net, MalformedAndOutOfOrderSamplesAreDroppedAndCounted) {
   }
   ASSERT_EQ(viewer.wait(30.0), 0) << viewer.output();
   const std::string out = viewer.output();
-  unsigned long long frames = 0, dropped = 0, malformed = 0, late = 0, foreign = 0, link = 0, sent = 0;
+  unsigned long long frames = 0, dropped = 0, malformed = 0, late = 0, foreign = 0, link = 0,
+                     sent = 0;
   const auto pos = out.find("view station: frames");
   ASSERT_NE(pos, std::string::npos) << out;
-  ASSERT_EQ(std::sscanf(out.c_str() + pos,
-                        "view station: frames %llu, last step %*u, link lost %llu times, dropped %llu "
-                        "(%llu malformed, %llu out of order, %llu foreign), pult samples sent %llu",
-                        &frames, &link, &dropped, &malformed, &late, &foreign, &sent),
-            7)
+  ASSERT_EQ(
+      std::sscanf(out.c_str() + pos,
+                  "view station: frames %llu, last step %*u, link lost %llu times, dropped %llu "
+                  "(%llu malformed, %llu out of order, %llu foreign), pult samples sent %llu",
+                  &frames, &link, &dropped, &malformed, &late, &foreign, &sent),
+      7)
       << out;
   EXPECT_GE(frames, 1u);
   EXPECT_GE(malformed, 2u);  // at least one of each malformed kind
@@ -449,18 +458,21 @@ TEST(Net, StateWriterThreadWritesOrCountsEveryFrameAndFlushesTheLastOnStop) {
     // The station's newest sample is the run's last frame (frame numbers count from 0).
     remote::StateFrame f;
     std::uint64_t newest = 0;
-    EXPECT_TRUE(eventually(10.0, [&] {
-      while (station.takeState(f)) newest = f.frame;
-      return newest == frames - 1;
-    })) << "newest frame received " << newest << " of " << frames;
+    EXPECT_TRUE(eventually(10.0,
+                           [&] {
+                             while (station.takeState(f)) newest = f.frame;
+                             return newest == frames - 1;
+                           }))
+        << "newest frame received " << newest << " of " << frames;
   }
 }
 
 TEST(Net, MalformedPultAndCommandsAreCountedByTheServer) {
   const fs::path dir = scratch();
   const std::string part = partition();
-  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"}, classArgs(part)),
-                 dir / "server.out");
+  Process server(
+      cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"}, classArgs(part)),
+      dir / "server.out");
   remote::ClassAddress address;
   address.partition = part;
   remote::Bus station(address, remote::Bus::Role::Station);
@@ -471,10 +483,11 @@ TEST(Net, MalformedPultAndCommandsAreCountedByTheServer) {
   // Reliable topic: once the server's reader has matched (it sends state, so discovery is done
   // both ways soon after), every sample arrives. Send for a while to cover the match.
   for (int i = 0; i < 30; ++i) {
-    station.publishPult({"rogue", 1000, {0.0}});                       // wrong size
-    station.publishPult({"rogue", 1001, {0.0, std::nan("")}});         // not finite
-    station.publishPult({"", 1002, {0.0, 0.0}});                       // no station name
-    station.publishPult({"late", static_cast<std::uint64_t>(100 - i), {0.0, 0.0}});  // seq going back
+    station.publishPult({"rogue", 1000, {0.0}});                // wrong size
+    station.publishPult({"rogue", 1001, {0.0, std::nan("")}});  // not finite
+    station.publishPult({"", 1002, {0.0, 0.0}});                // no station name
+    station.publishPult(
+        {"late", static_cast<std::uint64_t>(100 - i), {0.0, 0.0}});  // seq going back
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
   }
   server.kill(SIGINT);
@@ -483,10 +496,12 @@ TEST(Net, MalformedPultAndCommandsAreCountedByTheServer) {
   unsigned long long samples = 0, commands = 0, malformed = 0, late = 0;
   const auto pos = out.find("serve: pult samples");
   ASSERT_NE(pos, std::string::npos) << out;
-  ASSERT_EQ(std::sscanf(out.c_str() + pos,
-                        "serve: pult samples %llu, commands %llu, dropped %llu malformed, %llu out of order",
-                        &samples, &commands, &malformed, &late),
-            4)
+  ASSERT_EQ(
+      std::sscanf(
+          out.c_str() + pos,
+          "serve: pult samples %llu, commands %llu, dropped %llu malformed, %llu out of order",
+          &samples, &commands, &malformed, &late),
+      4)
       << out;
   EXPECT_GE(malformed, 3u);
   EXPECT_GE(late, 1u);
@@ -498,14 +513,17 @@ TEST(Net, ClassesOnOtherPartitionsOrDomainsAreInvisible) {
   const std::string part = partition();
   const std::string other = part + "-other";
   // Ours: grasp. Others: the same partition on another domain, another partition on ours.
-  Process mine(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"}, classArgs(part, 3)),
+  Process mine(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60"},
+                   classArgs(part, 3)),
                dir / "mine.out");
-  Process other_domain(cat(std::vector<std::string>{"serve", source("scenes/wg7152.yaml"), "--duration", "60"},
-                           classArgs(part, 4)),
-                       dir / "other_domain.out");
-  Process other_partition(cat(std::vector<std::string>{"serve", source("scenes/wg7152.yaml"), "--duration", "60"},
-                              classArgs(other, 3)),
-                          dir / "other_partition.out");
+  Process other_domain(
+      cat(std::vector<std::string>{"serve", source("scenes/wg7152.yaml"), "--duration", "60"},
+          classArgs(part, 4)),
+      dir / "other_domain.out");
+  Process other_partition(
+      cat(std::vector<std::string>{"serve", source("scenes/wg7152.yaml"), "--duration", "60"},
+          classArgs(other, 3)),
+      dir / "other_partition.out");
   remote::ClassAddress address;
   address.domain = 3;
   address.partition = part;
@@ -518,7 +536,8 @@ TEST(Net, ClassesOnOtherPartitionsOrDomainsAreInvisible) {
   theirs.partition = other;
   remote::Bus probe(theirs, remote::Bus::Role::Station);
   remote::SceneIdentity their_id;
-  ASSERT_TRUE(eventually(30.0, [&] { return probe.takeIdentity(their_id); })) << other_partition.output();
+  ASSERT_TRUE(eventually(30.0, [&] { return probe.takeIdentity(their_id); }))
+      << other_partition.output();
   // ... and for 2 s every frame our station gets is from our server.
   remote::StateFrame f;
   std::size_t frames = 0;
@@ -548,7 +567,8 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
   remote::StateFrame& f = watcher.frame;
   ASSERT_TRUE(watcher.running()) << server.output();
 
-  Process pause(cat(std::vector<std::string>{"instruct", "--command", "pause", "--listen", "1"}, classArgs(part)),
+  Process pause(cat(std::vector<std::string>{"instruct", "--command", "pause", "--listen", "1"},
+                    classArgs(part)),
                 dir / "pause.out");
   ASSERT_EQ(pause.wait(40.0), 0) << pause.output();
   EXPECT_NE(pause.output().find("pause by instructor"), std::string::npos) << pause.output();
@@ -562,19 +582,21 @@ TEST(Net, InstructorPausesInjectsAFaultAndTheRecordingReplays) {
   }));
   for (std::uint64_t s : paused_steps) EXPECT_EQ(s, paused_steps.front());
 
-  Process fault(cat(std::vector<std::string>{"instruct", "--command", "fault:lift:reversed", "--command",
-                                             "resume", "--command", "fault:nosuch:weak", "--list",
-                                             "--listen", "3"},
+  Process fault(cat(std::vector<std::string>{"instruct", "--command", "fault:lift:reversed",
+                                             "--command", "resume", "--command",
+                                             "fault:nosuch:weak", "--list", "--listen", "3"},
                     classArgs(part)),
                 dir / "fault.out");
   ASSERT_EQ(fault.wait(40.0), 0) << fault.output();
   const std::string out = fault.output();
   EXPECT_NE(out.find("motor lift reversed"), std::string::npos) << out;
   EXPECT_NE(out.find("refused"), std::string::npos) << out;
-  EXPECT_NE(out.find("station pult"), std::string::npos) << "the instructor lists the stations\n" << out;
+  EXPECT_NE(out.find("station pult"), std::string::npos) << "the instructor lists the stations\n"
+                                                         << out;
   // Running again after the resume.
   const std::uint64_t resumed_at = paused_steps.front();
-  ASSERT_TRUE(eventually(10.0, [&] { return bus.takeState(f) && !f.paused && f.step > resumed_at + 120; }));
+  ASSERT_TRUE(
+      eventually(10.0, [&] { return bus.takeState(f) && !f.paused && f.step > resumed_at + 120; }));
   server.kill(SIGINT);
   ASSERT_EQ(server.wait(20.0), 0) << server.output();
   const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
@@ -600,12 +622,15 @@ TEST(Net, InstructorSticksAPultAxisWhateverTheStationSends) {
   remote::StateFrame& f = watcher.frame;
   ASSERT_TRUE(watcher.running()) << server.output();
   const std::size_t lift = 1;  // scenes/grasp.yaml: grip, lift
-  ASSERT_TRUE(eventually(20.0, [&] { return bus.takeState(f) && f.pult.size() == 2 && f.pult[lift] == 0.5; }));
-  Process stick(cat(std::vector<std::string>{"instruct", "--command", "fault:lift:axis_stuck", "--listen", "1"},
+  ASSERT_TRUE(eventually(
+      20.0, [&] { return bus.takeState(f) && f.pult.size() == 2 && f.pult[lift] == 0.5; }));
+  Process stick(cat(std::vector<std::string>{"instruct", "--command", "fault:lift:axis_stuck",
+                                             "--listen", "1"},
                     classArgs(part)),
                 dir / "stick.out");
   ASSERT_EQ(stick.wait(40.0), 0) << stick.output();
-  EXPECT_NE(stick.output().find("control lift axis_stuck at 0.5"), std::string::npos) << stick.output();
+  EXPECT_NE(stick.output().find("control lift axis_stuck at 0.5"), std::string::npos)
+      << stick.output();
   // The station sets -1 at 8 s (late enough for a slow instructor start); the server keeps 0.5
   // for every frame after the fault, up to 9 s.
   bool held = true;
@@ -617,8 +642,10 @@ TEST(Net, InstructorSticksAPultAxisWhateverTheStationSends) {
     return false;
   }));
   EXPECT_TRUE(held) << "the stuck axis moved";
-  Process clear(cat(std::vector<std::string>{"instruct", "--command", "clear:lift", "--listen", "1"}, classArgs(part)),
-                dir / "clear.out");
+  Process clear(
+      cat(std::vector<std::string>{"instruct", "--command", "clear:lift", "--listen", "1"},
+          classArgs(part)),
+      dir / "clear.out");
   ASSERT_EQ(clear.wait(40.0), 0) << clear.output();
   EXPECT_TRUE(eventually(10.0, [&] { return bus.takeState(f) && f.pult[lift] == -1.0; }))
       << "freed, the axis follows the station's -1 again";
@@ -626,7 +653,8 @@ TEST(Net, InstructorSticksAPultAxisWhateverTheStationSends) {
   ASSERT_EQ(server.wait(20.0), 0) << server.output();
   const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
   ASSERT_EQ(rec.control_faults.size(), 2u) << "stuck and cleared, as `a` lines";
-  EXPECT_EQ(rec.control_faults.begin()->second.at(0).second.kind, sim::engine::ControlFault::Kind::AxisStuck);
+  EXPECT_EQ(rec.control_faults.begin()->second.at(0).second.kind,
+            sim::engine::ControlFault::Kind::AxisStuck);
   EXPECT_EQ(rec.control_faults.begin()->second.at(0).second.value, 0.5);
   Process replay({"replay", "--verify", (dir / "server.rec").string()}, dir / "replay.out");
   EXPECT_EQ(replay.wait(60.0), 0) << replay.output();
@@ -643,23 +671,26 @@ TEST(Net, InstructorInjectsSensorFaultsAndTheRecordingReplays) {
   remote::Bus& bus = watcher.bus;
   remote::StateFrame& f = watcher.frame;
   ASSERT_TRUE(watcher.running()) << server.output();
-  Process fault(cat(std::vector<std::string>{"instruct", "--command", "fault:joint.hinge.position:noise:0.01",
-                                             "--command", "fault:joint.hinge.position:dropout", "--command",
-                                             "fault:joint.nosuch.position:dropout", "--listen", "2"},
-                    classArgs(part)),
-                dir / "fault.out");
+  Process fault(
+      cat(std::vector<std::string>{"instruct", "--command", "fault:joint.hinge.position:noise:0.01",
+                                   "--command", "fault:joint.hinge.position:dropout", "--command",
+                                   "fault:joint.nosuch.position:dropout", "--listen", "2"},
+          classArgs(part)),
+      dir / "fault.out");
   ASSERT_EQ(fault.wait(40.0), 0) << fault.output();
   const std::string out = fault.output();
   EXPECT_NE(out.find("sensor joint.hinge.position dropout"), std::string::npos) << out;
   EXPECT_NE(out.find("refused"), std::string::npos) << out;
   EXPECT_NE(out.find("nosuch"), std::string::npos) << out;
   const double faulted_at = f.sim_time_s;
-  ASSERT_TRUE(eventually(10.0, [&] { return bus.takeState(f) && f.sim_time_s > faulted_at + 2.5; }));
+  ASSERT_TRUE(
+      eventually(10.0, [&] { return bus.takeState(f) && f.sim_time_s > faulted_at + 2.5; }));
   server.kill(SIGINT);
   ASSERT_EQ(server.wait(20.0), 0) << server.output();
   const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
   ASSERT_FALSE(rec.sensor_faults.empty()) << "the sensor faults are in the recording";
-  EXPECT_EQ(rec.sensor_faults.rbegin()->second.back().second.kind, sim::engine::SensorFault::Kind::Dropout);
+  EXPECT_EQ(rec.sensor_faults.rbegin()->second.back().second.kind,
+            sim::engine::SensorFault::Kind::Dropout);
   expectReplayNeedsLines(dir, "s ");
 }
 
@@ -676,11 +707,11 @@ TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
   remote::Bus& bus = watcher.bus;
   remote::StateFrame& f = watcher.frame;
   ASSERT_TRUE(watcher.running()) << server.output();
-  Process set(cat(std::vector<std::string>{"instruct", "--command", "set:motors.drive.Mp:0.35", "--command",
-                                           "set:motors.nosuch.Mp:1", "--command", "set:solver.time_step:0.005",
-                                           "--command", "set:motors.drive.Mp:0", "--command",
-                                           "set:motors.drive.Mp:-1",
-                                           "--listen", "2"},
+  Process set(cat(std::vector<std::string>{"instruct", "--command", "set:motors.drive.Mp:0.35",
+                                           "--command", "set:motors.nosuch.Mp:1", "--command",
+                                           "set:solver.time_step:0.005", "--command",
+                                           "set:motors.drive.Mp:0", "--command",
+                                           "set:motors.drive.Mp:-1", "--listen", "2"},
                   classArgs(part)),
               dir / "set.out");
   ASSERT_EQ(set.wait(40.0), 0) << set.output();
@@ -693,7 +724,9 @@ TEST(Net, InstructorSetsAParameterAndTheRecordingReplays) {
   EXPECT_NE(events.find("set set motors.drive.Mp=0.35 by instructor"), std::string::npos) << events;
   EXPECT_NE(events.find("refused set motors.nosuch.Mp=1"), std::string::npos) << events;
   EXPECT_NE(events.find("nosuch"), std::string::npos) << events;
-  EXPECT_NE(events.find("refused set solver.time_step=0.005: the time step changes"), std::string::npos) << events;
+  EXPECT_NE(events.find("refused set solver.time_step=0.005: the time step changes"),
+            std::string::npos)
+      << events;
   // Numerical nonsense from the instructor is refused naming the key; the session goes on.
   EXPECT_NE(events.find("refused set motors.drive.Mp=0: "), std::string::npos) << events;
   EXPECT_NE(events.find("refused set motors.drive.Mp=-1: "), std::string::npos) << events;
@@ -718,14 +751,16 @@ TEST(Net, InstructorReleasesABrakeAndAServedScenarioChangesAParameter) {
              << "changes:\n  - {at: 0.2, set: motors.drive.b, value: 0.5}\n"
              << "expect:\n  - {signal: time, min: 0}\n";
   }
-  Process server(cat(std::vector<std::string>{"serve", (dir / "brake.scenario.yaml").string(), "--record",
-                                              (dir / "server.rec").string(), "--events", (dir / "events.log").string()},
+  Process server(cat(std::vector<std::string>{"serve", (dir / "brake.scenario.yaml").string(),
+                                              "--record", (dir / "server.rec").string(), "--events",
+                                              (dir / "events.log").string()},
                      classArgs(part)),
                  dir / "server.out");
   Watcher watcher(part);
   ASSERT_TRUE(watcher.running()) << server.output();
   EXPECT_NEAR(watcher.frame.poses.at(2), 0.0, 1e-6) << "held by the brake";
-  Process release(cat(std::vector<std::string>{"instruct", "--command", "fault:drive:brake_released", "--listen", "1"},
+  Process release(cat(std::vector<std::string>{"instruct", "--command",
+                                               "fault:drive:brake_released", "--listen", "1"},
                       classArgs(part)),
                   dir / "release.out");
   ASSERT_EQ(release.wait(40.0), 0) << release.output();
@@ -743,7 +778,8 @@ TEST(Net, InstructorReleasesABrakeAndAServedScenarioChangesAParameter) {
   const sim::engine::Recording rec = sim::engine::readRecording((dir / "server.rec").string());
   ASSERT_EQ(rec.changes.size(), 1u);
   ASSERT_FALSE(rec.faults.empty());
-  EXPECT_EQ(rec.faults.begin()->second.at(0).second.kind, sim::engine::MotorFault::Kind::BrakeReleased);
+  EXPECT_EQ(rec.faults.begin()->second.at(0).second.kind,
+            sim::engine::MotorFault::Kind::BrakeReleased);
   expectReplayNeedsLines(dir, "f ");
 }
 
@@ -759,24 +795,29 @@ TEST(Net, ServedScenarioIsGradedAndTheScoreReachesStationsAndInstructor) {
     scenario << "scene: " << source(kScene) << "\nduration: 8\n"
              << "expect:\n  - {name: palm up, signal: body.palm.z, min: 0.16, by: 4}\n"
              << "scoring:\n  pass_mark: 50\n  penalties:\n"
-             << "    - {kind: motor_overload, name: jaws stalled, motors: [jaws], fraction: 0.9, for: 0.5, points: 5}\n"
+             << "    - {kind: motor_overload, name: jaws stalled, motors: [jaws], fraction: 0.9, "
+                "for: 0.5, points: 5}\n"
              << "  tasks:\n    - {expect: palm up, points: 10}\n";
   }
-  Process server(cat(std::vector<std::string>{"serve", (dir / "graded.scenario.yaml").string(), "--record",
-                                              (dir / "server.rec").string(), "--events", (dir / "events.log").string(),
-                                              "--result", (dir / "served.json").string(), "--trainee", "Eve"},
+  Process server(cat(std::vector<std::string>{"serve", (dir / "graded.scenario.yaml").string(),
+                                              "--record", (dir / "server.rec").string(), "--events",
+                                              (dir / "events.log").string(), "--result",
+                                              (dir / "served.json").string(), "--trainee", "Eve"},
                      classArgs(part)),
                  dir / "server.out");
-  Process station(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "eve", "--pult",
-                                               "lift=1@0.1", "--duration", "30"},
+  Process station(cat(std::vector<std::string>{"view", "--remote", "--headless", "--station", "eve",
+                                               "--pult", "lift=1@0.1", "--duration", "30"},
                       classArgs(part)),
                   dir / "station.out");
   Watcher watcher(part);
-  ASSERT_TRUE(eventually(30.0, [&] { return watcher.bus.takeState(watcher.frame) && watcher.frame.sim_time_s > 1.5; }))
-      << server.output();
+  ASSERT_TRUE(eventually(30.0, [&] {
+    return watcher.bus.takeState(watcher.frame) && watcher.frame.sim_time_s > 1.5;
+  })) << server.output();
   EXPECT_TRUE(watcher.frame.scored);
   EXPECT_DOUBLE_EQ(watcher.frame.score, 95.0);
-  Process list(cat(std::vector<std::string>{"instruct", "--list", "--listen", "3"}, classArgs(part)), dir / "list.out");
+  Process list(
+      cat(std::vector<std::string>{"instruct", "--list", "--listen", "3"}, classArgs(part)),
+      dir / "list.out");
   ASSERT_EQ(list.wait(40.0), 0) << list.output();
   EXPECT_NE(list.output().find(", score 95/100"), std::string::npos) << list.output();
   EXPECT_NE(list.output().find("station eve: viewer"), std::string::npos) << list.output();
@@ -786,9 +827,11 @@ TEST(Net, ServedScenarioIsGradedAndTheScoreReachesStationsAndInstructor) {
   for (const std::string& line : lines(dir / "events.log")) events += line + "\n";
   EXPECT_NE(events.find("score -5 jaws stalled"), std::string::npos) << events;
   EXPECT_NE(events.find("score task done: palm up"), std::string::npos) << events;
-  EXPECT_NE(events.find("score final score 95/100, pass mark 50: PASSED"), std::string::npos) << events;
-  Process replay({"replay", (dir / "server.rec").string(), "--result", (dir / "replayed.json").string()},
-                 dir / "replay.out");
+  EXPECT_NE(events.find("score final score 95/100, pass mark 50: PASSED"), std::string::npos)
+      << events;
+  Process replay(
+      {"replay", (dir / "server.rec").string(), "--result", (dir / "replayed.json").string()},
+      dir / "replay.out");
   ASSERT_EQ(replay.wait(60.0), 0) << replay.output();
   auto read = [](const fs::path& path) {
     std::ifstream in(path);
@@ -808,14 +851,16 @@ TEST(Net, ServerAndViewerInANetworkNamespace) {
   if (std::system("unshare -rn true >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "unshare -rn is not permitted here (user namespaces disabled)";
   }
-  if (std::system("command -v ip >/dev/null 2>&1") != 0) GTEST_SKIP() << "no `ip` command (iproute2)";
+  if (std::system("command -v ip >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no `ip` command (iproute2)";
   const fs::path dir = scratch();
   const std::string bin = SIMTRAINER_BIN;
-  const std::string script =
-      "ip link set lo up && " + bin + " serve " + source(kScene) + " --duration 30 --partition ns --trace " +
-      (dir / "server.trace").string() + " & server=$!; " + bin +
-      " view --remote --headless --partition ns --until-step 240 --trace " + (dir / "view.trace").string() +
-      "; code=$?; kill -INT $server; wait $server; exit $code";
+  const std::string script = "ip link set lo up && " + bin + " serve " + source(kScene) +
+                             " --duration 30 --partition ns --trace " +
+                             (dir / "server.trace").string() + " & server=$!; " + bin +
+                             " view --remote --headless --partition ns --until-step 240 --trace " +
+                             (dir / "view.trace").string() +
+                             "; code=$?; kill -INT $server; wait $server; exit $code";
   Process ns(Process::Raw{}, {"/usr/bin/unshare", "-rn", "/bin/sh", "-c", script}, dir / "ns.out");
   ASSERT_EQ(ns.wait(50.0), 0) << ns.output();
   const auto served = poseTrace(dir / "server.trace");

@@ -39,7 +39,8 @@ const fs::path kSource = SIMTRAINER_SOURCE_DIR;
 constexpr unsigned long kXkUp = 0xff52, kXkLeft = 0xff51, kXkF9 = 0xffc6, kXkF10 = 0xffc7;
 
 std::string temp(const std::string& tag) {
-  return (fs::temp_directory_path() / ("simtrainer_live_" + tag + "_" + std::to_string(::getpid()))).string();
+  return (fs::temp_directory_path() / ("simtrainer_live_" + tag + "_" + std::to_string(::getpid())))
+      .string();
 }
 
 std::string readFile(const std::string& path) {
@@ -71,7 +72,8 @@ std::vector<std::unique_ptr<SessionView>> windows(std::unique_ptr<SessionView> f
 // simulation still runs 180 frames in about 3 s of wall time, and its trace and recording equal,
 // byte for byte, those of a headless run of the same scenario.
 TEST(LiveView, ASlowViewNeitherSlowsTheWorldNorChangesItsTraceOrRecording) {
-  Scenario scenario = loadScenario((kSource / "scenes/scenarios/mf4_grip_lift.scenario.yaml").string());
+  Scenario scenario =
+      loadScenario((kSource / "scenes/scenarios/mf4_grip_lift.scenario.yaml").string());
   scenario.duration_s = 3.0;
   const std::string trace_a = temp("a.csv"), trace_b = temp("b.csv");
   const std::string rec_a = temp("a.rec"), rec_b = temp("b.rec");
@@ -96,7 +98,8 @@ TEST(LiveView, ASlowViewNeitherSlowsTheWorldNorChangesItsTraceOrRecording) {
 
   EXPECT_EQ(result.run.frames, 180u);
   const double frames_by_the_clock = result.run.wall_time_s * 60.0;
-  EXPECT_NEAR(static_cast<double>(result.run.frames), frames_by_the_clock, 0.1 * frames_by_the_clock)
+  EXPECT_NEAR(static_cast<double>(result.run.frames), frames_by_the_clock,
+              0.1 * frames_by_the_clock)
       << "wall time " << result.run.wall_time_s << " s";
   EXPECT_LT(wall, 3.0 * 1.1 + 0.5);
   EXPECT_LE(result.run.drawn_frames, 18u) << "the view drew at most one frame per 200 ms";
@@ -119,7 +122,8 @@ TEST(LiveView, KeysTypedIntoTheWindowReachThePultWhileAFrameIsDrawn) {
   const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
   input::InputOptions input_options;
   input_options.sdl_keyboard = false;
-  input::InputSystem keyboard(input::defaultKeyboardMapping(inputControls(scene.pult)), input_options);
+  input::InputSystem keyboard(input::defaultKeyboardMapping(inputControls(scene.pult)),
+                              input_options);
   LiveViewOptions slow;
   slow.draw_delay = std::chrono::milliseconds(300);
   LiveView live(windows(window(scene, "")), nullptr, slow);
@@ -140,14 +144,17 @@ TEST(LiveView, KeysTypedIntoTheWindowReachThePultWhileAFrameIsDrawn) {
   std::atomic<long long> pressed_ns{0};
   std::vector<double> latency_s;  // on the simulation thread
   options.on_operator_key = [&](const OperatorEvent& e) {
-    if (e.down) latency_s.push_back(std::chrono::duration<double>(Clock::now().time_since_epoch()).count() -
-                                    1e-9 * static_cast<double>(pressed_ns.load()));
+    if (e.down)
+      latency_s.push_back(std::chrono::duration<double>(Clock::now().time_since_epoch()).count() -
+                          1e-9 * static_cast<double>(pressed_ns.load()));
   };
   std::thread typist([&] {
     x11_input::SyntheticInput x;
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     x.focus(xwindow);
-    pressed_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+    pressed_ns.store(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+            .count());
     x.key(kXkUp, true);
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     x.key(kXkUp, false);
@@ -159,7 +166,8 @@ TEST(LiveView, KeysTypedIntoTheWindowReachThePultWhileAFrameIsDrawn) {
   // the simulation's next frame (16.7 ms) and scheduling.
   EXPECT_LT(latency_s[0], 0.1) << "key to pult " << latency_s[0] << " s";
   ASSERT_EQ(lift_values.size(), 120u);
-  EXPECT_NEAR(*std::max_element(lift_values.begin(), lift_values.end()), 1.0, 1e-12) << "held 0.7 s: full";
+  EXPECT_NEAR(*std::max_element(lift_values.begin(), lift_values.end()), 1.0, 1e-12)
+      << "held 0.7 s: full";
   EXPECT_NEAR(lift_values.back(), 0.0, 1e-12) << "springs back when released";
 }
 
@@ -179,7 +187,8 @@ TEST(LiveView, TwoWindowsShowTwoCamerasAndCloseIndependently) {
     ASSERT_EQ(a.rgb.size(), b.rgb.size());
     std::size_t differ = 0;
     for (std::size_t i = 0; i < a.rgb.size(); i += 3) {
-      differ += a.rgb[i] != b.rgb[i] || a.rgb[i + 1] != b.rgb[i + 1] || a.rgb[i + 2] != b.rgb[i + 2];
+      differ +=
+          a.rgb[i] != b.rgb[i] || a.rgb[i + 1] != b.rgb[i + 1] || a.rgb[i + 2] != b.rgb[i + 2];
     }
     EXPECT_GT(differ, a.rgb.size() / 3 / 5) << "over a fifth of the pixels differ";
   }
@@ -221,7 +230,8 @@ TEST(LiveView, TwoWindowsShowTwoCamerasAndCloseIndependently) {
 // A recorded session replayed in a window: F9 pauses, F10 runs one frame, Left seeks 5 s back,
 // typed as real keys; the states reached hash as recorded.
 TEST(LiveView, ReplayInAWindowPausesStepsAndSeeksWithRealKeys) {
-  Scenario scenario = loadScenario((kSource / "scenes/scenarios/mf4_grip_lift.scenario.yaml").string());
+  Scenario scenario =
+      loadScenario((kSource / "scenes/scenarios/mf4_grip_lift.scenario.yaml").string());
   scenario.duration_s = 12.0;
   const std::string rec = temp("replay.rec");
   PlayOptions record;
@@ -250,10 +260,12 @@ TEST(LiveView, ReplayInAWindowPausesStepsAndSeeksWithRealKeys) {
   std::vector<std::uint64_t> steps;
   bool all_recorded = true;
   std::atomic<bool> done{false};
-  options.after_frame = [&](const Session& session, const RunResult& so_far, const std::vector<std::string>& notes) {
+  options.after_frame = [&](const Session& session, const RunResult& so_far,
+                            const std::vector<std::string>& notes) {
     steps.push_back(session.stepIndex());
     const std::uint64_t s = session.stepIndex();
-    all_recorded = all_recorded && session.hash() == (s == 0 ? initial : replayer.recording().hashes[s - 1]);
+    all_recorded =
+        all_recorded && session.hash() == (s == 0 ? initial : replayer.recording().hashes[s - 1]);
     return draw(session, so_far, notes) && !done.load();
   };
   std::thread typist([&] {
@@ -265,10 +277,10 @@ TEST(LiveView, ReplayInAWindowPausesStepsAndSeeksWithRealKeys) {
     };
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     x.focus(xwindow);
-    type(kXkF9);   // pause, at about 6 s
-    type(kXkF10);  // one frame: 16 steps
+    type(kXkF9);    // pause, at about 6 s
+    type(kXkF10);   // one frame: 16 steps
     type(kXkLeft);  // 5 s back, still paused
-    type(kXkF9);   // resume
+    type(kXkF9);    // resume
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     done.store(true);
   });

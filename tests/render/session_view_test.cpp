@@ -40,8 +40,8 @@ using dynamics::Quat;
 using dynamics::Vec3;
 
 const fs::path kSource = SIMTRAINER_SOURCE_DIR;
-const std::vector<std::string> kRobot = {"chassis",  "track_left",  "track_right", "turret",
-                                         "shoulder", "elbow",       "wrist_pitch", "wrist_roll",
+const std::vector<std::string> kRobot = {"chassis",  "track_left", "track_right", "turret",
+                                         "shoulder", "elbow",      "wrist_pitch", "wrist_roll",
                                          "jaw_left", "jaw_right"};
 
 using render_testing::Box2;
@@ -112,7 +112,8 @@ TEST_F(Mf4View, RobotPixelsFollowTheArm) {
     colours.insert(picture.rgb[i] << 16 | picture.rgb[i + 1] << 8 | picture.rgb[i + 2]);
   }
   EXPECT_GT(colours.size(), 50u) << "a blank or flat picture";
-  if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT")) render::writePng(picture, "/tmp/mf4_view_test.png");
+  if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT"))
+    render::writePng(picture, "/tmp/mf4_view_test.png");
 
   const auto poses = bodyPoses(session.dynamics());
   int count = 0;
@@ -163,9 +164,11 @@ std::map<std::string, std::vector<double>> readTrace(const std::string& path) {
 // The grip scenario with a trace: at t = 14 s (jaws closed, arm lifting) the HUD's voltage and
 // speed bars in the picture span what the trace holds for that frame.
 TEST_F(Mf4View, HudBarsMatchTheTraceAtTheSameFrame) {
-  Scenario scenario = loadScenario((kSource / "scenes/scenarios/mf4_grip_lift.scenario.yaml").string());
+  Scenario scenario =
+      loadScenario((kSource / "scenes/scenarios/mf4_grip_lift.scenario.yaml").string());
   scenario.duration_s = 14.0;
-  const fs::path trace = fs::temp_directory_path() / ("simtrainer_hud_trace_" + std::to_string(::getpid()) + ".csv");
+  const fs::path trace =
+      fs::temp_directory_path() / ("simtrainer_hud_trace_" + std::to_string(::getpid()) + ".csv");
   PlayOptions options;
   options.trace_path = trace.string();
   // The scenario's scene is its own copy: view it, not the fixture's.
@@ -189,10 +192,12 @@ TEST_F(Mf4View, HudBarsMatchTheTraceAtTheSameFrame) {
   const auto columns = readTrace(trace.string());
   fs::remove(trace);
   const auto& times = columns.at("time");
-  const auto row = static_cast<std::size_t>(
-      std::min_element(times.begin(), times.end(),
-                       [&](double a, double b) { return std::abs(a - shot_time) < std::abs(b - shot_time); }) -
-      times.begin());
+  const auto row = static_cast<std::size_t>(std::min_element(times.begin(), times.end(),
+                                                             [&](double a, double b) {
+                                                               return std::abs(a - shot_time) <
+                                                                      std::abs(b - shot_time);
+                                                             }) -
+                                            times.begin());
   ASSERT_NEAR(times[row], shot_time, 1e-9);
 
   const render::Hud& hud = *view.view().hud();
@@ -293,7 +298,8 @@ TEST_F(Mf4View, FunctionKeysSelectCameras) {
   view_->view().queueKey(Key::KEY_F12, true);
   view_->show(session, stats);
   view_->show(session, stats);
-  EXPECT_EQ(view_->view().camera().eye_m, SessionView::cameraAt(scene_, nullptr, session.dynamics()).eye_m);
+  EXPECT_EQ(view_->view().camera().eye_m,
+            SessionView::cameraAt(scene_, nullptr, session.dynamics()).eye_m);
   std::vector<OperatorEvent> forwarded;
   queue.takeAll(forwarded);
   EXPECT_TRUE(forwarded.empty()) << "camera keys do not reach the simulation";
@@ -311,15 +317,20 @@ TEST_F(Mf4View, OrbitCameraFollowsTheMouse) {
   ASSERT_TRUE(view_->view().orbiting());
   const render::ViewCamera start = view_->view().camera();
   const auto distance = [](const render::ViewCamera& c) {
-    return (Vec3(c.eye_m[0], c.eye_m[1], c.eye_m[2]) - Vec3(c.target_m[0], c.target_m[1], c.target_m[2])).norm();
+    return (Vec3(c.eye_m[0], c.eye_m[1], c.eye_m[2]) -
+            Vec3(c.target_m[0], c.target_m[1], c.target_m[2]))
+        .norm();
   };
-  EXPECT_NEAR((Vec3(start.eye_m[0], start.eye_m[1], start.eye_m[2]) - Vec3(-1.5, -7.5, 4.5)).norm(), 0.0, 1e-6);
+  EXPECT_NEAR((Vec3(start.eye_m[0], start.eye_m[1], start.eye_m[2]) - Vec3(-1.5, -7.5, 4.5)).norm(),
+              0.0, 1e-6);
   view_->view().queueDrag(320, 180, 420, 150);
   view_->show(session, stats);
   view_->show(session, stats);
   const render::ViewCamera turned = view_->view().camera();
   EXPECT_GT((Vec3(turned.eye_m[0], turned.eye_m[1], turned.eye_m[2]) -
-             Vec3(start.eye_m[0], start.eye_m[1], start.eye_m[2])).norm(), 0.5);
+             Vec3(start.eye_m[0], start.eye_m[1], start.eye_m[2]))
+                .norm(),
+            0.5);
   EXPECT_NEAR(distance(turned), distance(start), 1e-6 * distance(start));
   view_->view().queueKey(Key::KEY_F1, true);
   view_->show(session, stats);
@@ -341,7 +352,8 @@ ViewSetup smallOffscreen() {
 TEST(WindowKeys, PrintSavesAScreenshot) {
   const Scene scene = loadScene((kSource / "scenes/grasp.yaml").string());
   SessionView view(scene, smallOffscreen());
-  const fs::path dir = fs::temp_directory_path() / ("simtrainer_print_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("simtrainer_print_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   view.setScreenshotDirectory(dir.string());
   std::vector<std::string> saved;

@@ -41,7 +41,8 @@ f 1/1/1 3/3/1 4/4/1
 // The same board as a glTF whose image is embedded (a data URI: Assimp hands it over as an
 // embedded texture, "*0"): a 4 × 1 PNG, two red texels then two blue ones. Made by a few lines of
 // Python (zlib, struct, base64); the buffer holds positions, normals, uvs and indices.
-const char* kBoardGltf = R"GLTF({"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
+const char* kBoardGltf =
+    R"GLTF({"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
  "nodes": [{"mesh": 0, "name": "board"}],
  "meshes": [{"name": "board", "primitives": [{"attributes": {"POSITION": 0, "NORMAL": 1, "TEXCOORD_0": 2}, "indices": 3, "material": 0}]}],
  "materials": [{"pbrMetallicRoughness": {"baseColorFactor": [1, 1, 1, 1], "baseColorTexture": {"index": 0}}}],
@@ -83,8 +84,8 @@ class Texture : public ::testing::Test {
   // The board under a white material with `map_kd` (empty: none), seen square on.
   render::RgbImage picture(const std::string& map_kd, render::SceneView** keep = nullptr,
                            const std::string& model = "board.obj") {
-    std::ofstream(dir_ / "board.mtl")
-        << "newmtl painted\nKd 1 1 1\n" << (map_kd.empty() ? "" : "map_Kd " + map_kd + "\n");
+    std::ofstream(dir_ / "board.mtl") << "newmtl painted\nKd 1 1 1\n"
+                                      << (map_kd.empty() ? "" : "map_Kd " + map_kd + "\n");
     const engine::Scene scene = engine::loadSceneFromString(
         "bodies:\n  - {name: ground, static: true, shapes: [{type: plane}]}\n"
         "  - {name: board, static: true, position: [0, 0, 0.2], visual: {file: " +

@@ -33,7 +33,7 @@ bodies:
     box: [0.4, 0.3, 0.3]
     center_of_mass: [0, 0, 0.15]
     visual: {file: )" + (fs::path(SIMTRAINER_SOURCE_DIR) / "assets/site/container.glb").string() +
-                            R"(, up: y}
+                           R"(, up: y}
   - name: crate
     mass: 2
     position: [-0.2, 0.9, 0.2]
@@ -51,8 +51,8 @@ Box2 projectedBounds(const render::SceneView& view, const render::BodyVisual& vi
   Box2 box;
   for (const render::MeshPart& part : visual.meshes) {
     for (const auto& v : part.vertices_m) {
-      const Vec3 in_body = quat(part.pose.orientation_wxyz) * Vec3(v[0], v[1], v[2]) +
-                           vec(part.pose.position_m);
+      const Vec3 in_body =
+          quat(part.pose.orientation_wxyz) * Vec3(v[0], v[1], v[2]) + vec(part.pose.position_m);
       const Vec3 world = quat(pose.orientation_wxyz) * in_body + vec(pose.position_m);
       const auto pixel = view.project({world.x(), world.y(), world.z()});
       box.add(pixel[0] - 0.5, pixel[1] - 0.5);
@@ -114,7 +114,8 @@ TEST_F(View, PictureIsNotBlank) {
 TEST_F(View, BodyPixelsAreWhereItsVerticesProject) {
   for (const char* name : {"container", "crate"}) {
     const std::vector<bool> shown = only(name);
-    const std::size_t index = static_cast<std::size_t>(std::find(shown.begin(), shown.end(), true) - shown.begin());
+    const std::size_t index =
+        static_cast<std::size_t>(std::find(shown.begin(), shown.end(), true) - shown.begin());
     int count = 0;
     const Box2 mask = whitePixels(view_->captureMask(poses_, shown), &count);
     const Box2 projected = projectedBounds(*view_, visuals_[index], poses_[index]);
@@ -179,7 +180,8 @@ TEST_F(View, HudBarsShowTheirValues) {
   state.speeds = {20.0, -50.0};
   view_->updateHud(state);
   const render::RgbImage image = view_->capture(poses_);
-  if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT")) render::writePng(image, "/tmp/simtrainer_hud_test.png");
+  if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT"))
+    render::writePng(image, "/tmp/simtrainer_hud_test.png");
   const auto fillSpan = [&](const render::HudBarGeometry& bar, double* x0, double* x1) {
     const int row = image.height - 1 - static_cast<int>((bar.y0 + bar.y1) / 2);
     *x0 = 1e9;

@@ -79,8 +79,8 @@ void Mesh::cylinder(const Vec3& centre, const Vec3& axis, double radius, double 
     const Vec3 r0 = radial(k);
     const Vec3 r1 = radial(k + 1);
     const auto base = static_cast<unsigned>(vertices.size());
-    vertices.insert(vertices.end(), {bottom + radius * r0, bottom + radius * r1,
-                                     top + radius * r1, top + radius * r0});
+    vertices.insert(vertices.end(), {bottom + radius * r0, bottom + radius * r1, top + radius * r1,
+                                     top + radius * r0});
     normals.insert(normals.end(), {r0, r1, r1, r0});
     triangles.push_back({base, base + 1, base + 2});
     triangles.push_back({base, base + 2, base + 3});
@@ -129,7 +129,8 @@ MassProperties massProperties(const std::vector<Mesh>& meshes, double mass) {
   for (const Mesh& mesh : meshes) {
     for (const Solid& s : mesh.solids) {
       const Vec3 d = s.centroid - out.com;
-      const Eigen::Matrix3d shift = d.squaredNorm() * Eigen::Matrix3d::Identity() - d * d.transpose();
+      const Eigen::Matrix3d shift =
+          d.squaredNorm() * Eigen::Matrix3d::Identity() - d * d.transpose();
       out.inertia += density * s.volume * (s.inertiaPerMass + shift);
     }
   }

@@ -13,8 +13,8 @@ namespace sim::assetgen {
 /// frame): the joint's axis point for robot links. Meshes are in the link frame.
 struct Link {
   std::string name;
-  std::string parent;  ///< Link it is jointed to; empty for a free or static root.
-  std::string joint;   ///< "free", "fixed", "revolute" or "static".
+  std::string parent;        ///< Link it is jointed to; empty for a free or static root.
+  std::string joint;         ///< "free", "fixed", "revolute" or "static".
   Vec3 axis = Vec3::Zero();  ///< Joint axis in the link frame (revolute only).
   Vec3 origin = Vec3::Zero();
   double mass = 0.0;  ///< kg; 0 for static scenery.

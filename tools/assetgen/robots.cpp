@@ -49,7 +49,8 @@ Robot arm6() {
   Robot r;
   r.name = "sim_arm6";
   r.package = "sim_arm6_description";
-  r.description = "Six-axis industrial arm of the 5 kg payload class, reach 0.9 m (simtrainer example)";
+  r.description =
+      "Six-axis industrial arm of the 5 kg payload class, reach 0.9 m (simtrainer example)";
   r.materials = {{"orange", kOrange}, {"dark_grey", kDarkGrey}};
 
   RobotLink base = link("base_link", 20.0, "dark_grey");
@@ -146,15 +147,15 @@ Robot gripper() {
   tcp.name = "gripper_tcp";  // the grasp point between the finger pads
   r.links.push_back(tcp);
 
-  RobotJoint left = joint("finger_left_joint", "prismatic", "gripper_base", "finger_left",
-                          {0, 0, 0.06}, kY);
+  RobotJoint left =
+      joint("finger_left_joint", "prismatic", "gripper_base", "finger_left", {0, 0, 0.06}, kY);
   limits(left, 0.0, 0.04, 100, 0.1, 5.0, 1.0);
-  RobotJoint right = joint("finger_right_joint", "prismatic", "gripper_base", "finger_right",
-                           {0, 0, 0.06}, -kY);
+  RobotJoint right =
+      joint("finger_right_joint", "prismatic", "gripper_base", "finger_right", {0, 0, 0.06}, -kY);
   limits(right, 0.0, 0.04, 100, 0.1, 5.0, 1.0);
   right.mimic = "finger_left_joint";
-  RobotJoint tcp_joint = joint("gripper_tcp_joint", "fixed", "gripper_base", "gripper_tcp",
-                               {0, 0, 0.12}, kX);
+  RobotJoint tcp_joint =
+      joint("gripper_tcp_joint", "fixed", "gripper_base", "gripper_tcp", {0, 0, 0.12}, kX);
   r.joints = {left, right, tcp_joint};
   return r;
 }

@@ -25,12 +25,12 @@ struct RobotLink {
 };
 
 struct RobotJoint {
-  std::string name, type, parent, child;  ///< type: revolute, continuous, prismatic, fixed.
+  std::string name, type, parent, child;        ///< type: revolute, continuous, prismatic, fixed.
   Vec3 xyz = Vec3::Zero(), rpy = Vec3::Zero();  ///< <origin> in the parent link frame.
   Vec3 axis = Vec3::UnitX();
   double lower = 0, upper = 0, effort = 0, velocity = 0;  ///< <limit> (rad, m, N m, N, /s).
   double damping = 0, friction = 0;                       ///< <dynamics>.
-  std::string mimic;  ///< The joint it mimics, or empty.
+  std::string mimic;                                      ///< The joint it mimics, or empty.
   double multiplier = 1.0;
 };
 

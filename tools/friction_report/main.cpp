@@ -19,15 +19,19 @@ namespace {
 
 constexpr double kPi = std::numbers::pi;
 
-fr::ModifiedLuGreParams seed000() { return sim::dynamics::drive::DriveUnitParams::seed000Friction(); }
+fr::ModifiedLuGreParams seed000() {
+  return sim::dynamics::drive::DriveUnitParams::seed000Friction();
+}
 
 // Fig. 7: J2 ε = a(t) sin(ωt) − M_f, a rising to 0.9 M_S over 4 periods of 1 s.
 void fig7(const std::filesystem::path& file) {
   const auto p = seed000();
-  const double j2 = sim::dynamics::seed000::kOutputInertia_kgm2, zone = 1e-4, omega = 2 * kPi, tEnd = 4.0;
+  const double j2 = sim::dynamics::seed000::kOutputInertia_kgm2, zone = 1e-4, omega = 2 * kPi,
+               tEnd = 4.0;
   std::FILE* out = std::fopen(file.c_str(), "w");
-  std::fprintf(out, "time_s,torque_Nm,theta_dynamic_rad,friction_dynamic_Nm,theta_static_rad,"
-                    "friction_static_Nm\n");
+  std::fprintf(out,
+               "time_s,torque_Nm,theta_dynamic_rad,friction_dynamic_Nm,theta_static_rad,"
+               "friction_static_Nm\n");
   fr::LuGreState s;
   double xd = 0, vd = 0, xs = 0, vs = 0;
   const double dt = 1e-6;  // eq. 29 bound for the static model is 1.7e-6 s
@@ -190,8 +194,8 @@ void driveEq22(const std::filesystem::path& loop_file, const std::filesystem::pa
       const double t = (static_cast<double>(k * per + i) + 0.5) * dt;
       dyn::drive::stepDriveUnit(p, st, 12.0 * 0.5 * std::sin(2.0 * kPi * t), 0.0, dt);
     }
-    std::fprintf(out, "%.6f,%.9g,%.9g,%.9g\n", static_cast<double>(k + 1) / 240.0, st.omega2_radps, c240[k],
-                 c960[k]);
+    std::fprintf(out, "%.6f,%.9g,%.9g,%.9g\n", static_cast<double>(k + 1) / 240.0, st.omega2_radps,
+                 c240[k], c960[k]);
   }
   std::fclose(out);
 }
@@ -210,8 +214,9 @@ int main(int argc, char** argv) {
   servo(dir / "seed003_servo.csv");
   backlash(dir / "drive_backlash.csv");
   driveEq22(dir / "drive_eq22_loop.csv", dir / "drive_eq22_speed.csv");
-  std::printf("wrote %s/{fig7_presliding,fig8_stribeck,seed003_servo,drive_backlash,"
-              "drive_eq22_loop,drive_eq22_speed}.csv\n",
-              dir.c_str());
+  std::printf(
+      "wrote %s/{fig7_presliding,fig8_stribeck,seed003_servo,drive_backlash,"
+      "drive_eq22_loop,drive_eq22_speed}.csv\n",
+      dir.c_str());
   return 0;
 }

@@ -18,7 +18,9 @@ SyntheticInput::SyntheticInput() {
   }
 }
 
-SyntheticInput::~SyntheticInput() { XCloseDisplay(display_); }
+SyntheticInput::~SyntheticInput() {
+  XCloseDisplay(display_);
+}
 
 void SyntheticInput::focus(unsigned long window) {
   XSetInputFocus(display_, window, RevertToParent, CurrentTime);

@@ -14,17 +14,18 @@
 namespace sim::dynamics::drive {
 
 struct DriveUnitParams {
-  double L = seed000::kInductance_H;     ///< Armature inductance (H).
-  double R = seed000::kResistance_ohm;   ///< Armature resistance (Ω).
-  double k_E = seed000::kBackEmf;        ///< Back-EMF constant (V s/rad), motor side.
-  double k_M = seed000::kTorqueConstant; ///< Torque constant (N m/A).
-  double J1 = seed000::kInputInertia_kgm2;  ///< Input inertia, motor side (kg m²).
-  double ratio = seed000::kGearRatio;    ///< Gear ratio i (motor speed / output speed).
-  double K_V1 = seed000::kInternalDamping;  ///< Internal damping of the transmission, output side (N m s/rad).
-  double c = seed000::kStiffness;        ///< Transmission stiffness, output side (N m/rad).
-  double backlash = 0.0;                 ///< θ_bn, half the gap, output side (rad).
+  double L = seed000::kInductance_H;         ///< Armature inductance (H).
+  double R = seed000::kResistance_ohm;       ///< Armature resistance (Ω).
+  double k_E = seed000::kBackEmf;            ///< Back-EMF constant (V s/rad), motor side.
+  double k_M = seed000::kTorqueConstant;     ///< Torque constant (N m/A).
+  double J1 = seed000::kInputInertia_kgm2;   ///< Input inertia, motor side (kg m²).
+  double ratio = seed000::kGearRatio;        ///< Gear ratio i (motor speed / output speed).
+  double K_V1 = seed000::kInternalDamping;   ///< Internal damping of the transmission, output side
+                                             ///< (N m s/rad).
+  double c = seed000::kStiffness;            ///< Transmission stiffness, output side (N m/rad).
+  double backlash = 0.0;                     ///< θ_bn, half the gap, output side (rad).
   double J2 = seed000::kOutputInertia_kgm2;  ///< Output inertia (kg m²).
-  double K_ML = seed000::kLoadFriction;  ///< Friction growth with transmitted torque (1/(N m)).
+  double K_ML = seed000::kLoadFriction;      ///< Friction growth with transmitted torque (1/(N m)).
   /// Output friction M_f(Ω2): the modified LuGre model (eq. 22); curve.viscous is K_V2.
   friction::ModifiedLuGreParams friction = seed000Friction();
 
@@ -55,8 +56,8 @@ struct DriveUnitState {
 };
 
 struct DriveUnitOutputs {
-  double M1_Nm = 0.0;         ///< Transmitted torque, output side (eq. 15).
-  double friction_Nm = 0.0;   ///< M_F = (|M1| K_ML + 1) M_f + K_V2 Ω2.
+  double M1_Nm = 0.0;        ///< Transmitted torque, output side (eq. 15).
+  double friction_Nm = 0.0;  ///< M_F = (|M1| K_ML + 1) M_f + K_V2 Ω2.
   double motor_torque_Nm = 0.0;
 };
 

@@ -74,8 +74,8 @@ struct FlexureFit {
   FlexureDef planar;
   double lambda = 0;  ///< PRB pivot parameter, fitted at the lever's end
   FlexureDef prb;
-  double lambda_tip = 0;  ///< seed 001's F1 at the leaf's tip (Table 1's λ)
-  double a_f2 = 0;        ///< seed 001's F2 optimum
+  double lambda_tip = 0;                ///< seed 001's F1 at the leaf's tip (Table 1's λ)
+  double a_f2 = 0;                      ///< seed 001's F2 optimum
   double drift_x_m = 0, drift_y_m = 0;  ///< Δx (along the flexure), Δy at a_f2 (Table 1)
   /// Whether any centre a in [0, 1] lets eq. 2's force rows carry every sample with positive
   /// secants k_x, k_y (the seed's per-sample stiffness solve, its A1..A7 system).

@@ -55,10 +55,10 @@ void checkStaticFrictionStep(const StribeckParams& p, double zero_zone_radps, do
 ///   σ0(Ω) = min(σ0(0), g/(|Ω| T_min)),  σ1(Ω) = min(σ1(0), 4 σ0(Ω) g/|Ω|),
 /// with g the generalised curve of StribeckParams.
 struct ModifiedLuGreParams {
-  StribeckParams curve;         ///< g(Ω): coulomb, breakaway, stribeck_speed, exponent; viscous.
-  double sigma0 = 100.0;        ///< σ0(0), bristle stiffness (N m/rad), > 0.
-  double sigma1 = 0.0;          ///< σ1(0), bristle damping (N m s/rad), ≥ 0.
-  double t_min = 0.0;           ///< T_min (s), ≥ 0; 0 leaves σ0 unbounded (classical LuGre).
+  StribeckParams curve;   ///< g(Ω): coulomb, breakaway, stribeck_speed, exponent; viscous.
+  double sigma0 = 100.0;  ///< σ0(0), bristle stiffness (N m/rad), > 0.
+  double sigma1 = 0.0;    ///< σ1(0), bristle damping (N m s/rad), ≥ 0.
+  double t_min = 0.0;     ///< T_min (s), ≥ 0; 0 leaves σ0 unbounded (classical LuGre).
 };
 
 std::string validate(const ModifiedLuGreParams& p);

@@ -17,12 +17,12 @@ using ResidualFn =
     std::function<void(const Eigen::VectorXd& p, Eigen::VectorXd& r, Eigen::MatrixXd& jacobian)>;
 
 struct LeastSquaresResult {
-  Eigen::VectorXd params;         ///< Estimate at the optimum.
-  Eigen::VectorXd std_error;      ///< sqrt(diag(s² (JᵀJ)⁻¹)), J at the optimum.
-  Eigen::VectorXd half_width;     ///< t_{0.975, n−p} · std_error: the 95 % interval is ± this.
-  double residual_sum_sq = 0.0;   ///< Σ r² at the optimum.
-  double residual_variance = 0.0; ///< s² = Σ r² / (n − p).
-  int dof = 0;                    ///< n − p.
+  Eigen::VectorXd params;          ///< Estimate at the optimum.
+  Eigen::VectorXd std_error;       ///< sqrt(diag(s² (JᵀJ)⁻¹)), J at the optimum.
+  Eigen::VectorXd half_width;      ///< t_{0.975, n−p} · std_error: the 95 % interval is ± this.
+  double residual_sum_sq = 0.0;    ///< Σ r² at the optimum.
+  double residual_variance = 0.0;  ///< s² = Σ r² / (n − p).
+  int dof = 0;                     ///< n − p.
   int iterations = 0;
   bool converged = false;
 };
@@ -41,13 +41,13 @@ double studentTQuantile(double prob, int dof);
 double efficiencyModel(double input_torque_Nm, double K_ML, double M_C_Nm);
 
 struct EfficiencyFit {
-  double K_ML = 0.0;          ///< Friction growth with transmitted torque (1/(N m)).
-  double M_C_Nm = 0.0;        ///< Coulomb friction torque (N m).
+  double K_ML = 0.0;    ///< Friction growth with transmitted torque (1/(N m)).
+  double M_C_Nm = 0.0;  ///< Coulomb friction torque (N m).
   double K_ML_half_width = 0.0;
   double M_C_half_width = 0.0;
   double residual_std = 0.0;  ///< s, efficiency units.
   int dof = 0;
-  double t_quantile = 0.0;    ///< t_{0.975, dof} used for the intervals.
+  double t_quantile = 0.0;  ///< t_{0.975, dof} used for the intervals.
 };
 
 /// Fits K_ML and M_C of eq. 27 to (torque, efficiency) pairs. Eq. 27 is η = a − b/M1 with

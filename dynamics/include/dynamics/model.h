@@ -31,33 +31,33 @@ enum class ShapeType { Sphere, Box, Capsule, Plane, Cylinder, ConvexHull, Triang
 /// (computeMassProperties() in dynamics/shapes.h derives them from a density).
 struct ShapeDef {
   ShapeType type = ShapeType::Box;
-  Frame pose;                                ///< Relative to the body's centre-of-mass frame.
-  Vec3 half_extents_m = Vec3::Constant(0.5); ///< Box.
-  double radius_m = 0.5;                     ///< Sphere, capsule and cylinder.
+  Frame pose;                                 ///< Relative to the body's centre-of-mass frame.
+  Vec3 half_extents_m = Vec3::Constant(0.5);  ///< Box.
+  double radius_m = 0.5;                      ///< Sphere, capsule and cylinder.
   /// Capsule: half the segment length; cylinder: half the height. Both along local z.
   double half_length_m = 0.5;
   /// ConvexHull: built once by makeConvexHull() and shared (immutable) by copies of the model.
   std::shared_ptr<const ConvexHullData> hull;
   /// TriangleMesh: built once by makeTriangleMesh() and shared (immutable); static bodies only.
   std::shared_ptr<const TriangleMeshData> mesh;
-  int material = 0;                          ///< Index into Model::materials (0: the default).
+  int material = 0;  ///< Index into Model::materials (0: the default).
   /// Collision filtering: shapes s and t collide when (s.group & t.mask) && (t.group & s.mask).
   std::uint32_t group = 1;
   std::uint32_t mask = 0xffffffffu;
   /// Conveyor surface (a track belt): the shape's surface moves over the body along
   /// `belt_direction` (local axes) at belt_m_per_rad times the rotor speed of `belt_motor`
   /// (sprocket radius / gear ratio). Contact friction drives the belt and loads the motor.
-  int belt_motor = -1;                       ///< Motor whose rotor drives the belt, or -1.
-  Vec3 belt_direction = Vec3::UnitX();       ///< Local direction of surface motion (unit).
-  double belt_m_per_rad = 0.0;               ///< Surface speed per rotor speed (m/rad).
+  int belt_motor = -1;                  ///< Motor whose rotor drives the belt, or -1.
+  Vec3 belt_direction = Vec3::UnitX();  ///< Local direction of surface motion (unit).
+  double belt_m_per_rad = 0.0;          ///< Surface speed per rotor speed (m/rad).
 };
 
 /// Surface properties. Two touching materials combine as friction = sqrt(mu_a mu_b) (geometric
 /// mean) and restitution = max(e_a, e_b).
 struct MaterialDef {
   std::string name = "default";
-  double friction = 0.5;           ///< Coulomb coefficient mu.
-  double restitution = 0.0;        ///< Coefficient of restitution e in [0, 1].
+  double friction = 0.5;     ///< Coulomb coefficient mu.
+  double restitution = 0.0;  ///< Coefficient of restitution e in [0, 1].
   /// Torsional friction radius (m): the contact resists spinning about its normal with a torque
   /// up to friction * radius * normal force (0 disables; a pinched object should not spin).
   double torsion_radius_m = 0.0;
@@ -108,9 +108,9 @@ struct JointFriction {
   double stribeck_speed = 0.0;  ///< v_S (rad/s or m/s), > 0; curves only.
   double exponent = 2.0;        ///< β of the generalised curve, > 0.
   JointFrictionModel model = JointFrictionModel::Coulomb;
-  double sigma0 = 1e5;          ///< LuGre bristle stiffness σ0 (N m/rad or N/m), > 0.
-  double sigma1 = 316.0;        ///< LuGre bristle damping σ1 (N m s/rad or N s/m), >= 0.
-  double zero_speed = 5e-5;     ///< LuGre stick/slip window v_zero (rad/s or m/s), > 0.
+  double sigma0 = 1e5;       ///< LuGre bristle stiffness σ0 (N m/rad or N/m), > 0.
+  double sigma1 = 316.0;     ///< LuGre bristle damping σ1 (N m s/rad or N s/m), >= 0.
+  double zero_speed = 5e-5;  ///< LuGre stick/slip window v_zero (rad/s or m/s), > 0.
 };
 
 /// A joint between body_a (or the world) and body_b. Each side has a local frame whose origin is
@@ -143,24 +143,27 @@ enum class DriveFriction { Static, LuGre };
 /// for a prismatic joint); the gear ratio is the motor's `gear_ratio`, the input inertia J1 its
 /// rotor inertia, the output inertia the link's. Defaults: the seed 000 gripper (seed000.h).
 struct DriveDef {
-  double inductance_H = seed000::kInductance_H;     ///< L, > 0.
-  double resistance_ohm = seed000::kResistance_ohm; ///< R, > 0.
-  double k_E = seed000::kBackEmf;          ///< Back-EMF constant (V s/rad, motor side), > 0.
-  double k_M = seed000::kTorqueConstant;   ///< Torque constant (N m/A), > 0.
-  double supply_V = seed000::kSupply_V;    ///< U: the armature voltage at input u = 1, > 0.
-  double stiffness = seed000::kStiffness;  ///< c, transmission stiffness, output side (N m/rad), > 0.
-  double damping = seed000::kInternalDamping;  ///< K_V1, internal damping, output side (N m s/rad), >= 0.
-  double backlash = 0.0;                   ///< θ_bn, half the gap, output side (rad), >= 0.
-  double K_ML = seed000::kLoadFriction;    ///< Friction growth with transmitted torque (1/(N m)), >= 0.
-  double coulomb = seed000::kCoulomb_Nm;   ///< M_C (N m), >= 0.
-  double breakaway = seed000::kBreakaway_Nm;         ///< M_S (N m), >= M_C.
-  double stribeck_speed = seed000::kStribeckSpeed;   ///< Ω_2S (rad/s), > 0.
-  double exponent = seed000::kStribeckExponent;      ///< β, > 0.
-  double viscous = 0.0;                    ///< K_V2, viscous output friction (N m s/rad), >= 0.
+  double inductance_H = seed000::kInductance_H;      ///< L, > 0.
+  double resistance_ohm = seed000::kResistance_ohm;  ///< R, > 0.
+  double k_E = seed000::kBackEmf;         ///< Back-EMF constant (V s/rad, motor side), > 0.
+  double k_M = seed000::kTorqueConstant;  ///< Torque constant (N m/A), > 0.
+  double supply_V = seed000::kSupply_V;   ///< U: the armature voltage at input u = 1, > 0.
+  double stiffness =
+      seed000::kStiffness;  ///< c, transmission stiffness, output side (N m/rad), > 0.
+  double damping =
+      seed000::kInternalDamping;  ///< K_V1, internal damping, output side (N m s/rad), >= 0.
+  double backlash = 0.0;          ///< θ_bn, half the gap, output side (rad), >= 0.
+  double K_ML =
+      seed000::kLoadFriction;  ///< Friction growth with transmitted torque (1/(N m)), >= 0.
+  double coulomb = seed000::kCoulomb_Nm;            ///< M_C (N m), >= 0.
+  double breakaway = seed000::kBreakaway_Nm;        ///< M_S (N m), >= M_C.
+  double stribeck_speed = seed000::kStribeckSpeed;  ///< Ω_2S (rad/s), > 0.
+  double exponent = seed000::kStribeckExponent;     ///< β, > 0.
+  double viscous = 0.0;  ///< K_V2, viscous output friction (N m s/rad), >= 0.
   DriveFriction friction = DriveFriction::Static;
-  double sigma0 = seed000::kSigma0;        ///< σ0(0) of eq. 22, bristle stiffness (N m/rad), > 0.
-  double sigma1 = seed000::kSigma1;        ///< σ1(0) of eq. 22, bristle damping (N m s/rad), >= 0.
-  double t_min_s = seed000::kTMin_s;       ///< T_min of eq. 22 (s), >= 0; 0: classical LuGre.
+  double sigma0 = seed000::kSigma0;   ///< σ0(0) of eq. 22, bristle stiffness (N m/rad), > 0.
+  double sigma1 = seed000::kSigma1;   ///< σ1(0) of eq. 22, bristle damping (N m s/rad), >= 0.
+  double t_min_s = seed000::kTMin_s;  ///< T_min of eq. 22 (s), >= 0; 0: classical LuGre.
 };
 
 /// A DC gear motor given by passport data (SPEC §2.1), driving the coordinate of one hinge or
@@ -168,8 +171,8 @@ struct DriveDef {
 struct MotorDef {
   std::string name;
   int joint = 0;
-  double stall_torque_Nm = 1.0;        ///< Mp: rotor torque at zero speed and u = 1.
-  double no_load_speed_radps = 10.0;   ///< w_xx: rotor speed at zero load and u = 1.
+  double stall_torque_Nm = 1.0;       ///< Mp: rotor torque at zero speed and u = 1.
+  double no_load_speed_radps = 10.0;  ///< w_xx: rotor speed at zero load and u = 1.
   /// Electromechanical time constant t_m (s); used when rotor_inertia_kgm2 is not given:
   /// I_m = Mp t_m / w_xx.
   double time_constant_s = 0.0;
@@ -187,8 +190,8 @@ struct MotorDef {
   /// lifts): while |u| < brake_release_u it adds brake_torque to the joint's Coulomb bound, so the
   /// joint holds any load up to it and slips under a larger one; with the motor powered, or
   /// with MotorState::brake_released set, it lets go. brake_torque 0: no brake.
-  double brake_torque = 0.0;       ///< Holding torque at the joint (N m), or force (N) if prismatic.
-  double brake_release_u = 0.05;   ///< |u| at and above which the brake is lifted, in (0, 1].
+  double brake_torque = 0.0;      ///< Holding torque at the joint (N m), or force (N) if prismatic.
+  double brake_release_u = 0.05;  ///< |u| at and above which the brake is lifted, in (0, 1].
 
   /// Rotor inertia actually used (kg m^2).
   double rotorInertia() const {
@@ -215,9 +218,9 @@ struct SolverSettings {
   /// The velocity solve stops early when no row changes its impulse by more than this
   /// (N s or N m s) in a full sweep.
   double velocity_tolerance = 1e-10;
-  double position_tolerance_m = 1e-7;  ///< Position passes stop below this error (m or rad).
-  double position_correction = 0.8;    ///< Fraction of position error removed per pass (0, 1].
-  double max_linear_speed_mps = 500.0;     ///< Above this a body is reported as runaway.
+  double position_tolerance_m = 1e-7;   ///< Position passes stop below this error (m or rad).
+  double position_correction = 0.8;     ///< Fraction of position error removed per pass (0, 1].
+  double max_linear_speed_mps = 500.0;  ///< Above this a body is reported as runaway.
   double max_angular_speed_radps = 2000.0;
   double max_motor_speed_radps = 1e5;
   bool warm_start = true;
@@ -232,9 +235,9 @@ struct ContactSettings {
   /// Shapes closer than this get contact rows (speculative contacts: the row lets them approach
   /// by the gap in one substep, no more), so fast bodies do not tunnel through thin gaps.
   double margin_m = 0.01;
-  double slop_m = 1e-4;                 ///< Penetration left alone by position correction.
-  double restitution_threshold_mps = 0.5; ///< Slower impacts do not bounce.
-  double max_position_correction_m = 0.05; ///< Per position pass and contact.
+  double slop_m = 1e-4;                     ///< Penetration left alone by position correction.
+  double restitution_threshold_mps = 0.5;   ///< Slower impacts do not bounce.
+  double max_position_correction_m = 0.05;  ///< Per position pass and contact.
   /// Fraction of a contact's penetration beyond the slop removed per position pass, (0, 1]. Lower
   /// than the joints' SolverSettings::position_correction (0.8): each pass pushes every contact
   /// of a column on its own, and pushing most of each overlap out at once leaves a resting pile

@@ -78,8 +78,8 @@ Model boxPile(int columns_x, int columns_y, int height, double time_step_s);
 /// jaws (0.02 x 0.08 x 0.08 m boxes) that slide along x on a palm. Motor "jaws" drives the left
 /// jaw's slider ("left", +x closes), a repeater with k = -1 mirrors it on "right"; the palm slides
 /// along z on "lift", driven by motor "lift" and held at z = 0 by a lower limit. Stall forces:
-/// 20 N shared by the two jaws, 100 N for the lift. Shape materials: 0 ground (mu 0.5), 1 grip (0.8).
-/// Articulated contacts on.
+/// 20 N shared by the two jaws, 100 N for the lift. Shape materials: 0 ground (mu 0.5), 1 grip
+/// (0.8). Articulated contacts on.
 Model graspScene(double time_step_s);
 
 /// A tracked chassis (20 kg, 0.6 x 0.4 x 0.15 m) on the ground: two track shapes (0.6 x 0.08 x

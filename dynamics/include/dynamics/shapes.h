@@ -22,7 +22,7 @@ namespace sim::dynamics {
 struct ConvexHullData {
   /// One planar face: a convex polygon, counter-clockwise seen from outside.
   struct Face {
-    int first = 0;              ///< Range in face_vertices.
+    int first = 0;  ///< Range in face_vertices.
     int count = 0;
     Vec3 normal = Vec3::UnitZ();  ///< Unit outward normal.
     double offset = 0.0;          ///< Plane: normal . x = offset for points on the face (m).
@@ -32,11 +32,11 @@ struct ConvexHullData {
     int v0 = 0, v1 = 0;
     int face_left = 0, face_right = 0;
   };
-  std::vector<Vec3> vertices;     ///< The hull's corners only (interior input points dropped).
-  std::vector<Face> faces;        ///< Coplanar triangles merged (a box has 6 quads).
-  std::vector<int> face_vertices; ///< Vertex indices of all faces, face after face.
-  std::vector<Edge> edges;        ///< Each undirected edge once.
-  Vec3 centroid = Vec3::Zero();   ///< Mean of the vertices: an interior point.
+  std::vector<Vec3> vertices;      ///< The hull's corners only (interior input points dropped).
+  std::vector<Face> faces;         ///< Coplanar triangles merged (a box has 6 quads).
+  std::vector<int> face_vertices;  ///< Vertex indices of all faces, face after face.
+  std::vector<Edge> edges;         ///< Each undirected edge once.
+  Vec3 centroid = Vec3::Zero();    ///< Mean of the vertices: an interior point.
   Vec3 aabb_min = Vec3::Zero(), aabb_max = Vec3::Zero();  ///< Local bounds.
 };
 
@@ -80,8 +80,8 @@ std::shared_ptr<const TriangleMeshData> makeTriangleMesh(
 /// Mass properties of a solid of uniform density.
 struct MassProperties {
   double mass_kg = 0.0;
-  Vec3 center_m = Vec3::Zero();                 ///< Centre of mass.
-  Mat3 inertia_kgm2 = Mat3::Zero();             ///< About center_m, in the same axes.
+  Vec3 center_m = Vec3::Zero();      ///< Centre of mass.
+  Mat3 inertia_kgm2 = Mat3::Zero();  ///< About center_m, in the same axes.
 };
 
 /// Mass, centre of mass and inertia of a sphere, box, capsule, cylinder or convex hull of

@@ -54,7 +54,7 @@ struct Fault {
 struct StepReport {
   int velocity_iterations = 0;   ///< Largest count used by any substep (0: no work).
   double velocity_residual = 0;  ///< Largest impulse change in the last sweep (N s / N m s).
-  SolveEnd velocity_end = SolveEnd::NoWork;  ///< The largest end over the substeps.
+  SolveEnd velocity_end = SolveEnd::NoWork;        ///< The largest end over the substeps.
   RowKind velocity_residual_kind = RowKind::None;  ///< Where velocity_residual was found.
   int position_iterations = 0;
   /// The position solve's residual: the largest error its last pass found (contacts' penetration
@@ -81,8 +81,8 @@ struct ContactReport {
   int body_a = 0, body_b = 0;
   int shape_a = 0, shape_b = 0;  ///< Shape numbers (bodies' shape lists in order).
   Vec3 point_m = Vec3::Zero();
-  Vec3 normal = Vec3::UnitZ();   ///< Unit, from body_a toward body_b.
-  double separation_m = 0.0;     ///< Negative when penetrating.
+  Vec3 normal = Vec3::UnitZ();  ///< Unit, from body_a toward body_b.
+  double separation_m = 0.0;    ///< Negative when penetrating.
   double normal_force_N = 0.0;
   Vec3 friction_force_N = Vec3::Zero();
 };

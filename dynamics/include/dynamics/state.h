@@ -55,7 +55,7 @@ struct MotorState {
   double torque_Nm = 0.0;
   double characteristic_impulse = 0.0;  ///< Warm start of the characteristic row (N m s).
   double coupling_impulse = 0.0;        ///< Warm start of the motor constraint row.
-  double current_A = 0.0;  ///< Armature current of a drive unit (0 without one).
+  double current_A = 0.0;               ///< Armature current of a drive unit (0 without one).
   /// Input, like `voltage`: the brake (MotorDef::brake_torque) is held open whatever u is (its
   /// manual release, or an injected fault).
   bool brake_released = false;

@@ -22,9 +22,9 @@ class KinematicTree {
   /// One coordinate (one node of the tree).
   struct Coordinate {
     JointType type = JointType::Hinge;  ///< Hinge or Prismatic.
-    int parent = -1;  ///< Coordinate of the parent node, or -1 (the world).
-    int joint = -1;   ///< Model joint, or -1 for a floating base's fictitious joint.
-    int body = -1;    ///< Model body this node carries (for fictitious joints: the base).
+    int parent = -1;                    ///< Coordinate of the parent node, or -1 (the world).
+    int joint = -1;             ///< Model joint, or -1 for a floating base's fictitious joint.
+    int body = -1;              ///< Model body this node carries (for fictitious joints: the base).
     int fictitious_index = -1;  ///< 0..5 for a floating base's joints (x, y, z, yaw, pitch, roll).
   };
 
@@ -87,7 +87,7 @@ class KinematicTree {
     Mat3 inertia = Mat3::Zero();        ///< About com, node axes.
   };
   struct Placement {
-    int node = -1;  ///< -1: fixed to the world.
+    int node = -1;                                             ///< -1: fixed to the world.
     Eigen::Isometry3d offset = Eigen::Isometry3d::Identity();  ///< Body frame in node (or world).
   };
   struct Kinematics {

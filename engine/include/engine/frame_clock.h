@@ -22,7 +22,7 @@ namespace sim::engine {
 class TimingStats {
  public:
   static constexpr std::size_t kExact = std::size_t{1} << 11;  // 16 KiB: no large transient vectors
-  TimingStats() : TimingStats(1e-6, 100.0) {}  // seconds
+  TimingStats() : TimingStats(1e-6, 100.0) {}                  // seconds
   TimingStats(double lowest, double highest);
   void add(double seconds);
   std::size_t count() const { return count_; }
@@ -33,7 +33,7 @@ class TimingStats {
 
  private:
   std::size_t bucketOf(double value) const;
-  double lowest_;                       // the first bucket's upper edge
+  double lowest_;  // the first bucket's upper edge
   std::size_t bucket_count_;
   std::vector<double> samples_;         // the first kExact
   std::vector<std::uint32_t> buckets_;  // all of them, once there were more
@@ -67,10 +67,10 @@ class FramePacer {
   Clock::duration period_;
   Clock::duration max_lag_;
   bool realtime_;
-  Clock::time_point next_;         // end of the current frame's slot
+  Clock::time_point next_;  // end of the current frame's slot
   Clock::time_point frame_start_;
-  Clock::time_point trouble_{};    // last overrun, resync or lag beyond a frame
-  bool late_ = false;              // the last frame ended more than a frame behind
+  Clock::time_point trouble_{};  // last overrun, resync or lag beyond a frame
+  bool late_ = false;            // the last frame ended more than a frame behind
   std::uint64_t overruns_ = 0;
   std::uint64_t resyncs_ = 0;
   double lost_s_ = 0.0;

@@ -106,8 +106,8 @@ class LiveView {
   std::atomic<bool> wants_contacts_{false};  // a window's debug overlay is on
   // The screenshot's snapshot, kept by the simulation thread when its time comes.
   std::mutex shot_mutex_;
-  bool shot_due_ = false;    // simulation side: the snapshot is waiting in shot_
-  bool shot_kept_ = false;   // simulation side: already kept one
+  bool shot_due_ = false;   // simulation side: the snapshot is waiting in shot_
+  bool shot_kept_ = false;  // simulation side: already kept one
   FrameSnapshot shot_;
   bool shot_taken_ = false;
   std::string shot_error_;

@@ -98,8 +98,8 @@ struct MeshMaterial {
 
 /// One mesh instance: a mesh placed by one node. Triangles only.
 struct ImportedMesh {
-  std::string name;  ///< The mesh's name in the file, or "<node>#<k>" when it has none.
-  std::string node;  ///< Name of the node that places it.
+  std::string name;             ///< The mesh's name in the file, or "<node>#<k>" when it has none.
+  std::string node;             ///< Name of the node that places it.
   std::vector<Vec3d> vertices;  ///< m, in ImportedModel's frame.
   std::vector<Vec3d> normals;   ///< Unit vectors, parallel to `vertices`.
   std::vector<std::array<std::uint32_t, 3>> triangles;  ///< Counter-clockwise seen from outside.

@@ -111,18 +111,18 @@ struct Recording {
   std::map<std::uint64_t, std::vector<std::pair<int, ControlFault>>> control_faults;
   /// Step -> parameter changes that take effect before it (added to `overrides`, in order).
   std::map<std::uint64_t, std::vector<Override>> changes;
-  std::vector<std::uint64_t> hashes;                  ///< hashes[s - 1]: after step s.
+  std::vector<std::uint64_t> hashes;  ///< hashes[s - 1]: after step s.
   std::map<std::uint64_t, std::vector<std::uint64_t>> body_hashes;  ///< Step -> per body.
-  bool complete = false;  ///< The end line was read.
-  std::string outcome;    ///< From the end line.
+  bool complete = false;                                            ///< The end line was read.
+  std::string outcome;                                              ///< From the end line.
   /// Read with RecordingRead::UpToDamage: the first problem found (file:line: what), after which
   /// the recording was cut back to its last complete frame. Empty when it read cleanly.
   std::string damage;
 };
 
 enum class RecordingRead {
-  Strict,       ///< Anything malformed throws RecordingError.
-  UpToDamage,   ///< Keep what precedes the first malformed line, to the last complete frame.
+  Strict,      ///< Anything malformed throws RecordingError.
+  UpToDamage,  ///< Keep what precedes the first malformed line, to the last complete frame.
 };
 
 /// Reads a recording. A truncated last line (a killed run) is ignored; anything else malformed

@@ -58,8 +58,8 @@ struct StateFrame {
   std::vector<double> pult;
   std::uint64_t state_hash = 0;
   std::int64_t sent_ns = 0;  ///< CLOCK_MONOTONIC at publication.
-  bool scored = false;  ///< A graded session (a served scenario with `scoring:`).
-  double score = 0.0;   ///< Its running score out of 100 (LiveScore::score).
+  bool scored = false;       ///< A graded session (a served scenario with `scoring:`).
+  double score = 0.0;        ///< Its running score out of 100 (LiveScore::score).
 };
 
 struct PultInput {
@@ -83,8 +83,9 @@ struct StationStatus {
 enum class CommandKind : int {
   Pause = 1,
   Resume = 2,
-  Reset = 3,         ///< target: keyframe name ("start": the initial state)
-  InjectFault = 4,   ///< target: motor or control; fault: stuck, weak, reversed, brake_released, axis_stuck
+  Reset = 3,  ///< target: keyframe name ("start": the initial state)
+  InjectFault =
+      4,  ///< target: motor or control; fault: stuck, weak, reversed, brake_released, axis_stuck
   ClearFault = 5,    ///< target: motor or control
   SetParameter = 6,  ///< target: a scene key (as `--set`); value
 };
@@ -102,7 +103,8 @@ struct Event {
   std::uint64_t run_id = 0;
   std::uint64_t step = 0;
   double sim_time_s = 0.0;
-  std::string kind;  ///< command, refused, fault, set, score (a penalty or task of a graded session), info
+  std::string
+      kind;  ///< command, refused, fault, set, score (a penalty or task of a graded session), info
   std::string text;
 };
 
@@ -251,9 +253,9 @@ struct PultScriptEntry {
 struct StationOptions {
   ClassAddress address;
   std::string name = "station";
-  std::string scene_path;      ///< The scene file; empty: the file the server names.
-  std::string trace_path;      ///< Pose trace of every frame used (poseTraceLine).
-  double duration_s = 0.0;     ///< Wall time to run; <= 0: until interrupted or closed.
+  std::string scene_path;        ///< The scene file; empty: the file the server names.
+  std::string trace_path;        ///< Pose trace of every frame used (poseTraceLine).
+  double duration_s = 0.0;       ///< Wall time to run; <= 0: until interrupted or closed.
   std::uint64_t until_step = 0;  ///< Stop once a frame of this step or later is shown (0: never).
   double link_timeout_s = 0.5;   ///< No state for this long: "link lost".
   double identity_timeout_s = 20.0;  ///< No server for this long at the start: an error.

@@ -26,7 +26,8 @@ class Replayer {
   /// `allow_changed_scene`: a report with --force) and have the recorded pult (else
   /// RecordingError). Stands before the first step. A saved point is kept every `save_every_s`
   /// of simulated time (rounded to whole frames).
-  explicit Replayer(Recording recording, double save_every_s = 2.0, bool allow_changed_scene = false);
+  explicit Replayer(Recording recording, double save_every_s = 2.0,
+                    bool allow_changed_scene = false);
 
   const Recording& recording() const { return recording_; }
   const Session& session() const { return *session_; }
@@ -82,7 +83,7 @@ struct ReplayPlayOptions {
   /// Stop once this simulated time is reached (a screenshot's --at); < 0 for none.
   double stop_at_s = -1.0;
   OperatorQueue* operator_events = nullptr;  ///< F9, F10, seek and speed from the windows.
-  FrameObserver after_frame;                  ///< Usually LiveView::observer(decorate).
+  FrameObserver after_frame;                 ///< Usually LiveView::observer(decorate).
   /// Written before each after_frame call: the position and speed for the snapshot (a
   /// LiveView decorate function copies it). Its `marks` are left as the caller set them.
   ReplayStatus* status = nullptr;

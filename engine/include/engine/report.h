@@ -54,13 +54,13 @@ class ReplayDiverged : public std::runtime_error {
 /// A recording replayed with its scenario's grader.
 struct GradedReplay {
   ResultFile result;
-  std::string recording;                 ///< As given.
-  Scene scene;                           ///< As replayed (for screenshots).
-  std::string camera;                    ///< `report.camera`; empty: the scene's default.
+  std::string recording;  ///< As given.
+  Scene scene;            ///< As replayed (for screenshots).
+  std::string camera;     ///< `report.camera`; empty: the scene's default.
   std::vector<PlotData> plots;
-  std::vector<Moment> worst;             ///< Up to 3, largest points first.
-  std::vector<std::string> warnings;     ///< Forced past a changed file (unverified replay).
-  bool verified = false;                 ///< Every step's hash equal to the recording's.
+  std::vector<Moment> worst;          ///< Up to 3, largest points first.
+  std::vector<std::string> warnings;  ///< Forced past a changed file (unverified replay).
+  bool verified = false;              ///< Every step's hash equal to the recording's.
 };
 
 /// Replays a recording (bit-exact: every step's hash checked) with the grader of the scenario its
@@ -82,7 +82,8 @@ struct ReportFiles {
 
 /// `simtrainer report RECORDING_OR_RESULT --out DIR`. A result file is replayed from the
 /// recording it names when that exists; otherwise the page shows the result alone.
-ReportFiles writeReport(const std::string& input, const std::string& out_dir, const ReportOptions& options);
+ReportFiles writeReport(const std::string& input, const std::string& out_dir,
+                        const ReportOptions& options);
 
 /// `simtrainer report --class DIR --out DIR`: every result file of DIR (*.json) in one sortable
 /// table with a histogram of scores. Returns the page's path; throws ResultError when DIR has no

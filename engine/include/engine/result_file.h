@@ -61,7 +61,8 @@ ResultFile resultHeader(const Scene& scene, const Scenario* scenario, const std:
 /// Takes the grade, the figures, the time and step reached from a scorer (after finish(): final).
 void takeGrade(ResultFile& result, const Scorer& scorer);
 /// Sets complete and outcome: ok when complete, else fault / interrupted / closed as given.
-void setOutcome(ResultFile& result, bool complete, const std::string& outcome, const std::string& error = {});
+void setOutcome(ResultFile& result, bool complete, const std::string& outcome,
+                const std::string& error = {});
 
 /// The JSON document (2-space indent, keys in a fixed order, numbers that read back exactly).
 std::string resultToJson(const ResultFile& result);

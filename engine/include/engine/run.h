@@ -5,8 +5,8 @@
 #include <dynamics/simulator.h>
 #include <dynamics/state.h>
 #include <engine/frame_clock.h>
-#include <engine/operator_queue.h>
 #include <engine/live_score.h>
+#include <engine/operator_queue.h>
 #include <engine/recording.h>
 #include <engine/scene.h>
 
@@ -38,9 +38,10 @@ using FrameObserver = std::function<bool(const Session& session, const RunResult
 /// loop's own thread (a server's before_steps), or by the loop itself from
 /// RunOptions::operator_events (a window on another thread).
 struct RunControl {
-  bool paused = false;   ///< No steps while set; frames are still drawn.
-  int step_frames = 0;   ///< While paused: run this many frames, then hold again.
-  bool reset = false;    ///< Back to the initial state (ignored while recording); cleared by the loop.
+  bool paused = false;  ///< No steps while set; frames are still drawn.
+  int step_frames = 0;  ///< While paused: run this many frames, then hold again.
+  bool reset =
+      false;  ///< Back to the initial state (ignored while recording); cleared by the loop.
   bool reset_refused = false;  ///< Set by the loop when a reset was ignored (recording).
 };
 
@@ -124,8 +125,8 @@ struct RunResult {
   // The view's figures, when a view drew on its own thread (engine/live_view.h); filled after
   // the run.
   std::uint64_t drawn_frames = 0;
-  TimingStats draw_time;       ///< Per drawn frame, every window, s.
-  double draw_wall_s = 0.0;    ///< Wall time the view ran, s (drawn frames per second).
+  TimingStats draw_time;     ///< Per drawn frame, every window, s.
+  double draw_wall_s = 0.0;  ///< Wall time the view ran, s (drawn frames per second).
   std::size_t trace_rows = 0;
   dynamics::State final_state;
   /// The running score of a graded session (engine/scoring.h), for the frame observer's HUD.
@@ -144,9 +145,10 @@ struct RunResult {
 std::uint64_t stepCount(double duration_s, double time_step_s);
 
 /// Runs a scene headless with a virtual clock: the constant inputs hold their voltages and the
-/// scheme (if any) runs on the pult's initial values, or on what RunOptions::input samples. Stops early on the first numerical fault
-/// (StepReport::fault). The trace, if any, gets the initial state (time 0) and then every Nth
-/// step, and is flushed before returning or throwing. Throws dynamics::ModelInvalid or std::runtime_error (trace file) on setup errors.
+/// scheme (if any) runs on the pult's initial values, or on what RunOptions::input samples. Stops
+/// early on the first numerical fault (StepReport::fault). The trace, if any, gets the initial
+/// state (time 0) and then every Nth step, and is flushed before returning or throwing. Throws
+/// dynamics::ModelInvalid or std::runtime_error (trace file) on setup errors.
 RunResult runHeadless(const Scene& scene, const RunOptions& options);
 
 /// A human-readable multi-line summary of a run (steps, times, final joint and motor values,

@@ -5,9 +5,9 @@
 
 #include <engine/run.h>
 #include <engine/scene.h>
-#include <engine/session.h>
 #include <engine/scheme.h>
 #include <engine/scoring.h>
+#include <engine/session.h>
 
 #include <cstdint>
 #include <functional>
@@ -54,7 +54,7 @@ struct ScheduledFault {
   int sensor = -1;     ///< Index into the scheme's sensors, or -1 for a motor or control fault.
   std::string signal;  ///< The sensor as written (`signal:`).
   SensorFault sensor_fault;
-  int control = -1;    ///< Index into the pult's controls, or -1 for a motor or sensor fault.
+  int control = -1;  ///< Index into the pult's controls, or -1 for a motor or sensor fault.
   ControlFault control_fault;
   bool hold_current = false;  ///< axis_stuck without `value`: hold what the control shows then.
   int line = 0;
@@ -62,7 +62,8 @@ struct ScheduledFault {
 
 /// Applies every fault of `faults` due by the session's time that `applied` (one flag per fault,
 /// sized by the caller) has not seen yet.
-void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>& applied, Session& session);
+void applyDueFaults(const std::vector<ScheduledFault>& faults, std::vector<char>& applied,
+                    Session& session);
 
 /// A parameter change at a time (`changes:`; docs/scenarios.md): the scene reloaded with one more
 /// override, as an instructor's `set:KEY:VALUE` (Session::changeScene).
@@ -82,9 +83,9 @@ struct Scenario {
   std::vector<ScheduledChange> changes;  ///< In time order.
   std::vector<Expectation> expectations;
   std::vector<SensorDef> sensors;  ///< Sensors the expectations read.
-  ScoringDef scoring;  ///< `scoring:` (engine/scoring.h); disabled when absent.
-  ReportDef report;    ///< `report:` (the after-action report's plots and camera).
-  std::uint64_t source_hash = 0;  ///< FNV-1a of the scenario file's bytes (recordings name it).
+  ScoringDef scoring;              ///< `scoring:` (engine/scoring.h); disabled when absent.
+  ReportDef report;                ///< `report:` (the after-action report's plots and camera).
+  std::uint64_t source_hash = 0;   ///< FNV-1a of the scenario file's bytes (recordings name it).
 };
 
 /// Loads a scenario and its scene (path relative to the scenario file). Throws SceneError or
@@ -98,7 +99,8 @@ double timelineValue(const Scenario& scenario, int control, double t_s);
 struct ExpectationResult {
   std::string name;
   bool passed = false;
-  std::string detail;  ///< What was observed, e.g. "body.box.z = 0.12 at t = 25 s, expected >= 0.3".
+  std::string
+      detail;  ///< What was observed, e.g. "body.box.z = 0.12 at t = 25 s, expected >= 0.3".
   bool decided = false;  ///< Passed or failed for good (all are once the run has ended).
   double time_s = 0.0;   ///< When it was decided (simulated s).
 };
@@ -146,7 +148,7 @@ struct ScenarioResult {
 struct PlayOptions {
   std::string trace_path;  ///< CSV trace; empty for none.
   int trace_every = 1;
-  std::string record_path;  ///< Session recording; empty for none.
+  std::string record_path;                       ///< Session recording; empty for none.
   const std::atomic<bool>* interrupt = nullptr;  ///< Stop after the current step when true.
   /// Pace frames to the wall clock (a window); false plays as fast as possible.
   bool realtime = false;
@@ -191,7 +193,8 @@ std::vector<std::string> findScenarios(const std::vector<std::string>& paths);
 /// is called after each one finishes, from the thread that ran it, under a lock.
 std::vector<ScenarioResult> runScenarios(
     const std::vector<std::string>& files, int jobs,
-    const std::function<void(const ScenarioResult&, std::size_t done, std::size_t total)>& progress);
+    const std::function<void(const ScenarioResult&, std::size_t done, std::size_t total)>&
+        progress);
 
 /// JUnit XML of a test run (one testsuite, one testcase per scenario).
 std::string junitXml(const std::vector<ScenarioResult>& results, double wall_time_s);

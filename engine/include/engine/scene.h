@@ -107,17 +107,17 @@ struct CameraDef {
   dynamics::Vec3 position_m = dynamics::Vec3(-4.0, -4.0, 3.0);
   dynamics::Vec3 target_m = dynamics::Vec3::Zero();
   dynamics::Vec3 direction = dynamics::Vec3::UnitX();  ///< Onboard: unit, body reference axes.
-  double fov_deg = 60.0;  ///< Vertical field of view.
+  double fov_deg = 60.0;                               ///< Vertical field of view.
   /// `inset: [x, y, width, height]`: also shown all the time as a picture-in-picture at this
   /// place of the window, fractions from its top-left corner; empty: only when selected.
   std::optional<std::array<double, 4>> inset;
 };
 
 struct Scene {
-  std::string file;  ///< Where it was loaded from (for messages).
-  std::uint64_t source_hash = 0;     ///< FNV-1a of the files' bytes (recordings check it).
-  std::vector<Override> overrides;   ///< The --set overrides it was loaded with.
-  std::string name;  ///< `name:` of the scene, or the file's stem.
+  std::string file;                 ///< Where it was loaded from (for messages).
+  std::uint64_t source_hash = 0;    ///< FNV-1a of the files' bytes (recordings check it).
+  std::vector<Override> overrides;  ///< The --set overrides it was loaded with.
+  std::string name;                 ///< `name:` of the scene, or the file's stem.
   dynamics::Model model;
   std::vector<BodyLook> looks;  ///< Parallel to model.bodies.
   std::vector<CameraDef> cameras;

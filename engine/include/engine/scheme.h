@@ -44,18 +44,18 @@ PultState initialPult(const PultDef& pult);
 
 /// A value measured on the dynamics, readable by scheme blocks and scenario expectations.
 enum class SensorKind {
-  Time,             ///< s
-  BodyPosition,     ///< m, component `axis` of the centre of mass
-  BodyVelocity,     ///< m/s, component `axis`
-  BodySpeed,        ///< m/s, magnitude
-  BodyAngle,        ///< rad: axis 0, 1, 2 = roll, pitch, yaw (z-y'-x'' Euler angles), 3 = tilt
-  JointPosition,    ///< rad or m (unwrapped)
-  JointSpeed,       ///< rad/s or m/s
-  MotorSpeed,       ///< rotor rad/s
-  MotorAngle,       ///< rotor rad
-  MotorVoltage,     ///< u in [-1, 1]
-  MotorTorque,      ///< rotor N m of the characteristic
-  ContactForce,     ///< N, total normal force on `index` from `other` (or from anything: -1)
+  Time,           ///< s
+  BodyPosition,   ///< m, component `axis` of the centre of mass
+  BodyVelocity,   ///< m/s, component `axis`
+  BodySpeed,      ///< m/s, magnitude
+  BodyAngle,      ///< rad: axis 0, 1, 2 = roll, pitch, yaw (z-y'-x'' Euler angles), 3 = tilt
+  JointPosition,  ///< rad or m (unwrapped)
+  JointSpeed,     ///< rad/s or m/s
+  MotorSpeed,     ///< rotor rad/s
+  MotorAngle,     ///< rotor rad
+  MotorVoltage,   ///< u in [-1, 1]
+  MotorTorque,    ///< rotor N m of the characteristic
+  ContactForce,   ///< N, total normal force on `index` from `other` (or from anything: -1)
 };
 
 struct SensorDef {
@@ -76,8 +76,29 @@ struct SignalRef {
 };
 
 enum class BlockType {
-  Constant, Gain, Sum, Product, Saturation, DeadZone, RateLimiter, Integrator, Delay, Pid, Lag,
-  Lookup, Comparator, Switch, Selector, Latch, Timer, Abs, Sqrt, Min, Max, Norm, Deadband
+  Constant,
+  Gain,
+  Sum,
+  Product,
+  Saturation,
+  DeadZone,
+  RateLimiter,
+  Integrator,
+  Delay,
+  Pid,
+  Lag,
+  Lookup,
+  Comparator,
+  Switch,
+  Selector,
+  Latch,
+  Timer,
+  Abs,
+  Sqrt,
+  Min,
+  Max,
+  Norm,
+  Deadband
 };
 
 /// One block. Inputs and parameters by type (docs/scenes.md, `scheme`):
@@ -114,10 +135,10 @@ struct SchemeOutput {
 };
 
 struct SchemeDef {
-  bool per_frame = false;  ///< Evaluate once per frame instead of before every step.
+  bool per_frame = false;        ///< Evaluate once per frame instead of before every step.
   std::vector<BlockDef> blocks;  ///< In evaluation (dependency) order.
   std::vector<SchemeOutput> outputs;
-  std::vector<SensorDef> sensors;  ///< Distinct sensors the blocks and outputs read.
+  std::vector<SensorDef> sensors;            ///< Distinct sensors the blocks and outputs read.
   int find(const std::string& block) const;  ///< Index, or -1.
   bool empty() const { return blocks.empty() && outputs.empty(); }
 };

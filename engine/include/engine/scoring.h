@@ -29,7 +29,7 @@ struct ExpectationResult;
 struct PenaltyRule {
   enum class Kind { Collision, MotorOverload, JointLimit, LoadDropped, Swing, Time };
   Kind kind = Kind::Collision;
-  std::string name;  ///< Shown to the trainee.
+  std::string name;     ///< Shown to the trainee.
   double points = 0.0;  ///< Per event (Time: per second over the target).
   double max_points = std::numeric_limits<double>::infinity();  ///< Cap on this rule's total.
   bool critical = false;  ///< An event fails the exercise whatever the score.
@@ -51,7 +51,7 @@ struct PenaltyRule {
   // LoadDropped and Swing: the load body and the bodies that carry it.
   int body = -1;
   std::vector<int> held_by;
-  double below_m = 0.0;       ///< LoadDropped: height of the centre of mass.
+  double below_m = 0.0;  ///< LoadDropped: height of the centre of mass.
   // Swing: either limit (0: not checked) exceeded while carried.
   double max_angle_rad = 0.0;   ///< Tilt from the load's upright (initial) orientation.
   double max_jerk_mps3 = 0.0;   ///< |d(acceleration)/dt| of the centre of mass...
@@ -100,9 +100,9 @@ struct Penalty {
   std::string item;                 ///< The motor or joint, for those kinds; else empty.
   double time_s = 0.0;              ///< When it happened (onset).
   std::uint64_t step = 0;
-  double value = 0.0;  ///< What was measured (see `unit`).
-  std::string unit;    ///< "N s", "m/s", "x stall", "rad/s", "m", "rad", "s".
-  double speed = 0.0;  ///< Collision: approach speed (m/s).
+  double value = 0.0;   ///< What was measured (see `unit`).
+  std::string unit;     ///< "N s", "m/s", "x stall", "rad/s", "m", "rad", "s".
+  double speed = 0.0;   ///< Collision: approach speed (m/s).
   double points = 0.0;  ///< Deducted (after the rule's cap).
   bool critical = false;
   std::string text;  ///< As shown to the trainee.
@@ -149,7 +149,8 @@ struct SessionStats {
   int max_velocity_iterations = 0;
   std::uint64_t steps_at_iteration_cap = 0;
   double time_at_iteration_cap_s = 0.0;
-  std::string fault;  ///< The numerical fault that ended the session (Fault::describe()); empty: none.
+  std::string
+      fault;  ///< The numerical fault that ended the session (Fault::describe()); empty: none.
 };
 
 /// The grader. Without a scenario (a plain scene) it only gathers SessionStats.
@@ -207,7 +208,8 @@ class Scorer {
   std::uint64_t last_step_ = 0;
 };
 
-/// The name of a penalty kind as in scenario files and Penalty::kind (collision, motor_overload, ...).
+/// The name of a penalty kind as in scenario files and Penalty::kind (collision, motor_overload,
+/// ...).
 const char* penaltyKindName(PenaltyRule::Kind kind);
 
 }  // namespace sim::engine

@@ -124,7 +124,8 @@ class Session {
   const std::vector<SensorFault>& sensorFaults() const { return sensor_faults_; }
   /// Puts back faults as they were (a replay's saved point): every motor's and sensor's, a
   /// dropout with the value it holds (not re-read). Sizes must match the scene's.
-  void restoreFaults(const std::vector<MotorFault>& motors, const std::vector<SensorFault>& sensors);
+  void restoreFaults(const std::vector<MotorFault>& motors,
+                     const std::vector<SensorFault>& sensors);
   /// As above with the pult's faults too; the stuck values are already in the restored pult.
   void restoreFaults(const std::vector<MotorFault>& motors, const std::vector<SensorFault>& sensors,
                      const std::vector<ControlFault>& controls);
@@ -171,12 +172,12 @@ class Session {
   Scene scene_;
   dynamics::Simulator simulator_;
   SessionState state_;
-  std::vector<double> scheme_sensors_;  // scratch, sized once
+  std::vector<double> scheme_sensors_;    // scratch, sized once
   std::vector<MotorFault> motor_faults_;  // one per motor
   std::vector<double> commanded_;         // scratch: commanded voltages during a faulted step
   bool any_fault_ = false;
   std::vector<ControlFault> control_faults_;  // one per pult control
-  std::vector<SensorFault> sensor_faults_;  // one per scheme sensor
+  std::vector<SensorFault> sensor_faults_;    // one per scheme sensor
   bool any_sensor_fault_ = false;
   double scheme_seconds_ = 0.0;
 };

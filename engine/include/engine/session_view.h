@@ -30,9 +30,9 @@ struct ViewSetup {
   std::string camera;      ///< A camera of the scene by name; empty: its default camera.
   render::Shadows shadows = render::Shadows::Auto;  ///< See render::Shadows.
   int shadow_map_size = 2048;  ///< Texels per side of each camera's shadow map.
-  bool insets = true;      ///< Draw the scene's inset cameras (`cameras[].inset`).
-  int screen = 0;          ///< X screen of the window (`--screen`).
-  int window_x = 40;       ///< Window position on its screen, pixels.
+  bool insets = true;          ///< Draw the scene's inset cameras (`cameras[].inset`).
+  int screen = 0;              ///< X screen of the window (`--screen`).
+  int window_x = 40;           ///< Window position on its screen, pixels.
   int window_y = 40;
   /// Read the window's keys on a thread of their own, so they reach the simulation while a
   /// frame is being drawn (render::ViewOptions::key_thread).
@@ -120,7 +120,7 @@ class SessionView {
 
   const Scene& scene_;
   const CameraDef* camera_ = nullptr;
-  const CameraDef* orbiting_ = nullptr;  // the orbit camera the mouse controls, if any
+  const CameraDef* orbiting_ = nullptr;          // the orbit camera the mouse controls, if any
   std::vector<const CameraDef*> inset_cameras_;  // by inset index of the view
   std::atomic<OperatorQueue*> queue_{nullptr};
   std::atomic<bool> replay_keys_{false};

@@ -88,8 +88,8 @@ class InputSystem {
   // Press events since the last sample: (kind, device, index, direction) -> count.
   std::map<std::tuple<int, int, int, int>, int> press_events_;
   struct BindingState {
-    double pair = 0.0;      // key-pair position in [-1, 1]
-    bool prev = false;      // level at the previous sample (edges of axes-as-buttons, Hold)
+    double pair = 0.0;  // key-pair position in [-1, 1]
+    bool prev = false;  // level at the previous sample (edges of axes-as-buttons, Hold)
     bool prev_neg = false, prev_pos = false;
     double written = -1.0;  // DigitalAction::Hold: what it last wrote (-1: nothing yet)
   };

@@ -29,7 +29,7 @@ enum class DeviceKind { Gamepad, Joystick };
 /// `guid` equals its GUID; failing that, by the first whose `name` equals its name; a spec with
 /// neither takes any device of its kind.
 struct DeviceSpec {
-  std::string id;    ///< The mapping's name for it, used by bindings.
+  std::string id;  ///< The mapping's name for it, used by bindings.
   DeviceKind kind = DeviceKind::Gamepad;
   std::string name;  ///< SDL joystick name (or game-controller name) to match; empty: any.
   std::string guid;  ///< 32 hex digits as `simtrainer devices` prints; empty: any.
@@ -52,10 +52,10 @@ struct Calibration {
 struct Source {
   enum class Kind { None, Key, Axis, Button, Hat };
   Kind kind = Kind::None;
-  int device = -1;       ///< Index into Mapping::devices (not for keys).
-  int index = 0;         ///< Keycode (SDL_Keycode), or axis / button / hat number. Gamepads:
-                         ///< SDL_GameControllerAxis / SDL_GameControllerButton.
-  int hat_direction = 0; ///< Hat: SDL_HAT_UP, _RIGHT, _DOWN or _LEFT.
+  int device = -1;        ///< Index into Mapping::devices (not for keys).
+  int index = 0;          ///< Keycode (SDL_Keycode), or axis / button / hat number. Gamepads:
+                          ///< SDL_GameControllerAxis / SDL_GameControllerButton.
+  int hat_direction = 0;  ///< Hat: SDL_HAT_UP, _RIGHT, _DOWN or _LEFT.
   bool valid() const { return kind != Kind::None; }
   bool analog() const { return kind == Kind::Axis; }
 };

@@ -27,9 +27,9 @@ struct BodyPose {
 /// A colour image on a mesh: a file the render decodes (PNG, JPEG, ... through osgDB's plugins),
 /// or an encoded image held in memory (a texture embedded in a model file).
 struct TextureImage {
-  std::string file;                              ///< Path of an image file; empty for `encoded`.
-  std::shared_ptr<const std::string> encoded;    ///< The encoded image when not from a file.
-  std::string format;                            ///< Extension of `encoded` ("png", "jpg").
+  std::string file;                            ///< Path of an image file; empty for `encoded`.
+  std::shared_ptr<const std::string> encoded;  ///< The encoded image when not from a file.
+  std::string format;                          ///< Extension of `encoded` ("png", "jpg").
   bool empty() const { return file.empty() && !encoded; }
   /// For messages: the file, or "embedded <format> image".
   std::string describe() const;

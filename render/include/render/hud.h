@@ -52,14 +52,14 @@ struct HudTimeline {
 
 /// What the HUD shows this frame; vectors parallel to the layout's (missing values show 0).
 struct HudState {
-  std::string status;               ///< Top left: time, real-time factor, frame time.
+  std::string status;  ///< Top left: time, real-time factor, frame time.
   std::vector<double> controls;
   std::vector<double> motors;
   std::vector<double> speeds;
-  std::vector<std::string> notes;   ///< Scenario progress, expectations.
-  std::vector<std::string> warnings;  ///< Shown in red, centred (overrun, numerics, pause).
-  HudTimeline timeline;  ///< Drawn when the layout has one.
-  std::string score;                   ///< Top right when the layout has a score panel.
+  std::vector<std::string> notes;         ///< Scenario progress, expectations.
+  std::vector<std::string> warnings;      ///< Shown in red, centred (overrun, numerics, pause).
+  HudTimeline timeline;                   ///< Drawn when the layout has one.
+  std::string score;                      ///< Top right when the layout has a score panel.
   std::vector<std::string> score_events;  ///< Under it, in orange: penalties as they happen.
 };
 

@@ -50,13 +50,13 @@ enum class Shadows { Auto, On, Off };
 struct ViewOptions {
   int width = 1280;  ///< Pixels.
   int height = 720;
-  bool offscreen = false;  ///< A pixel buffer instead of a window (screenshots, tests).
+  bool offscreen = false;   ///< A pixel buffer instead of a window (screenshots, tests).
   bool ground_grid = true;  ///< 1 m grid lines on z = 0.
   /// The sun casts shadows (a view-dependent shadow map of `shadow_map_size` texels square).
   Shadows shadows = Shadows::Auto;
   int shadow_map_size = 2048;
   std::string title = "simtrainer";
-  int screen = 0;    ///< X screen of the window; one the display lacks is a RenderError.
+  int screen = 0;     ///< X screen of the window; one the display lacks is a RenderError.
   int window_x = 40;  ///< Window position on its screen, pixels.
   int window_y = 40;
   /// A window's keys are read on a thread of their own (the key handler is then called on that
@@ -84,7 +84,8 @@ struct RgbImage {
   std::vector<std::uint8_t> rgb;  ///< width × height × 3.
   const std::uint8_t* pixel(int x, int y) const {
     return rgb.data() + (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) +
-                         static_cast<std::size_t>(x)) * 3;
+                         static_cast<std::size_t>(x)) *
+                            3;
   }
 };
 
