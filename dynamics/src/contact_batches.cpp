@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 
+#include "check.h"
 #include "contacts.h"
 
 namespace sim::dynamics::detail {
@@ -90,6 +91,16 @@ SIM_LANES_INLINE Lanes solveBatch(ContactBatch& bt, std::vector<SolverBody>& bod
       const Lanes scale = len > bound ? bound / len : splat(1.0);
       fresh[0] *= scale;
       fresh[1] *= scale;
+    }
+    if constexpr (kValidate) {
+      for (int l = 0; l < 4; ++l) {
+        SIM_VALIDATE(!(bound[l] < 0.0),
+                     "a contact's friction bound (mu * normal impulse) is negative");
+        SIM_VALIDATE(
+            !(fresh[0][l] * fresh[0][l] + fresh[1][l] * fresh[1][l] >
+              bound[l] * bound[l] * (1.0 + kConeSlack)),
+            "a contact's friction impulse is outside its Coulomb cone (|f| > mu * normal)");
+      }
     }
     const Lanes d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
     p.tangent[0].impulse = fresh[0];

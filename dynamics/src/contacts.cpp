@@ -1,5 +1,7 @@
 #include "contacts.h"
 
+#include "check.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,6 +26,7 @@ void applyRow(const ContactRow& row, SolverBody& a, SolverBody& b, double lambda
 /// outside. A pair clearly inside (by a margin rounding cannot cross; see solveBatch in
 /// contact_batches.cpp) needs no root.
 void projectOntoDisc(double (&fresh)[2], double bound) {
+  SIM_VALIDATE(!(bound < 0.0), "a contact's friction bound (mu * normal impulse) is negative");
   const double len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
   if (len2 < bound * bound * (1.0 - 1e-14) && bound > 1e-150) return;
   const double len = std::sqrt(len2);
@@ -32,6 +35,8 @@ void projectOntoDisc(double (&fresh)[2], double bound) {
     fresh[0] *= scale;
     fresh[1] *= scale;
   }
+  SIM_VALIDATE(!(fresh[0] * fresh[0] + fresh[1] * fresh[1] > bound * bound * (1.0 + kConeSlack)),
+               "a contact's friction impulse is outside its Coulomb cone (|f| > mu * normal)");
 }
 
 /// The local alternating sweeps over one manifold's N normal rows (see solveVelocity), on its
@@ -479,6 +484,7 @@ double ContactSolver::solveTorsion(ContactManifold& m, const SolverBody& a,
   double normal_sum = 0.0;
   for (int k = m.first; k < m.first + m.count; ++k) normal_sum += points_[k].normal.impulse;
   const double bound = m.friction * m.torsion_radius * normal_sum;
+  SIM_VALIDATE(!(bound < 0.0), "a contact's torsion bound (mu * radius * normal) is negative");
   const double v = m.torsion.ang_b.dot(b.w) - m.torsion.ang_a.dot(a.w);
   const double old = m.torsion.impulse;
   m.torsion.impulse = std::clamp(old - v * m.torsion.mass, -bound, bound);

@@ -25,6 +25,10 @@ namespace sim::dynamics::detail {
 /// Local alternating sweeps over a manifold's normal rows per solver sweep (see solveVelocity).
 inline constexpr int kManifoldSweeps = 4;
 
+/// SIM_VALIDATE's allowance on |friction|^2 <= (mu lambda_n)^2: the disc projection scales by
+/// bound / |f|, a few roundings (about 1e-15 relative), so a wider gap is a solver error.
+inline constexpr double kConeSlack = 1e-12;
+
 /// One scalar contact row: Cdot = dir.(v_b - v_a) + ang_b.w_b - ang_a.w_a (+ rotor terms).
 struct ContactRow {
   Vec3 dir = Vec3::Zero();

@@ -236,6 +236,15 @@ std::vector<ModelError> validate(const Model& model) {
       fail(at + ".brake.torque", "brake torque must be >= 0 (N m, or N for a prismatic joint)");
     if (!(m.brake_release_u > 0.0 && m.brake_release_u <= 1.0))
       fail(at + ".brake.release_u", "release voltage must be in (0, 1]");
+    if (!(m.max_torque > 0.0))
+      fail(at + ".max_torque", "torque limit must be > 0 (N m, or N for a prismatic joint)");
+    if (!(m.max_speed > 0.0))
+      fail(at + ".max_speed", "speed limit must be > 0 (rad/s, or m/s for a prismatic joint)");
+    const bool limited = std::isfinite(m.max_torque) || std::isfinite(m.max_speed);
+    if (m.drive && limited)
+      fail(at + ".max_torque",
+           "torque and speed limits act on the passport characteristic; a "
+           "drive unit's current comes from its circuit (remove them or the drive)");
     if (m.drive) {
       const DriveDef& d = *m.drive;
       const std::string dat = at + ".drive.";

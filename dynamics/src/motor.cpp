@@ -79,6 +79,22 @@ double mobilityOnJoint(const Model& model, const Joints& joints, int j) {
   return mobility;
 }
 
+double appliedVoltage(const MotorDef& def, double commanded, double rotor_speed) {
+  double u = std::clamp(commanded, -1.0, 1.0);
+  if (def.max_speed < kNoLimit) {
+    // At u the unloaded rotor runs at u w_xx, the joint at u w_xx / r.
+    const double most = def.max_speed * def.gear_ratio / def.no_load_speed_radps;
+    u = std::clamp(u, -most, most);
+  }
+  if (def.max_torque < kNoLimit) {
+    // r Mp |u - w / w_xx| <= max_torque at the substep's starting speed w; then the rails.
+    const double back = rotor_speed / def.no_load_speed_radps;
+    const double reach = def.max_torque / (def.gear_ratio * def.stall_torque_Nm);
+    u = std::clamp(std::clamp(u, back - reach, back + reach), -1.0, 1.0);
+  }
+  return u;
+}
+
 void prepare(StepContext& ctx) {
   const double h = ctx.h;
   for (std::size_t m = 0; m < ctx.motors.motor.size(); ++m) {
@@ -89,7 +105,8 @@ void prepare(StepContext& ctx) {
     w.inv_inertia = 1.0 / im;
     w.joint = def.joint;
     w.coupling_ratio = 1.0 / r;
-    const double u = std::clamp(ctx.state.motors[m].voltage, -1.0, 1.0);
+    const double u = appliedVoltage(def, ctx.state.motors[m].voltage, ctx.rotors.speed[m]);
+    w.voltage = u;
     if (w.drive != nullptr) {
       const DriveDef& d = *w.drive;
       const double denom = d.inductance_H + h * d.resistance_ohm;
@@ -213,7 +230,7 @@ void storeSubstep(StepContext& ctx) {
     if (ctx.motors.motor[m].drive == nullptr) continue;
     const DriveDef& d = *ctx.motors.motor[m].drive;
     MotorState& ms = ctx.state.motors[m];
-    const double u = std::clamp(ms.voltage, -1.0, 1.0);
+    const double u = ctx.motors.motor[m].voltage;
     ms.current_A =
         (d.inductance_H * ms.current_A + ctx.h * (d.supply_V * u - d.k_E * ctx.rotors.speed[m])) /
         (d.inductance_H + ctx.h * d.resistance_ohm);
@@ -226,7 +243,7 @@ void store(StepContext& ctx) {
     MotorState& ms = ctx.state.motors[m];
     ms.angle_rad = ctx.rotors.angle[m];
     ms.speed_radps = ctx.rotors.speed[m];
-    const double u = std::clamp(ms.voltage, -1.0, 1.0);
+    const double u = ctx.motors.motor[m].voltage;
     ms.torque_Nm = def.drive ? def.drive->k_M * ms.current_A
                              : def.stall_torque_Nm * (u - ms.speed_radps / def.no_load_speed_radps);
   }

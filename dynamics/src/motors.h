@@ -9,6 +9,7 @@
 
 #include <dynamics/model.h>
 
+#include <limits>
 #include <vector>
 
 #include "step_context.h"
@@ -24,6 +25,7 @@ struct MotorWork {
   double target_speed = 0.0;    ///< rad/s
   double damping = 0.0;         ///< c = Mp / w_xx + b / r^2 (N m s/rad at the rotor)
   double coupling_ratio = 0.0;  ///< 1 / r
+  double voltage = 0.0;         ///< u the characteristic gets: clamped to [-1, 1] and the limits
   int joint = 0;
   const DriveDef* drive = nullptr;  ///< Seed 000 drive unit, or none (rigid gear coupling).
 };
@@ -43,6 +45,10 @@ namespace motor {
 void compile(const Model& model, Joints& joints, Motors& motors, Rotors& rotors);
 /// ratio^2 / I_m of the rotor driving joint j (through its motor or a repeater), 0 if none.
 double mobilityOnJoint(const Model& model, const Joints& joints, int j);
+/// The voltage the characteristic gets (MotorWork::voltage): the command clamped to [-1, 1] and
+/// to the drive's limits (MotorDef::max_speed, max_torque) at the rotor's speed w (rad/s).
+double appliedVoltage(const MotorDef& def, double commanded, double rotor_speed);
+inline constexpr double kNoLimit = std::numeric_limits<double>::infinity();
 void prepare(StepContext& ctx);
 /// The characteristic as a soft row for a rotor that sees `mobility` (1 / its constrained
 /// inertia): its softness gamma and target speed.

@@ -187,11 +187,17 @@ void validateImpulses(const StepContext& ctx, bool finite_input) {
                    "a contact impulse is not finite");
       SIM_VALIDATE(c.normal_impulse >= 0.0, "a contact's normal impulse pulls (negative)");
     }
-    for (const JointState& j : ctx.state.joints) {
-      const JointImpulses& imp = j.impulses;
+    for (std::size_t j = 0; j < ctx.state.joints.size(); ++j) {
+      const JointImpulses& imp = ctx.state.joints[j].impulses;
       SIM_VALIDATE(imp.linear.allFinite() && imp.angular.allFinite() && std::isfinite(imp.limit) &&
                        std::isfinite(imp.friction) && std::isfinite(imp.viscous),
                    "a joint impulse is not finite");
+      // A limit only pushes away from its active stop, and holds nothing without one. A row
+      // released to zero keeps the rounding of old - old (|lambda| 1e-16), far below 1e-12 N s.
+      const int side = ctx.joints[static_cast<int>(j)].limit.side;
+      SIM_VALIDATE(side != 0 ? side * imp.limit >= -1e-12 : imp.limit == 0.0,
+                   "a joint limit's impulse pulls toward its stop (or a limit without an active "
+                   "stop holds an impulse)");
     }
     for (const MotorState& m : ctx.state.motors)
       SIM_VALIDATE(std::isfinite(m.coupling_impulse) && std::isfinite(m.characteristic_impulse),
@@ -406,7 +412,8 @@ void solvePosition(StepContext& ctx, StepReport& report) {
         case JointType::Ball: e = ball::solvePosition(ctx, j, beta); break;
       }
       largest = std::max(largest, e);
-      largest = std::max(largest, limit::solvePosition(ctx, j, beta));
+      if (ctx.joints[j].limit.side != 0)  // a stop nearby (tested here: no call per free joint)
+        largest = std::max(largest, limit::solvePosition(ctx, j, beta));
     }
     // Motor and repeater couplings: joint coordinate - ratio * rotor angle (- offset) = 0.
     for (std::size_t m = 0; m < ctx.motors.motor.size(); ++m)

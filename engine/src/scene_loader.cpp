@@ -64,6 +64,8 @@ SceneError::SceneError(std::string file, int line, std::string key, std::string 
 
 namespace {
 
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
 std::string joinErrors(const std::vector<SceneError>& errors) {
   std::string text;
   for (const SceneError& error : errors) {
@@ -948,7 +950,7 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
                LoadState& state) {
   MapReader m(ctx, node, path,
               {"name", "joint", "Mp", "w_xx", "w_xx_rpm", "t_m", "I_m", "r", "b", "u", "drive",
-               "brake", "catalogue"});
+               "brake", "catalogue", "max_torque", "max_speed"});
   dynamics::MotorDef motor;
   motor.name = m.string("name");
   claimName(ctx, state, m, "motor", motor.name);
@@ -1056,20 +1058,24 @@ void readMotor(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   } else {
     motor.time_constant_s = catalogue->time_constant_s;
   }
-  // The URDF's limits are the joint's: a motor that can exceed them is worth a warning.
+  // The drive's limits at the joint: given, or the URDF joint's effort and velocity (0 there
+  // means none). A drive unit's current comes from its circuit: the URDF's limits do not apply.
+  const bool urdf_limits = !m.has("drive");
+  motor.max_torque = m.number("max_torque", urdf_limits && effort > 0.0 ? effort : kNoLimit);
+  motor.max_speed = m.number("max_speed", urdf_limits && velocity > 0.0 ? velocity : kNoLimit);
+  // A motor stronger or faster than its URDF joint's limits is held to them: worth saying.
   const double joint_torque = motor.gear_ratio * motor.stall_torque_Nm;
   const double joint_speed = motor.no_load_speed_radps / motor.gear_ratio;
-  if (effort > 0.0 && joint_torque > effort * (1.0 + 1e-9)) {
+  if (joint_torque > motor.max_torque * (1.0 + 1e-9) && motor.max_torque == effort) {
     scene.warnings.push_back(
         fmt::format("{}:{}: {}: stall torque at the joint r Mp = {:.4g} exceeds the effort limit "
-                    "{:.4g} of URDF "
-                    "joint {}",
+                    "{:.4g} of URDF joint {}: the drive holds its torque to the limit",
                     ctx.file, m.line(), m.path(), joint_torque, effort, joint_name));
   }
-  if (velocity > 0.0 && joint_speed > velocity * (1.0 + 1e-9)) {
+  if (joint_speed > motor.max_speed * (1.0 + 1e-9) && motor.max_speed == velocity) {
     scene.warnings.push_back(fmt::format(
         "{}:{}: {}: no-load speed at the joint w_xx / r = {:.4g} exceeds the velocity limit {:.4g} "
-        "of URDF joint {}",
+        "of URDF joint {}: the drive holds its speed to the limit",
         ctx.file, m.line(), m.path(), joint_speed, velocity, joint_name));
   }
   motor.bearing_friction = m.number("b", 0.0);

@@ -135,5 +135,102 @@ TEST(MotorMultiTurn, AngleIsContinuousOverSeveralTurns) {
   EXPECT_GT(s.joints[0].position, 4 * std::numbers::pi);  // more than two turns
 }
 
+// The drive's torque limit (MotorDef::max_torque, a URDF joint's effort) on WG-7152 from rest at
+// u = 1. Closed form: while r Mp (1 - w_m / w_xx) exceeds the limit L the joint accelerates at
+// L / (I_L + r^2 I_m), a ramp up to w1 = (w_xx / r)(1 - L / (r Mp)); then eq. 8's exponential
+// from w1 with the time constant T. The limit is applied to the voltage at each substep's start
+// speed, so the joint torque lags it by r Mp dw_m / w_xx = L h / T per step (dw_m = r L h / I,
+// r^2 Mp / w_xx = I / T): the ramp ends at most w1 h / T slow, an error first order in the step,
+// checked against that bound and by halving the step.
+TEST(MotorLimits, TorqueLimitFollowsTheRampThenTheCharacteristic) {
+  double bound = 0.0;
+  auto largestError = [&bound](double dt, double* final_speed) {
+    Model model = samples::wg7152(1.0, dt);
+    MotorDef& mo = model.motors[0];
+    const double r = mo.gear_ratio, w_xx = mo.no_load_speed_radps, mp = mo.stall_torque_Nm;
+    const double limit = 0.4 * r * mp;
+    mo.max_torque = limit;
+    const double inertia = 30.833 + r * r * mo.rotorInertia();
+    const double T = inertia * w_xx / (r * r * mp);
+    const double w1 = (w_xx / r) * (1.0 - limit / (r * mp));
+    const double t1 = w1 * inertia / limit;
+    bound = w1 * dt / T;
+    const auto analytic = [&](double t) {
+      return t <= t1 ? limit * t / inertia
+                     : (w_xx / r) * (1.0 - (limit / (r * mp)) * std::exp(-(t - t1) / T));
+    };
+    Simulator sim(model);
+    State s = sim.initialState();
+    double largest = 0.0, largest_torque = 0.0;
+    const int steps = static_cast<int>(std::lround(4.0 / dt));
+    for (int n = 0; n < steps; ++n) {
+      s.motors[0].voltage = 1.0;
+      checkedStep(sim, s);
+      largest = std::max(largest, std::abs(s.joints[0].speed - analytic(s.time_s)));
+      largest_torque = std::max(largest_torque, r * s.motors[0].torque_Nm);
+    }
+    // The torque at the joint never exceeds the limit (it lags below it, never above).
+    EXPECT_LE(largest_torque, limit * (1.0 + 1e-12)) << "dt = " << dt;
+    *final_speed = s.joints[0].speed;
+    return largest;
+  };
+  double speed_coarse = 0.0, speed_fine = 0.0;
+  const double coarse = largestError(0.01, &speed_coarse);
+  const double coarse_bound = bound;
+  const double fine = largestError(0.005, &speed_fine);
+  std::printf(
+      "WG-7152 with a 0.4 r Mp torque limit: largest speed error %.3e rad/s at 0.01 s "
+      "(bound w1 h / T %.3e), %.3e at 0.005 s (ratio %.3f)\n",
+      coarse, coarse_bound, fine, fine / coarse);
+  EXPECT_LT(coarse, coarse_bound);
+  EXPECT_LT(fine, bound);
+  EXPECT_GT(fine / coarse, 0.4);  // first order: halving the step halves the error
+  EXPECT_LT(fine / coarse, 0.6);
+  EXPECT_NEAR(speed_fine, speed_coarse, 2e-4);
+}
+
+// The drive's speed limit (MotorDef::max_speed, a URDF joint's velocity): the voltage is capped at
+// max_speed r / w_xx, so from rest the joint follows eq. 8 scaled to the limit,
+// w(t) = max_speed (1 - exp(-t / T)), exact as the unlimited motor's (1e-6 rad/s, the paper's ε).
+TEST(MotorLimits, SpeedLimitScalesTheCharacteristic) {
+  Model model = samples::wg7152(1.0, 0.01);
+  MotorDef& mo = model.motors[0];
+  const double r = mo.gear_ratio, w_xx = mo.no_load_speed_radps, mp = mo.stall_torque_Nm;
+  const double max_speed = 0.3 * w_xx / r;
+  mo.max_speed = max_speed;
+  const double T = (30.833 + r * r * mo.rotorInertia()) * w_xx / (r * r * mp);
+  Simulator sim(model);
+  State s = sim.initialState();
+  double largest = 0.0;
+  for (int n = 0; n < 1000; ++n) {
+    s.motors[0].voltage = 1.0;
+    checkedStep(sim, s);
+    largest = std::max(largest,
+                       std::abs(s.joints[0].speed - max_speed * (1.0 - std::exp(-s.time_s / T))));
+  }
+  EXPECT_LE(largest, tol(1e-6));
+  EXPECT_NEAR(s.joints[0].speed, max_speed, 1e-3 * max_speed);
+  // Reversed, the limit holds the other way.
+  for (int n = 0; n < 2000; ++n) {
+    s.motors[0].voltage = -1.0;
+    checkedStep(sim, s);
+  }
+  EXPECT_NEAR(s.joints[0].speed, -max_speed, 1e-3 * max_speed);
+}
+
+// Limits must be positive, and act on the passport characteristic only.
+TEST(MotorLimits, ModelRejectsBadLimits) {
+  Model model = samples::wg7152(1.0, 0.01);
+  model.motors[0].max_torque = 0.0;
+  EXPECT_THROW(Simulator{model}, std::invalid_argument);
+  model.motors[0].max_torque = 1.0;
+  model.motors[0].max_speed = -1.0;
+  EXPECT_THROW(Simulator{model}, std::invalid_argument);
+  model.motors[0].max_speed = 1.0;
+  EXPECT_NO_THROW(Simulator{model});
+  model.motors[0].drive = DriveDef{};
+  EXPECT_THROW(Simulator{model}, std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace sim::dynamics

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <Eigen/Geometry>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <numbers>
@@ -438,6 +439,57 @@ TEST_F(Urdf, MimicHoldsItsRatioUnderLoad) {
 }
 
 // package://, file:// and plain paths.
+// A URDF joint's effort and velocity become its motor's drive limits (max_torque, max_speed),
+// also for a motor with passport data of its own; a motor stronger or faster than them is a
+// warning; the overlay's own limits win; a drive unit gets none.
+TEST_F(Urdf, EffortAndVelocityBecomeDriveLimits) {
+  const std::string urdf = R"(<robot name="one">
+  <link name="base"/>
+  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1"/>
+    <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="20" velocity="2"/></joint>
+</robot>
+)";
+  const auto motorOf = [](const Scene& scene) { return scene.model.motors.at(0); };
+  // Stronger (r Mp = 50 N m) and faster (w_xx / r = 3 rad/s) than the joint's limits.
+  const std::string strong =
+      "motors:\n  - {name: m, joint: j, Mp: 0.5, w_xx: 300, t_m: 0.01, r: 100";
+  const Scene held = loadIncluded(urdf, "", strong + "}\n");
+  EXPECT_EQ(motorOf(held).max_torque, 20.0);
+  EXPECT_EQ(motorOf(held).max_speed, 2.0);
+  ASSERT_EQ(held.warnings.size(), 2u);
+  EXPECT_NE(held.warnings[0].find("exceeds the effort limit 20"), std::string::npos);
+  EXPECT_NE(held.warnings[0].find("holds its torque to the limit"), std::string::npos);
+  EXPECT_NE(held.warnings[1].find("exceeds the velocity limit 2"), std::string::npos);
+  // Held in the solver: pushing the free arm at full voltage, the joint's speed settles at the
+  // velocity limit, not the motor's 3 rad/s.
+  sim::dynamics::Simulator sim(held.model);
+  auto state = sim.initialState();
+  for (int k = 0; k < 200; ++k) {  // 0.83 s: 1.6 rad, inside the joint's limits
+    state.motors[0].voltage = 1.0;
+    sim.step(state);
+  }
+  EXPECT_NEAR(state.joints[0].speed, 2.0, 1e-3);
+  // The overlay's own limits win (and then nothing exceeds what the URDF allows unasked).
+  const Scene own = loadIncluded(urdf, "", strong + ", max_torque: 5, max_speed: 1}\n");
+  EXPECT_EQ(motorOf(own).max_torque, 5.0);
+  EXPECT_EQ(motorOf(own).max_speed, 1.0);
+  EXPECT_TRUE(own.warnings.empty()) << own.warnings.front();
+  // A drive unit's current comes from its circuit: no limits from the URDF.
+  const Scene driven = loadIncluded(urdf, "", strong + ", drive: {}}\n");
+  EXPECT_TRUE(std::isinf(motorOf(driven).max_torque));
+  EXPECT_TRUE(std::isinf(motorOf(driven).max_speed));
+  // A bad limit is named at its line.
+  try {
+    loadIncluded(urdf, "", strong + ", max_torque: -1}\n");
+    ADD_FAILURE() << "a negative torque limit loaded";
+  } catch (const SceneError& e) {
+    EXPECT_EQ(e.line(), 1 + 1) << e.what();
+    EXPECT_NE(e.key().find("max_torque"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Urdf, ResourcesResolve) {
   using sim::engine::detail::resolveUrdfResource;
   namespace fs = std::filesystem;
@@ -569,6 +621,136 @@ TEST_F(Urdf, GeometryMeshesScaleAndMaterials) {
   EXPECT_EQ(lo, Vec3(0, -2, 0));
   EXPECT_EQ(hi, Vec3(0.5, 0, 3));
   EXPECT_NEAR(signedVolume(*visuals[1].model), 3.0, 1e-12);
+}
+
+// The box [0, 1] x [0, 2] x [0, 3] (in the file's units) as the corners of its 12 triangles,
+// outward-facing, for the OBJ and COLLADA texts below.
+struct BoxCorners {
+  std::vector<std::array<double, 3>> vertices;
+  std::vector<std::array<int, 3>> triangles;
+};
+BoxCorners boxCorners(double unit) {
+  BoxCorners b;
+  for (int i = 0; i < 8; ++i)
+    b.vertices.push_back(
+        {(i & 1) * 1.0 * unit, ((i >> 1) & 1) * 2.0 * unit, ((i >> 2) & 1) * 3.0 * unit});
+  // Faces as corner indices (bit 0: x, bit 1: y, bit 2: z), counter-clockwise seen from outside.
+  const int quads[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                           {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  for (const auto& q : quads) {
+    b.triangles.push_back({q[0], q[1], q[2]});
+    b.triangles.push_back({q[0], q[2], q[3]});
+  }
+  return b;
+}
+
+std::string boxObj() {
+  const BoxCorners b = boxCorners(1.0);
+  std::string s = "# box 1 x 2 x 3\no box\n";
+  for (const auto& v : b.vertices) s += fmt::format("v {} {} {}\n", v[0], v[1], v[2]);
+  for (const auto& t : b.triangles) s += fmt::format("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
+  return s;
+}
+
+// A COLLADA 1.4.1 document in millimetres (<unit meter="0.001">), z up, as CAD exporters for ROS
+// write them: the box is 1000 x 2000 x 3000 units.
+std::string boxDaeMillimetres() {
+  const BoxCorners b = boxCorners(1000.0);
+  std::string positions, indices;
+  for (const auto& v : b.vertices) positions += fmt::format("{} {} {} ", v[0], v[1], v[2]);
+  for (const auto& t : b.triangles) indices += fmt::format("{} {} {} ", t[0], t[1], t[2]);
+  return fmt::format(R"(<?xml version="1.0" encoding="utf-8"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit name="millimeter" meter="0.001"/><up_axis>Z_UP</up_axis></asset>
+  <library_geometries>
+    <geometry id="box-mesh" name="box">
+      <mesh>
+        <source id="box-positions">
+          <float_array id="box-positions-array" count="24">{}</float_array>
+          <technique_common>
+            <accessor source="#box-positions-array" count="8" stride="3">
+              <param name="X" type="float"/><param name="Y" type="float"/><param name="Z" type="float"/>
+            </accessor>
+          </technique_common>
+        </source>
+        <vertices id="box-vertices"><input semantic="POSITION" source="#box-positions"/></vertices>
+        <triangles count="12">
+          <input semantic="VERTEX" source="#box-vertices" offset="0"/>
+          <p>{}</p>
+        </triangles>
+      </mesh>
+    </geometry>
+  </library_geometries>
+  <library_visual_scenes>
+    <visual_scene id="scene" name="scene">
+      <node id="box" name="box"><instance_geometry url="#box-mesh"/></node>
+    </visual_scene>
+  </library_visual_scenes>
+  <scene><instance_visual_scene url="#scene"/></scene>
+</COLLADA>
+)",
+                     positions, indices);
+}
+
+// OBJ and COLLADA meshes from a URDF (the formats ROS packages ship besides STL): a moving link's
+// collision hull and its visual have the file's box, scaled; COLLADA's <unit> is applied (a file
+// in millimetres lands in metres) and its z-up box stands as stored.
+TEST_F(Urdf, ObjAndColladaMeshes) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir_ / "pkgs" / "parts" / "meshes");
+  write("pkgs/parts/meshes/box.obj", boxObj());
+  write("pkgs/parts/meshes/box.dae", boxDaeMillimetres());
+  sim::engine::setPackagePath({(dir_ / "pkgs").string()});
+  const std::string urdf = R"(<robot name="m">
+  <link name="base"/>
+  <link name="obj_link">
+    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+    <visual><geometry><mesh filename="package://parts/meshes/box.obj" scale="0.5 0.5 0.5"/></geometry></visual>
+    <collision><geometry><mesh filename="package://parts/meshes/box.obj" scale="0.5 0.5 0.5"/></geometry></collision>
+  </link>
+  <link name="dae_link">
+    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+    <visual><geometry><mesh filename="package://parts/meshes/box.dae"/></geometry></visual>
+    <collision><geometry><mesh filename="package://parts/meshes/box.dae" scale="1 2 1"/></geometry></collision>
+  </link>
+  <joint name="jo" type="continuous"><parent link="base"/><child link="obj_link"/><axis xyz="0 0 1"/></joint>
+  <joint name="jd" type="continuous"><parent link="base"/><child link="dae_link"/><axis xyz="0 0 1"/></joint>
+</robot>
+)";
+  const Scene scene = loadIncluded(urdf, "");
+  using sim::dynamics::ShapeType;
+  const auto extent = [](const sim::engine::ImportedModel& m, Vec3& lo, Vec3& hi) {
+    lo = Vec3::Constant(1e9);
+    hi = Vec3::Constant(-1e9);
+    for (const auto& mesh : m.meshes)
+      for (const auto& v : mesh.vertices) {
+        lo = lo.cwiseMin(Vec3(v[0], v[1], v[2]));
+        hi = hi.cwiseMax(Vec3(v[0], v[1], v[2]));
+      }
+  };
+  // Float vertices (Assimp's) of values like 1.5 and 3000 * 0.001: 1e-6 m covers their rounding.
+  constexpr double kFloat = 1e-6;
+  struct Expect {
+    const char* link;
+    Vec3 visual_hi, hull_hi;
+  };
+  for (const Expect& e : {Expect{"obj_link", Vec3(0.5, 1, 1.5), Vec3(0.5, 1, 1.5)},
+                          Expect{"dae_link", Vec3(1, 2, 3), Vec3(1, 4, 3)}}) {
+    SCOPED_TRACE(e.link);
+    const auto body = static_cast<std::size_t>(scene.model.findBody(e.link));
+    const auto& shapes = scene.model.bodies[body].shapes;
+    ASSERT_EQ(shapes.size(), 1u);
+    ASSERT_EQ(shapes[0].type, ShapeType::ConvexHull);
+    EXPECT_LT(shapes[0].hull->aabb_min.norm(), kFloat);
+    EXPECT_LT((shapes[0].hull->aabb_max - e.hull_hi).norm(), kFloat);
+    const auto& visuals = scene.looks[body].visuals;
+    ASSERT_EQ(visuals.size(), 1u);
+    Vec3 lo, hi;
+    extent(*visuals[0].model, lo, hi);
+    EXPECT_LT(lo.norm(), kFloat);
+    EXPECT_LT((hi - e.visual_hi).norm(), kFloat);
+    EXPECT_NEAR(signedVolume(*visuals[0].model), e.visual_hi.prod(), 1e-5);
+  }
 }
 
 // Elements that are not simulated are each reported once, by kind, with the first one's line;

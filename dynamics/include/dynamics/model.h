@@ -8,6 +8,7 @@
 #include <dynamics/seed000.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -192,6 +193,12 @@ struct MotorDef {
   /// with MotorState::brake_released set, it lets go. brake_torque 0: no brake.
   double brake_torque = 0.0;      ///< Holding torque at the joint (N m), or force (N) if prismatic.
   double brake_release_u = 0.05;  ///< |u| at and above which the brake is lifted, in (0, 1].
+  /// The drive amplifier's limits, at the joint (a URDF joint's effort and velocity): the voltage
+  /// the characteristic gets is clamped, at each substep's start, so that the motor's torque
+  /// r Mp (u - w_m / w_xx) stays within +-max_torque (its current limit) and its no-load speed
+  /// within +-max_speed. Infinite: no limit. Passport characteristic only (not with `drive`).
+  double max_torque = std::numeric_limits<double>::infinity();  ///< N m (N if prismatic), > 0.
+  double max_speed = std::numeric_limits<double>::infinity();   ///< rad/s (m/s if prismatic), > 0.
 
   /// Rotor inertia actually used (kg m^2).
   double rotorInertia() const {
