@@ -1460,8 +1460,9 @@ constexpr std::initializer_list<const char*> kIncludeKeys = {"name",      "descr
                                                              "materials", "bodies",      "joints",
                                                              "motors",    "repeaters",   "cameras"};
 constexpr std::initializer_list<const char*> kSceneKeys = {
-    "name",   "description", "include",   "solver", "gravity", "contact", "materials",  "bodies",
-    "joints", "motors",      "repeaters", "inputs", "pult",    "scheme",  "frame_rate", "cameras"};
+    "name",      "description", "include",    "solver",  "gravity",   "contact",
+    "materials", "bodies",      "joints",     "motors",  "repeaters", "inputs",
+    "pult",      "scheme",      "frame_rate", "cameras", "trace"};
 
 // Scene files are text a person writes: anything larger is a mistake (or /dev/zero).
 constexpr std::uintmax_t kMaxSceneFileBytes = 16u << 20;
@@ -1819,6 +1820,7 @@ void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
                            scene.frame_rate_hz, kMaxStepsPerFrame, dt));
   }
   readPultAndScheme(ctx, top, scene);
+  if (top.has("trace")) readTrace(ctx, top, scene);
   for (const SchemeOutput& out : scene.scheme.outputs) {
     for (const ConstantInput& input : scene.inputs) {
       if (input.motor == out.motor) {
@@ -1829,6 +1831,33 @@ void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
     }
   }
   if (scene.default_camera < 0 && !scene.cameras.empty()) scene.default_camera = 0;
+}
+
+// `trace: {scheme: [block, ...]}`: block outputs the trace adds as columns (engine/trace.h).
+void readTrace(Context& ctx, const MapReader& top, Scene& scene) {
+  const MapReader m(ctx, top.value("trace"), "trace", {"scheme"});
+  if (!m.has("scheme")) return;
+  const YAML::Node list = m.value("scheme");
+  if (!list.IsSequence()) {
+    ctx.fail(list, "trace.scheme", "expected a list of scheme block names, got " + describe(list));
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string key = fmt::format("trace.scheme[{}]", i);
+    const std::string name = ctx.string(list[i], key);
+    const int block = scene.scheme.find(name);
+    if (block < 0) {
+      std::string known;
+      for (const BlockDef& b : scene.scheme.blocks) known += (known.empty() ? "" : ", ") + b.name;
+      ctx.fail(list[i], key,
+               fmt::format("no scheme block named \"{}\" (known: {})", name,
+                           known.empty() ? "none: the scene has no scheme blocks" : known));
+    }
+    if (std::find(scene.trace_blocks.begin(), scene.trace_blocks.end(), block) !=
+        scene.trace_blocks.end()) {
+      ctx.fail(list[i], key, fmt::format("block \"{}\" is listed twice", name));
+    }
+    scene.trace_blocks.push_back(block);
+  }
 }
 
 // The file and line of a validate() field: the longest recorded prefix of the path in any file.
