@@ -199,20 +199,19 @@ TEST(SceneFrames, AnchorFarFromBothBodiesIsAWarningNamingTheJoint) {
             "crane.yaml:6: joints[knuckle].anchor: joint knuckle: the anchor (7, 0, 1) is 3 m from "
             "boom and jib, more than 0.05 m from both (in world coordinates at the start; frame: "
             "parent gives it relative to the parent)");
-  // The same anchor given relative to the boom is at its tip: no warning. A joint to the world
+  // Given relative to the boom, [1, 0, 0] is the boom's tip: no warning. A joint to the world
   // (base, anchored 8 m above the boom) is never reported.
-  const Scene near = loadSceneFromString(
-      bodies +
-          "  - {name: knuckle, type: hinge, parent: boom, child: jib, frame: parent, anchor: "
-          "[1, 0, 0]}\n",
-      "crane.yaml");
+  const auto relative = [&](const std::string& anchor) {
+    return loadSceneFromString(bodies +
+                                   "  - {name: knuckle, type: hinge, parent: boom, child: jib, "
+                                   "frame: parent, anchor: " +
+                                   anchor + "}\n",
+                               "crane.yaml");
+  };
+  const Scene near = relative("[1, 0, 0]");
   EXPECT_TRUE(near.warnings.empty()) << near.warnings.front();
   // 0.04 m beyond the boom's end face is within the tolerance.
-  const Scene edge = loadSceneFromString(
-      bodies +
-          "  - {name: knuckle, type: hinge, parent: boom, child: jib, frame: parent, anchor: "
-          "[1.04, 0, 0]}\n",
-      "crane.yaml");
+  const Scene edge = relative("[1.04, 0, 0]");
   EXPECT_TRUE(edge.warnings.empty()) << edge.warnings.front();
 }
 

@@ -69,9 +69,29 @@ class View : public ::testing::Test {
     visuals_ = engine::bodyVisuals(scene_);
     dynamics::Simulator sim(scene_.model);
     poses_ = engine::bodyPoses(sim.initialState());
+    makeView(320, 240);
+  }
+  // The HUD tests' bars: two pult controls, two motors' voltages and speeds, and their values.
+  static render::HudLayout barsLayout() {
+    render::HudLayout layout;
+    layout.controls = {{"lift", -1, 1}, {"grip", 0, 1}};
+    layout.motors = {{"drive", -1, 1}, {"jaws", -1, 1}};
+    layout.speeds = {{"drive", -50, 50}, {"jaws", -50, 50}};
+    return layout;
+  }
+  static render::HudState barsState() {
+    render::HudState state;
+    state.status = "t 1.25 s  RTF 1.00";
+    state.controls = {-0.5, 1.0};
+    state.motors = {0.75, -0.25};
+    state.speeds = {20.0, -50.0};
+    return state;
+  }
+  // An offscreen view of the scene of this size, from the test's usual viewpoint.
+  void makeView(int width, int height) {
     render::ViewOptions options;
-    options.width = 320;
-    options.height = 240;
+    options.width = width;
+    options.height = height;
     options.offscreen = true;
     view_ = std::make_unique<render::SceneView>(visuals_, options);
     render::ViewCamera camera;
@@ -164,21 +184,10 @@ TEST_F(View, ScreenshotIsAReadablePng) {
 
 // The HUD's bars in the picture: the fill colour spans exactly the value's part of each bar.
 TEST_F(View, HudBarsShowTheirValues) {
-  render::HudLayout layout;
-  layout.controls = {{"lift", -1, 1}, {"grip", 0, 1}};
-  layout.motors = {{"drive", -1, 1}, {"jaws", -1, 1}};
-  layout.speeds = {{"drive", -50, 50}, {"jaws", -50, 50}};
-  render::ViewOptions options;
-  options.width = 800;
-  options.height = 600;
-  options.offscreen = true;
-  view_ = std::make_unique<render::SceneView>(visuals_, options);
+  const render::HudLayout layout = barsLayout();
+  makeView(800, 600);
   view_->setHud(layout);
-  render::HudState state;
-  state.status = "t 1.25 s  RTF 1.00";
-  state.controls = {-0.5, 1.0};
-  state.motors = {0.75, -0.25};
-  state.speeds = {20.0, -50.0};
+  render::HudState state = barsState();
   view_->updateHud(state);
   const render::RgbImage image = view_->capture(poses_);
   if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT"))
@@ -230,31 +239,16 @@ TEST_F(View, HudBarsShowTheirValues) {
 // darkened to 1 - kBackdropAlpha of itself (text and bars drawn over it aside), so light text
 // reads against the sky.
 TEST_F(View, HudPanelsDarkenWhatIsBehindThem) {
-  render::ViewOptions options;
-  options.width = 800;
-  options.height = 600;
-  options.offscreen = true;
-  view_ = std::make_unique<render::SceneView>(visuals_, options);
-  render::ViewCamera camera;
-  camera.eye_m = {2.2, -2.0, 1.4};
-  camera.target_m = {0.0, 0.3, 0.2};
-  view_->setCamera(camera);
+  makeView(800, 600);
   const render::RgbImage plain = view_->capture(poses_);
-  render::HudLayout layout;
-  layout.controls = {{"lift", -1, 1}, {"grip", 0, 1}};
-  layout.motors = {{"drive", -1, 1}, {"jaws", -1, 1}};
-  layout.speeds = {{"drive", -50, 50}, {"jaws", -50, 50}};
+  render::HudLayout layout = barsLayout();
   layout.score = true;
   view_->setHud(layout);
-  render::HudState state;
-  state.status = "t 1.25 s  RTF 1.00  frame 2.1 ms";
+  render::HudState state = barsState();
   state.notes = {"grasp_lift: 2 of 4 expectations decided"};
   state.warnings = {"PAUSED"};
   state.score = "score 80";
   state.score_events = {"-10 jaws slammed into the box"};
-  state.controls = {-0.5, 1.0};
-  state.motors = {0.75, -0.25};
-  state.speeds = {20.0, -50.0};
   view_->updateHud(state);
   const render::RgbImage image = view_->capture(poses_);
   if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT"))
