@@ -1739,6 +1739,33 @@ void finishMimics(Scene& scene, LoadState& state) {
   }
 }
 
+// `trace: {scheme: [block, ...]}`: block outputs the trace adds as columns (engine/trace.h).
+void readTrace(Context& ctx, const MapReader& top, Scene& scene) {
+  const MapReader m(ctx, top.value("trace"), "trace", {"scheme"});
+  if (!m.has("scheme")) return;
+  const YAML::Node list = m.value("scheme");
+  if (!list.IsSequence()) {
+    ctx.fail(list, "trace.scheme", "expected a list of scheme block names, got " + describe(list));
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string key = fmt::format("trace.scheme[{}]", i);
+    const std::string name = ctx.string(list[i], key);
+    const int block = scene.scheme.find(name);
+    if (block < 0) {
+      std::string known;
+      for (const BlockDef& b : scene.scheme.blocks) known += (known.empty() ? "" : ", ") + b.name;
+      ctx.fail(list[i], key,
+               fmt::format("no scheme block named \"{}\" (known: {})", name,
+                           known.empty() ? "none: the scene has no scheme blocks" : known));
+    }
+    if (std::find(scene.trace_blocks.begin(), scene.trace_blocks.end(), block) !=
+        scene.trace_blocks.end()) {
+      ctx.fail(list[i], key, fmt::format("block \"{}\" is listed twice", name));
+    }
+    scene.trace_blocks.push_back(block);
+  }
+}
+
 // Converts one file's sections into the scene (its includes have been converted already).
 void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
   if (file.urdf) {
@@ -1831,33 +1858,6 @@ void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
     }
   }
   if (scene.default_camera < 0 && !scene.cameras.empty()) scene.default_camera = 0;
-}
-
-// `trace: {scheme: [block, ...]}`: block outputs the trace adds as columns (engine/trace.h).
-void readTrace(Context& ctx, const MapReader& top, Scene& scene) {
-  const MapReader m(ctx, top.value("trace"), "trace", {"scheme"});
-  if (!m.has("scheme")) return;
-  const YAML::Node list = m.value("scheme");
-  if (!list.IsSequence()) {
-    ctx.fail(list, "trace.scheme", "expected a list of scheme block names, got " + describe(list));
-  }
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string key = fmt::format("trace.scheme[{}]", i);
-    const std::string name = ctx.string(list[i], key);
-    const int block = scene.scheme.find(name);
-    if (block < 0) {
-      std::string known;
-      for (const BlockDef& b : scene.scheme.blocks) known += (known.empty() ? "" : ", ") + b.name;
-      ctx.fail(list[i], key,
-               fmt::format("no scheme block named \"{}\" (known: {})", name,
-                           known.empty() ? "none: the scene has no scheme blocks" : known));
-    }
-    if (std::find(scene.trace_blocks.begin(), scene.trace_blocks.end(), block) !=
-        scene.trace_blocks.end()) {
-      ctx.fail(list[i], key, fmt::format("block \"{}\" is listed twice", name));
-    }
-    scene.trace_blocks.push_back(block);
-  }
 }
 
 // The file and line of a validate() field: the longest recorded prefix of the path in any file.

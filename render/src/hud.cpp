@@ -255,9 +255,9 @@ void Hud::update(const HudState& state) {
   text_->set(score_events_, layout_.score ? joinLines(state.score_events) : std::string_view());
 
   // Backdrops of the text panels, sized to what they show this frame.
-  const auto widestOf = [this](const std::vector<std::string>& lines, double widest) {
-    for (const std::string& line : lines) widest = std::max(widest, text_->width(line));
-    return widest;
+  const auto widestOf = [this](const std::vector<std::string>& lines, double first) {
+    for (const std::string& line : lines) first = std::max(first, text_->width(line));
+    return first;
   };
   const double status_widest = widestOf(state.notes, text_->width(state.status));
   const std::size_t status_lines =
