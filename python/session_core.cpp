@@ -50,19 +50,20 @@ bool sameState(const engine::SessionState& a, const engine::SessionState& b) {
          a.scheme_evaluations == b.scheme_evaluations && a.noise_rng == b.noise_rng;
 }
 
-TraceBuffer::TraceBuffer(const dynamics::Model& model, int every)
-    : columns_(engine::traceColumns(model)),
+TraceBuffer::TraceBuffer(const engine::Scene& scene, int every)
+    : columns_(engine::traceColumns(scene)),
       every_(static_cast<std::uint64_t>(std::max(1, every))) {}
 
-void TraceBuffer::add(const dynamics::State& state, const dynamics::StepReport& report) {
-  const std::vector<double> row = engine::traceRow(state, report);
+void TraceBuffer::add(const engine::Session& session, const dynamics::StepReport& report) {
+  const std::vector<double> row =
+      engine::traceRow(session.scene(), session.dynamics(), report, session.state().scheme);
   values_.insert(values_.end(), row.begin(), row.end());
 }
 
-void TraceBuffer::afterStep(const dynamics::State& state, const dynamics::StepReport& report,
+void TraceBuffer::afterStep(const engine::Session& session, const dynamics::StepReport& report,
                             bool faulted) {
   ++steps_;
-  if (steps_ % every_ == 0 || faulted) add(state, report);
+  if (steps_ % every_ == 0 || faulted) add(session, report);
 }
 
 SessionCore::SessionCore(engine::Scene scene) : session_(std::move(scene)) {}
@@ -84,7 +85,7 @@ std::uint64_t SessionCore::step(std::uint64_t n, const std::function<bool()>& in
     pristine_ = false;
     ++done;
     const bool faulted = last_report_.fault.kind != dynamics::Fault::Kind::None;
-    for (const auto& trace : traces_) trace->afterStep(session_.dynamics(), last_report_, faulted);
+    for (const auto& trace : traces_) trace->afterStep(session_, last_report_, faulted);
     if (faulted) {
       fault_ = last_report_.fault;
       throw NumericalFaultError(*fault_);
@@ -225,8 +226,8 @@ void SessionCore::restore(const SavedState& saved) {
 }
 
 std::shared_ptr<TraceBuffer> SessionCore::addTrace(int every) {
-  auto trace = std::make_shared<TraceBuffer>(session_.scene().model, every);
-  trace->start(session_.dynamics(), last_report_);
+  auto trace = std::make_shared<TraceBuffer>(session_.scene(), every);
+  trace->start(session_, last_report_);
   traces_.push_back(trace);
   return trace;
 }

@@ -61,13 +61,13 @@ bool sameState(const engine::SessionState& a, const engine::SessionState& b);
 /// then every Nth step after it (and a step that faulted), as the CLI's --trace-every N.
 class TraceBuffer {
  public:
-  TraceBuffer(const dynamics::Model& model, int every);
+  TraceBuffer(const engine::Scene& scene, int every);
   /// The first row: the current state and the report of the step that produced it (a default
   /// one before any step, as the CLI's initial row).
-  void start(const dynamics::State& state, const dynamics::StepReport& report) {
-    add(state, report);
+  void start(const engine::Session& session, const dynamics::StepReport& report) {
+    add(session, report);
   }
-  void afterStep(const dynamics::State& state, const dynamics::StepReport& report, bool faulted);
+  void afterStep(const engine::Session& session, const dynamics::StepReport& report, bool faulted);
   const std::vector<std::string>& columns() const { return columns_; }
   std::size_t rows() const { return columns_.empty() ? 0 : values_.size() / columns_.size(); }
   const std::vector<double>& values() const { return values_; }  ///< Row-major.
@@ -75,7 +75,7 @@ class TraceBuffer {
   bool attached = true;
 
  private:
-  void add(const dynamics::State& state, const dynamics::StepReport& report);
+  void add(const engine::Session& session, const dynamics::StepReport& report);
   std::vector<std::string> columns_;
   std::vector<double> values_;
   std::uint64_t every_ = 1;

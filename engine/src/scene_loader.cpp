@@ -10,6 +10,7 @@
 #include <engine/scene.h>
 
 #include "motor_catalogue.h"
+#include "scene_frames.h"
 #include "scheme_loader.h"
 #include "urdf_import.h"
 #include "yaml_reader.h"
@@ -25,6 +26,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -101,16 +103,6 @@ std::array<double, 3> equivalentBox(double mass, const Mat3& inertia) {
   return {edge(iyy, izz, ixx), edge(ixx, izz, iyy), edge(ixx, iyy, izz)};
 }
 
-// Where an included file's coordinates sit in the scene: p_scene = rotation · p_file + translation.
-struct Placement {
-  Quat rotation = Quat::Identity();
-  Vec3 translation = Vec3::Zero();
-  Vec3 point(const Vec3& p) const { return rotation * p + translation; }
-  Placement then(const Placement& inner) const {
-    return {(rotation * inner.rotation).normalized(), rotation * inner.translation + translation};
-  }
-};
-
 // Model files read while loading one scene: each (path, node, scale, up) is imported once, in an
 // isolated child process (mesh_import.h), and shared by every body and shape that uses it.
 class ModelFiles {
@@ -148,7 +140,44 @@ struct LoadState {
   std::vector<PendingMimic> mimics;
   std::map<int, std::uint32_t> body_group;
   int next_group_bit = 31;
+  // Reference frames of the scene files' bodies in the scene (`frame:` places poses in them).
+  std::map<int, PoseFrame> body_frames;
+  // Bodies ("bodies[link]") whose inertia was computed from their mass, not written: a bad mass
+  // is the one error to report for them.
+  std::set<std::string> derived_inertia;
 };
+
+// A body's pose as its file gives it, placed once every body of the file is read (its frame may
+// name a body defined further down, or the parent of a joint not read yet).
+struct PendingPose {
+  std::size_t body = 0;
+  std::string path;   // "bodies[link]"
+  std::string frame;  // world, parent or a body's name
+  int frame_line = 0;
+  Vec3 position = Vec3::Zero();  // of the reference frame, in `frame`
+  std::optional<DecimalVec3> position_text;
+  Quat orientation = Quat::Identity();  // in `frame`
+  Vec3 center = Vec3::Zero();           // centre of mass in the reference frame
+};
+
+// The frame positions in a file are given in: the file's placement in the scene.
+PoseFrame fileFrame(const Placement& place) {
+  PoseFrame frame{place, std::nullopt};
+  if (place.rotation.w() == 1.0 && place.rotation.vec().isZero(0.0) &&
+      place.translation.isZero(0.0)) {
+    frame.exact_origin = DecimalVec3{};
+  }
+  return frame;
+}
+
+// A body's reference frame in the scene: as placed from its file, or for a URDF link's body,
+// from its pose and its reference offset.
+PoseFrame bodyFrame(const Scene& scene, const LoadState& state, int body) {
+  if (auto it = state.body_frames.find(body); it != state.body_frames.end()) return it->second;
+  const dynamics::BodyDef& b = scene.model.bodies[static_cast<std::size_t>(body)];
+  const Vec3 offset = scene.looks[static_cast<std::size_t>(body)].reference.position;
+  return {Placement{b.orientation, b.position_m + b.orientation * offset}, std::nullopt};
+}
 
 // Names are unique across the scene and its includes; `kind` is "body", "joint", ...
 void claimName(Context& ctx, LoadState& state, const MapReader& item, const char* kind,
@@ -550,11 +579,11 @@ std::optional<dynamics::MassProperties> shapesMass(const std::vector<dynamics::S
 }
 
 void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
-              const Placement& place, LoadState& state) {
+              const Placement& place, LoadState& state, std::vector<PendingPose>& poses) {
   MapReader m(ctx, node, path,
               {"name", "mass", "density", "inertia", "center_of_mass", "box", "position",
-               "orientation", "rpy", "static", "linear_velocity", "angular_velocity", "shapes",
-               "collide", "visual", "color"});
+               "orientation", "rpy", "frame", "static", "linear_velocity", "angular_velocity",
+               "shapes", "collide", "visual", "color"});
   dynamics::BodyDef body;
   body.name = m.string("name");
   claimName(ctx, state, m, "body", body.name);
@@ -627,6 +656,7 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
       }
     } else if (box) {
       body.inertia_kgm2 = boxInertia(body.mass_kg, *box);
+      state.derived_inertia.insert(path);
     }
     if (given_inertia) {
       center = m.vec3("center_of_mass", Vec3::Zero());
@@ -641,17 +671,26 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
       }
       // Uniform density that gives the stated mass (checked positive by validate()).
       body.inertia_kgm2 = unit->inertia_kgm2 * (body.mass_kg / unit->mass_kg);
+      state.derived_inertia.insert(path);
       center = unit->center_m;
       ctx.lines[m.join("inertia")] = m.keyLine("mass");
     }
   }
 
   // Pose of the reference frame: position, and orientation as a quaternion [w, x, y, z] or
-  // roll-pitch-yaw (rad), in the file's coordinates, placed by an include. The body frame of the
-  // dynamics is the centre-of-mass frame: same axes, origin moved by `center`.
-  const Vec3 reference = place.point(m.vec3("position", Vec3::Zero()));
-  body.orientation = (place.rotation * readOrientation(ctx, m)).normalized();
-  body.position_m = reference + body.orientation * center;
+  // roll-pitch-yaw (rad), in `frame` (the file's coordinates, placed by an include, or another
+  // body's reference frame): placed by placeBodies() once the file's bodies are all read.
+  // Velocities are in the file's coordinates whatever the frame.
+  PendingPose pose;
+  pose.body = body_index;
+  pose.path = path;
+  pose.frame = m.has("frame") ? m.string("frame") : "world";
+  pose.frame_line = m.has("frame") ? m.keyLine("frame") : m.line();
+  pose.position = m.vec3("position", Vec3::Zero());
+  pose.position_text = m.has("position") ? readDecimalVec3(m.value("position")) : DecimalVec3{};
+  pose.orientation = readOrientation(ctx, m);
+  pose.center = center;
+  poses.push_back(std::move(pose));
   body.linear_velocity_mps = place.rotation * m.vec3("linear_velocity", Vec3::Zero());
   body.angular_velocity_radps = place.rotation * m.vec3("angular_velocity", Vec3::Zero());
   for (dynamics::ShapeDef& shape : body.shapes) shape.pose.position -= center;
@@ -679,6 +718,95 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
   scene.looks.push_back(std::move(look));
 }
 
+// The body each `frame: parent` names: the parent of the joint (in this file) whose child it is.
+std::map<std::string, std::vector<std::pair<std::string, std::string>>> jointParents(
+    const MapReader& top) {
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> parents;
+  if (!top.has("joints") || !top.value("joints").IsSequence()) return parents;
+  for (const YAML::Node& joint : top.value("joints")) {
+    if (!joint.IsMap()) continue;
+    const YAML::Node name = joint["name"], parent = joint["parent"], child = joint["child"];
+    if (name.IsScalar() && parent.IsScalar() && child.IsScalar())
+      parents[child.Scalar()].emplace_back(name.Scalar(), parent.Scalar());
+  }
+  return parents;
+}
+
+// Places the file's bodies: each reference frame composed from the frame it is given in (docs/
+// scenes.md "Frames"), frames before the bodies given in them, whatever their order in the file.
+void placeBodies(Context& ctx, const MapReader& top, Scene& scene, const Placement& place,
+                 LoadState& state, const std::vector<PendingPose>& poses) {
+  const auto parents = jointParents(top);
+  std::map<std::string, std::size_t> pending;
+  for (std::size_t i = 0; i < poses.size(); ++i)
+    pending[scene.model.bodies[poses[i].body].name] = i;
+  std::vector<int> progress(poses.size(), 0);  // 0 to do, 1 being placed, 2 placed
+  std::vector<std::string> chain;
+  std::function<void(std::size_t)> place_pose = [&](std::size_t i) {
+    const PendingPose& pose = poses[i];
+    dynamics::BodyDef& body = scene.model.bodies[pose.body];
+    const std::string key = pose.path + ".frame";
+    std::string on = pose.frame;
+    if (on == "parent") {
+      const auto it = parents.find(body.name);
+      if (it == parents.end()) {
+        ctx.failAt(pose.frame_line, key,
+                   fmt::format("frame: parent needs a joint with child: {} in this file's joints "
+                               "(none found); or name the body to place it on",
+                               body.name));
+      }
+      if (it->second.size() > 1) {
+        ctx.failAt(
+            pose.frame_line, key,
+            fmt::format("{} is the child of joints {} and {}: name the body to place it on "
+                        "(frame: {})",
+                        body.name, it->second[0].first, it->second[1].first, it->second[0].second));
+      }
+      on = it->second.front().second;
+    }
+    PoseFrame frame = fileFrame(place);
+    if (on != "world") {
+      if (on == body.name) ctx.failAt(pose.frame_line, key, "a body cannot be placed on itself");
+      if (auto it = pending.find(on); it != pending.end()) {
+        chain.push_back(body.name);
+        if (progress[it->second] == 1) {
+          std::string cycle;
+          for (auto c = std::find(chain.begin(), chain.end(), on); c != chain.end(); ++c)
+            cycle += *c + " -> ";
+          ctx.failAt(pose.frame_line, key, "frame cycle: " + cycle + on);
+        }
+        if (progress[it->second] == 0) {
+          progress[it->second] = 1;
+          place_pose(it->second);
+        }
+        chain.pop_back();
+        frame = state.body_frames.at(static_cast<int>(poses[it->second].body));
+      } else if (const int other = scene.model.findBody(on); other >= 0) {
+        frame = bodyFrame(scene, state, other);
+      } else {
+        ctx.failAt(pose.frame_line, key,
+                   fmt::format("no body named \"{}\" to place {} on (expected world, parent or a "
+                               "body's name)",
+                               on, body.name));
+      }
+    }
+    std::optional<DecimalVec3> exact;
+    const Vec3 reference = frame.point(pose.position, pose.position_text, &exact);
+    body.orientation = (frame.pose.rotation * pose.orientation).normalized();
+    // The body frame of the dynamics is the centre-of-mass frame: same axes, origin moved.
+    body.position_m = reference + body.orientation * pose.center;
+    state.body_frames[static_cast<int>(pose.body)] = {Placement{body.orientation, reference},
+                                                      exact};
+    progress[i] = 2;
+  };
+  for (std::size_t i = 0; i < poses.size(); ++i) {
+    if (progress[i] == 0) {
+      progress[i] = 1;
+      place_pose(i);
+    }
+  }
+}
+
 // A frame at `anchor` (world) whose x-axis is `axis` (world), expressed relative to a body pose
 // (or the world when body is null).
 dynamics::Frame localFrame(const dynamics::BodyDef* body, const Vec3& anchor, const Quat& axes) {
@@ -692,6 +820,32 @@ dynamics::Frame localFrame(const dynamics::BodyDef* body, const Vec3& anchor, co
     frame.rotation = (inverse * axes).normalized();
   }
   return frame;
+}
+
+// A joint whose anchor is farther than kAnchorTolerance_m from the geometry of both of its bodies
+// is most likely mistyped (a world anchor given relative to a body, or the reverse): a warning
+// naming the joint. A joint to the world is never reported (a fixed pivot may be anywhere).
+void warnFarAnchor(const Context& ctx, const MapReader& m, Scene& scene,
+                   const dynamics::JointDef& joint, const Vec3& anchor) {
+  if (joint.body_a == dynamics::kWorld) return;
+  std::optional<double> nearest;
+  for (const int index : {joint.body_a, joint.body_b}) {
+    const auto i = static_cast<std::size_t>(index);
+    const dynamics::BodyDef& body = scene.model.bodies[i];
+    const Vec3 local = body.orientation.conjugate() * (anchor - body.position_m);
+    if (const auto d = distanceToBody(body, scene.looks[i].box_size_m, local))
+      nearest = nearest ? std::min(*nearest, *d) : *d;
+  }
+  if (!nearest || *nearest <= kAnchorTolerance_m) return;
+  const std::string key = m.has("anchor") ? m.join("anchor") : m.path();
+  scene.warnings.push_back(fmt::format(
+      "{}:{}: {}: joint {}: the anchor ({:.6g}, {:.6g}, {:.6g}) is {:.3g} m from {} and {}, more "
+      "than {} m from both (in world coordinates at the start; frame: parent gives it relative "
+      "to the parent)",
+      ctx.file, m.has("anchor") ? m.keyLine("anchor") : m.line(), key, joint.name, anchor.x(),
+      anchor.y(), anchor.z(), *nearest,
+      scene.model.bodies[static_cast<std::size_t>(joint.body_a)].name,
+      scene.model.bodies[static_cast<std::size_t>(joint.body_b)].name, kAnchorTolerance_m));
 }
 
 constexpr std::initializer_list<const char*> kFlexureKeys = {
@@ -834,7 +988,7 @@ FlexurePlacement readFlexure(Context& ctx, const MapReader& m, const Placement& 
 void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
                const Placement& place, LoadState& state) {
   MapReader m(ctx, node, path,
-              {"name", "type", "parent", "child", "anchor", "axis", "limits", "friction",
+              {"name", "type", "parent", "child", "frame", "anchor", "axis", "limits", "friction",
                "collide_connected", "flexure"});
   dynamics::JointDef joint;
   joint.name = m.string("name");
@@ -870,24 +1024,38 @@ void readJoint(Context& ctx, const YAML::Node& node, const std::string& path, Sc
   const dynamics::BodyDef* parent =
       joint.body_a == dynamics::kWorld ? nullptr : &bodies[static_cast<std::size_t>(joint.body_a)];
 
-  // Anchor and axis are given in the world (the file's coordinates) at the start; both local
-  // frames coincide there. The default anchor is the child's reference point (its `position`).
+  // Anchor and axis are given at the start pose in `frame`: the world (the file's coordinates,
+  // the default), or the reference frame of the joint's parent or child body. Both local frames
+  // coincide there. The default anchor is the child's reference point (its `position`).
+  const std::string frame_name = m.has("frame") ? m.string("frame") : "world";
+  PoseFrame frame = fileFrame(place);
+  if (frame_name == "parent") {
+    if (parent != nullptr) frame = bodyFrame(scene, state, joint.body_a);
+  } else if (frame_name == "child") {
+    frame = bodyFrame(scene, state, joint.body_b);
+  } else if (frame_name != "world") {
+    ctx.fail(m.value("frame"), m.join("frame"),
+             fmt::format("expected world, parent or child, got \"{}\"", frame_name));
+  }
   const Vec3 child_reference =
       child.position_m +
       child.orientation * scene.looks[static_cast<std::size_t>(joint.body_b)].reference.position;
-  const Vec3 anchor =
-      m.has("anchor") ? place.point(m.vec3("anchor", Vec3::Zero())) : child_reference;
+  const Vec3 anchor = m.has("anchor") ? frame.point(m.vec3("anchor", Vec3::Zero()),
+                                                    readDecimalVec3(m.value("anchor")))
+                                      : child_reference;
   const Vec3 axis = m.vec3("axis", Vec3::UnitX());
   if (!(axis.norm() > 1e-9)) ctx.fail(m.value("axis"), m.join("axis"), "axis has zero length");
-  Quat axes = Quat::FromTwoVectors(Vec3::UnitX(), place.rotation * axis.normalized());
+  const Vec3 world_axis = frame.pose.rotation * axis.normalized();
+  Quat axes = Quat::FromTwoVectors(Vec3::UnitX(), world_axis);
   Vec3 frame_origin = anchor;
   if (joint.type == dynamics::JointType::Flexure) {
     const FlexurePlacement fp =
-        readFlexure(ctx, MapReader(ctx, m.value("flexure"), m.join("flexure"), kFlexureKeys), place,
-                    anchor, place.rotation * axis.normalized(), child_reference, joint.flexure);
+        readFlexure(ctx, MapReader(ctx, m.value("flexure"), m.join("flexure"), kFlexureKeys),
+                    frame.pose, anchor, world_axis, child_reference, joint.flexure);
     axes = fp.axes;
     frame_origin = fp.centre;
   }
+  warnFarAnchor(ctx, m, scene, joint, anchor);
   joint.frame_a = localFrame(parent, frame_origin, axes);
   joint.frame_b = localFrame(&child, frame_origin, axes);
 
@@ -1122,7 +1290,8 @@ bool isSwitchValue(const std::string& value) {
   return value == "true" || value == "false";
 }
 
-void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
+// `depth` receives how many steps of the path exist in this file.
+void applyOverride(Context& ctx, YAML::Node root, const Override& override, std::size_t* depth) {
   const std::string key = "--set " + override.path;
   std::vector<std::string> segments;
   std::stringstream stream(override.path);
@@ -1132,6 +1301,7 @@ void applyOverride(Context& ctx, YAML::Node root, const Override& override) {
   current.reset(root);
   std::string walked;
   for (std::size_t i = 0; i < segments.size(); ++i) {
+    *depth = i;
     const std::string& segment = segments[i];
     const bool last = i + 1 == segments.size();
     const std::string where = walked.empty() ? "the scene" : "\"" + walked + "\"";
@@ -1296,8 +1466,9 @@ constexpr std::initializer_list<const char*> kIncludeKeys = {"name",      "descr
                                                              "materials", "bodies",      "joints",
                                                              "motors",    "repeaters",   "cameras"};
 constexpr std::initializer_list<const char*> kSceneKeys = {
-    "name",   "description", "include",   "solver", "gravity", "contact", "materials",  "bodies",
-    "joints", "motors",      "repeaters", "inputs", "pult",    "scheme",  "frame_rate", "cameras"};
+    "name",      "description", "include",    "solver",  "gravity",   "contact",
+    "materials", "bodies",      "joints",     "motors",  "repeaters", "inputs",
+    "pult",      "scheme",      "frame_rate", "cameras", "trace"};
 
 // Scene files are text a person writes: anything larger is a mistake (or /dev/zero).
 constexpr std::uintmax_t kMaxSceneFileBytes = 16u << 20;
@@ -1574,6 +1745,33 @@ void finishMimics(Scene& scene, LoadState& state) {
   }
 }
 
+// `trace: {scheme: [block, ...]}`: block outputs the trace adds as columns (engine/trace.h).
+void readTrace(Context& ctx, const MapReader& top, Scene& scene) {
+  const MapReader m(ctx, top.value("trace"), "trace", {"scheme"});
+  if (!m.has("scheme")) return;
+  const YAML::Node list = m.value("scheme");
+  if (!list.IsSequence()) {
+    ctx.fail(list, "trace.scheme", "expected a list of scheme block names, got " + describe(list));
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string key = fmt::format("trace.scheme[{}]", i);
+    const std::string name = ctx.string(list[i], key);
+    const int block = scene.scheme.find(name);
+    if (block < 0) {
+      std::string known;
+      for (const BlockDef& b : scene.scheme.blocks) known += (known.empty() ? "" : ", ") + b.name;
+      ctx.fail(list[i], key,
+               fmt::format("no scheme block named \"{}\" (known: {})", name,
+                           known.empty() ? "none: the scene has no scheme blocks" : known));
+    }
+    if (std::find(scene.trace_blocks.begin(), scene.trace_blocks.end(), block) !=
+        scene.trace_blocks.end()) {
+      ctx.fail(list[i], key, fmt::format("block \"{}\" is listed twice", name));
+    }
+    scene.trace_blocks.push_back(block);
+  }
+}
+
 // Converts one file's sections into the scene (its includes have been converted already).
 void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
   if (file.urdf) {
@@ -1602,9 +1800,11 @@ void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
   for (const auto& [node, path] : listItems(ctx, top, "materials")) {
     readMaterial(ctx, node, path, scene, state);
   }
+  std::vector<PendingPose> poses;
   for (const auto& [node, path] : listItems(ctx, top, "bodies")) {
-    readBody(ctx, node, path, scene, place, state);
+    readBody(ctx, node, path, scene, place, state, poses);
   }
+  placeBodies(ctx, top, scene, place, state, poses);
   for (const auto& [node, path] : listItems(ctx, top, "joints")) {
     readJoint(ctx, node, path, scene, place, state);
   }
@@ -1653,6 +1853,7 @@ void convertFile(SceneFile& file, Scene& scene, LoadState& state) {
                            scene.frame_rate_hz, kMaxStepsPerFrame, dt));
   }
   readPultAndScheme(ctx, top, scene);
+  if (top.has("trace")) readTrace(ctx, top, scene);
   for (const SchemeOutput& out : scene.scheme.outputs) {
     for (const ConstantInput& input : scene.inputs) {
       if (input.motor == out.motor) {
@@ -1729,19 +1930,29 @@ Scene loadSceneFromString(const std::string& yaml, const std::string& file,
 
   // Overrides edit the trees, so they reach every parameter the converter reads. A path goes to
   // the scene file, or else to the first included file where it exists.
+  // When it exists nowhere, the error is the one of the file where most of the path exists
+  // (the scene file's on a tie): "no item named drvie in motors" of the robot file, not "no key
+  // motors in the scene".
   for (const Override& override : overrides) {
+    std::size_t depth = 0;
     try {
-      applyOverride(files.back().ctx, files.back().root, override);
+      applyOverride(files.back().ctx, files.back().root, override, &depth);
     } catch (const SceneError& in_scene) {
       bool applied = false;
+      std::optional<SceneError> deepest;
+      std::size_t deepest_depth = depth;
       for (std::size_t i = 0; i + 1 < files.size() && !applied; ++i) {
         try {
-          applyOverride(files[i].ctx, files[i].root, override);
+          applyOverride(files[i].ctx, files[i].root, override, &depth);
           applied = true;
-        } catch (const SceneError&) {
+        } catch (const SceneError& in_include) {
+          if (depth > deepest_depth) {
+            deepest = in_include;
+            deepest_depth = depth;
+          }
         }
       }
-      if (!applied) throw in_scene;
+      if (!applied) throw deepest ? *deepest : in_scene;
     }
   }
 
@@ -1773,7 +1984,17 @@ Scene loadSceneFromString(const std::string& yaml, const std::string& file,
   }
   scene.source_hash = h;
   std::vector<SceneError> errors;
-  for (const dynamics::ModelError& error : dynamics::validate(scene.model)) {
+  const std::vector<dynamics::ModelError> problems = dynamics::validate(scene.model);
+  for (const dynamics::ModelError& error : problems) {
+    // An inertia computed from a bad mass is bad too: only the mass, which the author wrote.
+    const auto dot = error.field.rfind(".inertia");
+    if (dot != std::string::npos && dot + 8 == error.field.size() &&
+        state.derived_inertia.count(error.field.substr(0, dot)) > 0 &&
+        std::any_of(problems.begin(), problems.end(), [&](const dynamics::ModelError& other) {
+          return other.field == error.field.substr(0, dot) + ".mass";
+        })) {
+      continue;
+    }
     auto [where, line] = locateField(files, error.field);
     errors.emplace_back(where, line, error.field, error.message);
   }

@@ -25,8 +25,8 @@ class SessionOutputs {
                  const std::string& record_path, const RecordingHeader& header = {})
       : trace_every_(static_cast<std::uint64_t>(std::max(1, trace_every))) {
     if (!trace_path.empty()) {
-      trace_ = std::make_unique<TraceWriter>(trace_path, session.scene().model);
-      trace_->write(session.dynamics(), dynamics::StepReport{});
+      trace_ = std::make_unique<TraceWriter>(trace_path, traceColumns(session.scene()));
+      writeTrace(session, dynamics::StepReport{});
     }
     if (!record_path.empty()) {
       recording_ = std::make_unique<RecordingWriter>(record_path, session.scene(), header);
@@ -44,8 +44,7 @@ class SessionOutputs {
     result.record(report);
     if (after_step_) after_step_(session, report);
     const bool faulted = report.fault.kind != dynamics::Fault::Kind::None;
-    if (trace_ && (result.steps % trace_every_ == 0 || faulted))
-      trace_->write(session.dynamics(), report);
+    if (trace_ && (result.steps % trace_every_ == 0 || faulted)) writeTrace(session, report);
     if (faulted) result.fault = report.fault;
     return !faulted;
   }
@@ -72,6 +71,10 @@ class SessionOutputs {
   }
 
  private:
+  void writeTrace(const Session& session, const dynamics::StepReport& report) {
+    trace_->writeRow(traceRow(session.scene(), session.dynamics(), report, session.state().scheme));
+  }
+
   std::uint64_t trace_every_;
   std::unique_ptr<TraceWriter> trace_;
   std::unique_ptr<RecordingWriter> recording_;

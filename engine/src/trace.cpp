@@ -55,12 +55,32 @@ std::vector<double> traceRow(const dynamics::State& state, const dynamics::StepR
   return row;
 }
 
-TraceWriter::TraceWriter(const std::string& path, const dynamics::Model& model) : path_(path) {
+std::vector<std::string> traceColumns(const Scene& scene) {
+  std::vector<std::string> columns = traceColumns(scene.model);
+  for (const int block : scene.trace_blocks)
+    columns.push_back("scheme." + scene.scheme.blocks[static_cast<std::size_t>(block)].name);
+  return columns;
+}
+
+std::vector<double> traceRow(const Scene& scene, const dynamics::State& state,
+                             const dynamics::StepReport& report, const SchemeState& scheme) {
+  std::vector<double> row = traceRow(state, report);
+  for (const int block : scene.trace_blocks) {
+    const auto i = static_cast<std::size_t>(block);
+    row.push_back(i < scheme.outputs.size() ? scheme.outputs[i] : 0.0);
+  }
+  return row;
+}
+
+TraceWriter::TraceWriter(const std::string& path, const dynamics::Model& model)
+    : TraceWriter(path, traceColumns(model)) {}
+
+TraceWriter::TraceWriter(const std::string& path, const std::vector<std::string>& columns)
+    : path_(path) {
   file_ = std::fopen(path.c_str(), "w");
   if (file_ == nullptr) {
     throw TraceError(fmt::format("cannot open trace file {}: {}", path, std::strerror(errno)));
   }
-  const auto columns = traceColumns(model);
   columns_ = columns.size();
   line_ = fmt::format("{}\n", fmt::join(columns, ","));
   std::fputs(line_.c_str(), file_);
@@ -71,7 +91,10 @@ TraceWriter::~TraceWriter() {
 }
 
 void TraceWriter::write(const dynamics::State& state, const dynamics::StepReport& report) {
-  const auto row = traceRow(state, report);
+  writeRow(traceRow(state, report));
+}
+
+void TraceWriter::writeRow(const std::vector<double>& row) {
   if (row.size() != columns_) {
     throw std::logic_error(
         fmt::format("trace row has {} values for {} columns", row.size(), columns_));

@@ -15,10 +15,11 @@ namespace sim::render {
 
 namespace {
 
-constexpr double kRow = 18.0;          // px between bars
-constexpr double kBarHeight = 11.0;    // px
-constexpr double kLabelWidth = 112.0;  // px left of a bar for its label
-constexpr int kTextSize = 13;          // px
+constexpr double kRow = 18.0;                   // px between bars
+constexpr double kBarHeight = 11.0;             // px
+constexpr double kLabelWidth = 112.0;           // px left of a bar for its label
+constexpr int kTextSize = 13;                   // px
+constexpr double kScorePanelX = 112.0 + 200.0;  // the pult's labels' left edge, from the right
 
 osg::ref_ptr<osgText::Font> hudFont() {
   // DejaVu Sans (Debian fonts-dejavu-core) when present; OSG's built-in font otherwise.
@@ -37,6 +38,11 @@ const osg::Vec4 kTrack(0.1f, 0.1f, 0.1f, 0.55f);
 const osg::Vec4 kFill(Hud::kFillRgb[0] / 255.0f, Hud::kFillRgb[1] / 255.0f,
                       Hud::kFillRgb[2] / 255.0f, 1.0f);
 const osg::Vec4 kHidden(0.0f, 0.0f, 0.0f, 0.0f);
+const osg::Vec4 kBackdrop(0.0f, 0.0f, 0.0f, Hud::kBackdropAlpha);
+constexpr double kPad = 6.0;          // px of backdrop around a panel's text and bars
+constexpr double kValueWidth = 52.0;  // px right of a bar for its value ("+0.123")
+constexpr double kAscent = 11.0;      // px of a text line above its baseline
+constexpr double kDescent = 4.0;      // and below it
 
 }  // namespace
 
@@ -64,9 +70,8 @@ Hud::Hud(const HudLayout& layout, int width, int height)
   status_ = text_->add(10, height - 22, white);
   notes_ = text_->add(10, height - 42, {0.85f, 1.0f, 0.85f, 1.0f});
   warnings_ = text_->add(width * 0.35, height * 0.78, {1.0f, 0.3f, 0.25f, 1.0f});  // centred
-  constexpr double kPanelX = 112.0 + 200.0;  // the pult's labels' left edge, from the right
-  score_ = text_->add(width - kPanelX, height - 22, white);
-  score_events_ = text_->add(width - kPanelX, height - 22 - kRow, {1.0f, 0.62f, 0.1f, 1.0f});
+  score_ = text_->add(width - kScorePanelX, height - 22, white);
+  score_events_ = text_->add(width - kScorePanelX, height - 22 - kRow, {1.0f, 0.62f, 0.1f, 1.0f});
 
   // All quads in one geometry: tracks first (drawn under), then fills, then the timeline.
   quads_ = new osg::Geometry;
@@ -85,6 +90,9 @@ Hud::Hud(const HudLayout& layout, int width, int height)
     vertices->push_back(osg::Vec3(f(x0), f(y1), 0));
     for (int k = 0; k < 4; ++k) colours->push_back(c);
   };
+
+  // The panels' backdrops first: drawn under the bars and the text.
+  for (int panel = 0; panel < kPanels; ++panel) addQuad(0, 0, 0, 0, kHidden);
 
   // Groups: the pult top right; motor voltages bottom left with their speeds beside them. A
   // group's labels are one text block and its values another, a line per bar.
@@ -112,6 +120,23 @@ Hud::Hud(const HudLayout& layout, int width, int height)
   setUp(motors_, layout.motors, 10.0 + kLabelWidth, bottom + kRow * (rows - 1.0), 110.0, true);
   setUp(speeds_, layout.speeds, 10.0 + kLabelWidth + 110.0 + 72.0, bottom + kRow * (rows - 1.0),
         90.0, false);
+  // The bar groups' backdrops: labels, tracks and values.
+  const auto groupRect = [](const Group& group, double left, double right) {
+    const double n = static_cast<double>(group.specs.size());
+    return HudRect{left - kPad, group.top - kRow * (n - 1.0) - kPad, right + kPad,
+                   group.top + kBarHeight + kPad, !group.specs.empty()};
+  };
+  HudRect pult = groupRect(controls_, controls_.x - kLabelWidth,
+                           controls_.x + controls_.bar_width + 6 + kValueWidth);
+  pult.x1 = std::min(pult.x1, width - 2.0);
+  setBackdrop(Pult, pult);
+  const Group& right = speeds_.specs.empty() ? motors_ : speeds_;
+  HudRect bars =
+      groupRect(motors_, motors_.x - kLabelWidth, right.x + right.bar_width + 6 + kValueWidth);
+  if (motors_.specs.empty()) bars = groupRect(speeds_, speeds_.x, bars.x1 - kPad);
+  bars.shown = !motors_.specs.empty() || !speeds_.specs.empty();
+  setBackdrop(Motors, bars);
+
   // Fills, one per bar, after every track.
   for (Group* group : {&controls_, &motors_, &speeds_}) {
     group->first_fill = vertices->size() / 4;
@@ -130,6 +155,18 @@ Hud::Hud(const HudLayout& layout, int width, int height)
 }
 
 Hud::~Hud() = default;
+
+void Hud::setBackdrop(HudPanel panel, const HudRect& rect) {
+  backdrops_[panel] = rect;
+  quads_changed_ |= setQuad(static_cast<std::size_t>(panel), rect.x0, rect.y0, rect.x1, rect.y1,
+                            rect.shown ? kBackdrop : kHidden);
+}
+
+HudRect Hud::textRect(double x, double y, std::size_t lines, double widest) const {
+  const double n = static_cast<double>(lines);
+  return {x - kPad, y - kRow * (n - 1.0) - kDescent - kPad, x + widest + kPad, y + kAscent + kPad,
+          lines > 0 && widest > 0.0};
+}
 
 bool Hud::setQuad(std::size_t q, double x0, double y0, double x1, double y1,
                   const osg::Vec4& colour) {
@@ -180,6 +217,7 @@ void Hud::updateTimeline(const HudTimeline& timeline) {
   const double x0 = 10.0, x1 = width_ - 10.0, y0 = 8.0, y1 = y0 + kTimelineHeight;
   const double cursor = x0 + (x1 - x0) * std::clamp(timeline.position, 0.0, 1.0);
   timeline_bar_ = {x0, x1, y0, y1, x0, cursor};
+  setBackdrop(Timeline, {2.0, 2.0, width_ - 2.0, y1 + 8 + kAscent + kPad, timeline.shown});
   quads_changed_ |= setQuad(timeline_quad_, x0, y0, x1, y1, timeline.shown ? kTrack : kHidden);
   quads_changed_ |= setQuad(timeline_quad_ + 1, cursor - 1.5, y0 - 4, cursor + 1.5, y1 + 4,
                             timeline.shown ? osg::Vec4(1, 1, 1, 1) : kHidden);
@@ -215,6 +253,27 @@ void Hud::update(const HudState& state) {
               std::round(height_ * 0.78));
   text_->set(score_, layout_.score ? std::string_view(state.score) : std::string_view());
   text_->set(score_events_, layout_.score ? joinLines(state.score_events) : std::string_view());
+
+  // Backdrops of the text panels, sized to what they show this frame.
+  const auto widestOf = [this](const std::vector<std::string>& lines, double first) {
+    for (const std::string& line : lines) first = std::max(first, text_->width(line));
+    return first;
+  };
+  const double status_widest = widestOf(state.notes, text_->width(state.status));
+  const std::size_t status_lines =
+      state.notes.empty() ? (state.status.empty() ? 0 : 1) : 1 + state.notes.size();
+  HudRect status = textRect(10, height_ - 22, status_lines, status_widest);
+  if (!state.notes.empty()) status.y0 -= 2.0;  // the notes start 20 px below the status, not 18
+  setBackdrop(Status, status);
+  if (layout_.score) {
+    HudRect score = textRect(width_ - kScorePanelX, height_ - 22, 1 + state.score_events.size(),
+                             widestOf(state.score_events, text_->width(state.score)));
+    score.shown = score.shown && !state.score.empty();
+    score.x1 = std::max(score.x1, width_ - 2.0);
+    setBackdrop(Score, score);
+  }
+  setBackdrop(Warnings, textRect(std::round(std::max(10.0, (width_ - widest) / 2.0)),
+                                 std::round(height_ * 0.78), state.warnings.size(), widest));
   updateBars(controls_, state.controls, control_bars_);
   updateBars(motors_, state.motors, motor_bars_);
   updateBars(speeds_, state.speeds, speed_bars_);

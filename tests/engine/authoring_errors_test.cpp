@@ -1,6 +1,7 @@
 // Errors that point at the cause (issue 34): a scenario's `set:` key, its missing scene, anything
-// scheduled after its end, YAML tabs and unclosed brackets, and two scenarios of one run with the
-// same name. Each names the file, line and key the author has to change.
+// scheduled after its end, YAML tabs and unclosed brackets, two scenarios of one run with the
+// same name, a --set path through an included file, a negative mass. Each names the file, line and
+// key the author has to change.
 #include <engine/scenario.h>
 #include <engine/scene.h>
 
@@ -82,6 +83,59 @@ TEST(AuthoringErrors, YamlSyntaxErrorsPointAtTheCause) {
   EXPECT_NE(e.message.find(": `  - {name: b, static: true}`)"), std::string::npos) << e.message;
   EXPECT_NE(e.message.find("line 3 opens a `{` or `[` it does not close"), std::string::npos)
       << e.message;
+}
+
+// A --set path that exists nowhere is blamed on the file where most of it exists: the robot
+// file's motors, not "no key motors in the scene".
+TEST_F(AuthoringErrorsTest, SetKeyThroughAnIncludedFileIsBlamedWhereThePathStops) {
+  const std::string robot = write(
+      "robot.yaml",
+      "bodies:\n  - {name: link, mass: 1, box: [1, 1, 1], position: [0, 0, 1]}\n"
+      "joints:\n  - {name: hinge, type: hinge, parent: world, child: link, anchor: [0, 0, 1]}\n"
+      "motors:\n  - {name: drive, joint: hinge, Mp: 0.2, w_xx: 5, t_m: 0.1, r: 50}\n");
+  const std::string scene = write("scene.yaml", "include:\n  - file: robot.yaml\n");
+  Located e = errorOf([&] { loadScene(scene, {parseOverride("motors.drvie.t_m=0.5")}); });
+  EXPECT_EQ(e.file, robot);
+  EXPECT_EQ(e.key, "--set motors.drvie.t_m");
+  EXPECT_EQ(e.message, "no item named \"drvie\" in \"motors\"");
+  e = errorOf([&] { loadScene(scene, {parseOverride("motors.drive.t_m.x=0.5")}); });
+  EXPECT_EQ(e.file, robot);
+  EXPECT_EQ(e.message, "\"motors.drive.t_m\" is a value, not a section");
+  // A path of neither file: the scene file's error, as before.
+  e = errorOf([&] { loadScene(scene, {parseOverride("nosuch.x=1")}); });
+  EXPECT_EQ(e.file, scene);
+  EXPECT_EQ(e.message, "no key \"nosuch\" in the scene");
+  // And the right path applies to the included file.
+  EXPECT_EQ(
+      loadScene(scene, {parseOverride("motors.drive.t_m=0.5")}).model.motors[0].time_constant_s,
+      0.5);
+}
+
+// A negative mass makes the inertia computed from it (from `box`, or from the shapes) negative
+// too: one error, at the mass the author wrote, none about an `inertia` never written.
+TEST(AuthoringErrors, NegativeMassIsOneErrorNotTwo) {
+  for (const std::string inertia :
+       {"box: [1, 0.2, 0.1]", "shapes: [{type: sphere, radius: 0.1}]"}) {
+    SCOPED_TRACE(inertia);
+    try {
+      loadSceneFromString("bodies:\n  - name: link\n    mass: -2.0\n    " + inertia + "\n",
+                          "neg.yaml");
+      ADD_FAILURE() << "no error";
+    } catch (const SceneInvalid& e) {
+      ASSERT_EQ(e.errors().size(), 1u) << e.what();
+      EXPECT_EQ(e.errors()[0].key(), "bodies[link].mass");
+      EXPECT_EQ(e.errors()[0].line(), 3);
+    }
+  }
+  // A written inertia that is wrong as well is still reported.
+  try {
+    loadSceneFromString("bodies:\n  - name: link\n    mass: -2.0\n    inertia: [-1, 1, 1]\n",
+                        "neg.yaml");
+    ADD_FAILURE() << "no error";
+  } catch (const SceneInvalid& e) {
+    ASSERT_EQ(e.errors().size(), 2u) << e.what();
+    EXPECT_EQ(e.errors()[1].key(), "bodies[link].inertia");
+  }
 }
 
 TEST_F(AuthoringErrorsTest, TwoScenariosOfOneRunMayNotShareAName) {

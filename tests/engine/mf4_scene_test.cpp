@@ -1,8 +1,8 @@
 // Pins scenes/mf4.yaml: what the loader made of it against the file read independently with
-// yaml-cpp, the robot's links against the asset generator (tools/assetgen: masses, centres of
-// mass, inertias, joint axes) and the joint anchors against the link frames of assets/mf4/mf4.glb
-// as the importer reads them. Also that `simtrainer validate` accepts the scene and a headless run
-// with a trace has every link in it.
+// yaml-cpp (relative poses composed here by adding), the robot's links against the asset generator
+// (tools/assetgen: masses, centres of mass, inertias, joint axes) and the joint anchors against the
+// link frames of assets/mf4/mf4.glb as the importer reads them. Also that `simtrainer validate`
+// accepts the scene and a headless run with a trace has every link in it.
 #include "models.h"  // tools/assetgen, compiled into this test
 
 #include <dynamics/model.h>
@@ -41,6 +41,32 @@ Vec3 vec(const YAML::Node& n) {
   return Vec3(n[0].as<double>(), n[1].as<double>(), n[2].as<double>());
 }
 
+// A body's position in the world as the file gives it: its `position`, composed through
+// `frame: parent` (the parent of its joint). No MF-4 body is rotated, so composing is adding.
+Vec3 worldPosition(const YAML::Node& file, const std::string& name) {
+  for (const auto& b : file["bodies"]) {
+    if (b["name"].as<std::string>() != name) continue;
+    EXPECT_FALSE(b["rpy"] || b["orientation"]) << name;
+    const Vec3 position = b["position"] ? vec(b["position"]) : Vec3::Zero();
+    if (!b["frame"]) return position;
+    EXPECT_EQ(b["frame"].as<std::string>(), "parent") << name;
+    for (const auto& j : file["joints"]) {
+      if (j["child"].as<std::string>() == name)
+        return worldPosition(file, j["parent"].as<std::string>()) + position;
+    }
+    ADD_FAILURE() << name << ": no joint has it as its child";
+  }
+  return Vec3::Zero();
+}
+
+// A joint's anchor in the world as the file gives it (`frame: parent`: on the parent body).
+Vec3 worldAnchor(const YAML::Node& file, const YAML::Node& joint) {
+  const Vec3 anchor = vec(joint["anchor"]);
+  if (!joint["frame"]) return anchor;
+  EXPECT_EQ(joint["frame"].as<std::string>(), "parent");
+  return worldPosition(file, joint["parent"].as<std::string>()) + anchor;
+}
+
 // Where a joint's frame on the child sits in the world at the start, and its axis.
 Vec3 anchorOf(const dynamics::Model& m, const dynamics::JointDef& j) {
   const dynamics::BodyDef& b = m.bodies[j.body_b];
@@ -77,9 +103,7 @@ TEST_F(Mf4Scene, BodiesAreWhatTheFileSays) {
     const dynamics::BodyDef& def = m.bodies[i];
     const bool is_static = b["static"] && b["static"].as<bool>();
     EXPECT_EQ(def.is_static, is_static) << name;
-    if (b["position"]) {
-      EXPECT_LT((def.position_m - vec(b["position"])).norm(), 1e-12) << name;
-    }
+    EXPECT_LT((def.position_m - worldPosition(*file_, name)).norm(), 1e-12) << name;
     if (is_static) continue;
     EXPECT_DOUBLE_EQ(def.mass_kg, b["mass"].as<double>()) << name;
     const YAML::Node in = b["inertia"];
@@ -105,7 +129,7 @@ TEST_F(Mf4Scene, JointsAreWhatTheFileSays) {
     const dynamics::JointDef& def = m.joints[i];
     EXPECT_EQ(m.bodies[def.body_a].name, j["parent"].as<std::string>()) << name;
     EXPECT_EQ(m.bodies[def.body_b].name, j["child"].as<std::string>()) << name;
-    EXPECT_LT((anchorOf(m, def) - vec(j["anchor"])).norm(), 1e-12) << name;
+    EXPECT_LT((anchorOf(m, def) - worldAnchor(*file_, j)).norm(), 1e-12) << name;
     // The parent's frame coincides with the child's at the start: every joint starts at zero.
     const dynamics::BodyDef& a = m.bodies[def.body_a];
     EXPECT_LT((a.position_m + a.orientation * def.frame_a.position - anchorOf(m, def)).norm(),

@@ -1,6 +1,9 @@
-// Pins engine/src/trace.cpp: column names and order, full-precision rows.
+// Pins engine/src/trace.cpp: column names and order, full-precision rows, scheme block outputs
+// as columns (`trace: {scheme: [...]}`).
 #include <dynamics/model.h>
 #include <dynamics/state.h>
+#include <engine/run.h>
+#include <engine/scene.h>
 #include <engine/trace.h>
 
 #include <gtest/gtest.h>
@@ -126,6 +129,74 @@ TEST(Trace, UnwritablePathThrowsNamingIt) {
   } catch (const TraceError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/trace.csv"), std::string::npos);
   }
+}
+
+// A hinged link whose scheme doubles the time and holds a constant; the scene traces both blocks
+// (the constant first: the listed order, not the scheme's).
+const std::string kTracedScheme = R"(solver: {time_step: 0.01}
+frame_rate: 100
+bodies:
+  - {name: link, mass: 2.0, box: [1.0, 0.2, 0.1], position: [1, 0, 0]}
+joints:
+  - {name: hinge, type: hinge, parent: world, child: link, anchor: [0, 0, 0], axis: [0, 1, 0]}
+scheme:
+  blocks:
+    - {name: twice, type: gain, input: time, k: 2}
+    - {name: quarter, type: constant, value: 0.25}
+trace:
+  scheme: [quarter, twice]
+)";
+
+TEST(Trace, SchemeBlockOutputsAreColumns) {
+  const Scene scene = loadSceneFromString(kTracedScheme, "traced.yaml");
+  const auto path =
+      (std::filesystem::temp_directory_path() / "simtrainer_trace_scheme.csv").string();
+  RunOptions options;
+  options.duration_s = 0.05;
+  options.trace_path = path;
+  (void)runHeadless(scene, options);
+  std::istringstream lines(readFile(path));
+  std::string header;
+  std::getline(lines, header);
+  const std::vector<std::string> columns = traceColumns(scene);
+  ASSERT_EQ(columns.size(), traceColumns(scene.model).size() + 2);
+  EXPECT_EQ(columns[columns.size() - 2], "scheme.quarter");
+  EXPECT_EQ(columns.back(), "scheme.twice");
+  EXPECT_TRUE(header.ends_with(",solver.position.residual,scheme.quarter,scheme.twice")) << header;
+  int rows = 0;
+  for (std::string row; std::getline(lines, row); ++rows) {
+    std::vector<double> values;
+    std::istringstream cells(row);
+    for (std::string cell; std::getline(cells, cell, ',');) values.push_back(std::stod(cell));
+    ASSERT_EQ(values.size(), columns.size());
+    const double time = values.front();
+    EXPECT_EQ(values[values.size() - 2], 0.25);
+    // The evaluation that drove the step ran at its start, 0.01 s before the row's time; the
+    // initial row has the output before any evaluation (0).
+    EXPECT_NEAR(values.back(), rows == 0 ? 0.0 : 2.0 * (time - 0.01), 1e-12) << "row " << rows;
+  }
+  EXPECT_EQ(rows, 6);  // the initial row and 5 steps
+  std::filesystem::remove(path);
+}
+
+TEST(Trace, TracedBlockErrorsNameTheLine) {
+  auto error = [](const std::string& list) -> std::string {
+    try {
+      (void)loadSceneFromString(kTracedScheme.substr(0, kTracedScheme.find("trace:")) +
+                                    "trace:\n  scheme: " + list + "\n",
+                                "traced.yaml");
+    } catch (const SceneError& e) {
+      return e.what();
+    }
+    return "(loaded)";
+  };
+  EXPECT_EQ(
+      error("[twice, nosuch]"),
+      "traced.yaml:12: trace.scheme[1]: no scheme block named \"nosuch\" (known: twice, quarter)");
+  EXPECT_EQ(error("[twice, twice]"),
+            "traced.yaml:12: trace.scheme[1]: block \"twice\" is listed twice");
+  EXPECT_EQ(error("twice"),
+            "traced.yaml:12: trace.scheme: expected a list of scheme block names, got \"twice\"");
 }
 
 }  // namespace

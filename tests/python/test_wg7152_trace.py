@@ -1,5 +1,5 @@
 """The WG-7152 speed curve from Python against the CLI's trace file (bit for bit) and against the
-analytic solution of SPEC eq. 8."""
+analytic solution of SPEC eq. 8; a scene's traced scheme blocks as columns, Python against the CLI."""
 import math
 
 import numpy as np
@@ -51,3 +51,20 @@ def test_speed_curve_matches_eq8(t_m, T_paper):
     # what remains is the iterative solve's tolerance.
     assert np.max(np.abs(w - analytic)) <= 1e-6
     assert math.isclose(session.signal("joint.hinge.speed"), w[-1], rel_tol=0, abs_tol=0)
+
+
+def test_scheme_block_columns_equal_cli_trace_bit_for_bit(tmp_path):
+    # The tutorial's gripper scene lists two blocks under `trace: {scheme: [...]}`: they are the
+    # last columns, in the Python trace as in the CLI's, bit for bit (the arm moves: nonzero).
+    scene = scene_path("tutorial/step3_gripper.yaml")
+    csv = tmp_path / "gripper.csv"
+    cli("run", scene, "--headless", "--duration", 1, "--trace", csv)
+    columns, rows = read_trace_csv(csv)
+    assert columns[-2:] == ["scheme.box_above_jaws", "scheme.wrist_sp"]
+
+    session = simtrainer.Session(simtrainer.Scene.load(scene))
+    tr = simtrainer.trace(session)
+    session.run(1.0)
+    assert tr.columns == columns
+    assert same_bits(tr.array(), rows)
+    assert np.any(tr["scheme.box_above_jaws"] != 0.0)

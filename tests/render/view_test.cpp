@@ -14,6 +14,7 @@
 #include "pixels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -68,9 +69,29 @@ class View : public ::testing::Test {
     visuals_ = engine::bodyVisuals(scene_);
     dynamics::Simulator sim(scene_.model);
     poses_ = engine::bodyPoses(sim.initialState());
+    makeView(320, 240);
+  }
+  // The HUD tests' bars: two pult controls, two motors' voltages and speeds, and their values.
+  static render::HudLayout barsLayout() {
+    render::HudLayout layout;
+    layout.controls = {{"lift", -1, 1}, {"grip", 0, 1}};
+    layout.motors = {{"drive", -1, 1}, {"jaws", -1, 1}};
+    layout.speeds = {{"drive", -50, 50}, {"jaws", -50, 50}};
+    return layout;
+  }
+  static render::HudState barsState() {
+    render::HudState state;
+    state.status = "t 1.25 s  RTF 1.00";
+    state.controls = {-0.5, 1.0};
+    state.motors = {0.75, -0.25};
+    state.speeds = {20.0, -50.0};
+    return state;
+  }
+  // An offscreen view of the scene of this size, from the test's usual viewpoint.
+  void makeView(int width, int height) {
     render::ViewOptions options;
-    options.width = 320;
-    options.height = 240;
+    options.width = width;
+    options.height = height;
     options.offscreen = true;
     view_ = std::make_unique<render::SceneView>(visuals_, options);
     render::ViewCamera camera;
@@ -163,21 +184,10 @@ TEST_F(View, ScreenshotIsAReadablePng) {
 
 // The HUD's bars in the picture: the fill colour spans exactly the value's part of each bar.
 TEST_F(View, HudBarsShowTheirValues) {
-  render::HudLayout layout;
-  layout.controls = {{"lift", -1, 1}, {"grip", 0, 1}};
-  layout.motors = {{"drive", -1, 1}, {"jaws", -1, 1}};
-  layout.speeds = {{"drive", -50, 50}, {"jaws", -50, 50}};
-  render::ViewOptions options;
-  options.width = 800;
-  options.height = 600;
-  options.offscreen = true;
-  view_ = std::make_unique<render::SceneView>(visuals_, options);
+  const render::HudLayout layout = barsLayout();
+  makeView(800, 600);
   view_->setHud(layout);
-  render::HudState state;
-  state.status = "t 1.25 s  RTF 1.00";
-  state.controls = {-0.5, 1.0};
-  state.motors = {0.75, -0.25};
-  state.speeds = {20.0, -50.0};
+  render::HudState state = barsState();
   view_->updateHud(state);
   const render::RgbImage image = view_->capture(poses_);
   if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT"))
@@ -223,6 +233,63 @@ TEST_F(View, HudBarsShowTheirValues) {
   view_->updateHud(state);
   const render::RgbImage again = view_->capture(poses_);
   EXPECT_NE(again.rgb, image.rgb);
+}
+
+// The HUD's panels lie on dark translucent backdrops: behind the text and bars the scene is
+// darkened to 1 - kBackdropAlpha of itself (text and bars drawn over it aside), so light text
+// reads against the sky.
+TEST_F(View, HudPanelsDarkenWhatIsBehindThem) {
+  makeView(800, 600);
+  const render::RgbImage plain = view_->capture(poses_);
+  render::HudLayout layout = barsLayout();
+  layout.score = true;
+  view_->setHud(layout);
+  render::HudState state = barsState();
+  state.notes = {"grasp_lift: 2 of 4 expectations decided"};
+  state.warnings = {"PAUSED"};
+  state.score = "score 80";
+  state.score_events = {"-10 jaws slammed into the box"};
+  view_->updateHud(state);
+  const render::RgbImage image = view_->capture(poses_);
+  if (std::getenv("SIMTRAINER_KEEP_SCREENSHOT"))
+    render::writePng(image, "/tmp/simtrainer_hud_backdrop_test.png");
+  const double keep = 1.0 - render::Hud::kBackdropAlpha;
+  const char* names[] = {"status", "score", "pult", "motors", "warnings", "timeline"};
+  const auto& backdrops = view_->hud()->backdrops();
+  for (std::size_t panel = 0; panel < backdrops.size(); ++panel) {
+    const render::HudRect& r = backdrops[panel];
+    SCOPED_TRACE(names[panel]);
+    EXPECT_EQ(r.shown, panel != render::Hud::Timeline);  // no timeline outside a replay
+    if (!r.shown) continue;
+    int dark = 0, total = 0, unchanged = 0;
+    // Rows from the top in the picture; the rectangle's origin is bottom left.
+    for (int y = static_cast<int>(r.y0) + 1; y < static_cast<int>(r.y1) - 1; ++y) {
+      for (int x = static_cast<int>(r.x0) + 1; x < static_cast<int>(r.x1) - 1; ++x) {
+        const int row = image.height - 1 - y;
+        const std::uint8_t* p = image.pixel(x, row);
+        const std::uint8_t* behind = plain.pixel(x, row);
+        bool darkened = true, same = true;
+        for (int c = 0; c < 3; ++c) {
+          darkened = darkened && std::abs(p[c] - keep * behind[c]) <= 3.0;
+          same = same && p[c] == behind[c];
+        }
+        dark += darkened;
+        unchanged += same && (behind[0] + behind[1] + behind[2]) > 60;
+        ++total;
+      }
+    }
+    ASSERT_GT(total, 200);
+    // Most of a panel is backdrop (the rest glyphs and bars); none of it is the bare scene.
+    EXPECT_GT(dark, total / 2) << dark << " of " << total;
+    EXPECT_EQ(unchanged, 0);
+  }
+  // The sky behind the status text: light in the plain picture, dark under the HUD.
+  const render::HudRect& status = backdrops[render::Hud::Status];
+  const int row = image.height - 1 - static_cast<int>(status.y1) + 2;
+  const std::uint8_t* sky = plain.pixel(static_cast<int>(status.x1) - 2, row);
+  const std::uint8_t* backed = image.pixel(static_cast<int>(status.x1) - 2, row);
+  EXPECT_GT(sky[0] + sky[1] + sky[2], 300);
+  EXPECT_LT(backed[0] + backed[1] + backed[2], 0.5 * (sky[0] + sky[1] + sky[2]));
 }
 
 // A picture-in-picture view: its own camera's picture inside its rectangle, the main view

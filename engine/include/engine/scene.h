@@ -132,6 +132,8 @@ struct Scene {
   std::vector<ConstantInput> inputs;
   PultDef pult;
   SchemeDef scheme;
+  /// Scheme blocks whose outputs the trace adds as `scheme.<name>` columns (`trace: {scheme:}`).
+  std::vector<int> trace_blocks;
   /// Frames per second of the run loop: the pult is sampled once per frame, and a scheme with
   /// `evaluate: frame` runs once per frame (steps_per_frame steps).
   double frame_rate_hz = 60.0;

@@ -5,6 +5,8 @@
 //   body.<name>.x, .y, .z, .qw, .qx, .qy, .qz               (per body; centre of mass, world)
 //   solver.velocity.end, .iterations, .residual             (the step's velocity solve)
 //   solver.position.end, .iterations, .residual             (the step's position solve)
+//   scheme.<block>                                          (blocks named by the scene's
+//                                                           `trace: {scheme: [...]}`, in order)
 // The solver's columns are the StepReport of the step that produced the row: end 0 no work,
 // 1 tolerance, 2 iteration cap (dynamics::SolveEnd); the velocity residual is the last sweep's
 // largest impulse change (N s or N m s), the position residual the last pass's largest error (m or
@@ -16,6 +18,8 @@
 #include <dynamics/model.h>
 #include <dynamics/simulator.h>
 #include <dynamics/state.h>
+#include <engine/scene.h>
+#include <engine/scheme.h>
 
 #include <cstdio>
 #include <stdexcept>
@@ -37,16 +41,28 @@ std::vector<std::string> traceColumns(const dynamics::Model& model);
 /// StepReport for the initial state), parallel to traceColumns().
 std::vector<double> traceRow(const dynamics::State& state, const dynamics::StepReport& report);
 
+/// A session's columns: the model's, then `scheme.<block>` for each block of the scene's
+/// `trace: {scheme: [...]}` (docs/scenes.md, "trace").
+std::vector<std::string> traceColumns(const Scene& scene);
+
+/// A session's row, parallel to traceColumns(scene): the blocks' outputs of the scheme's last
+/// evaluation (the one that drove the step).
+std::vector<double> traceRow(const Scene& scene, const dynamics::State& state,
+                             const dynamics::StepReport& report, const SchemeState& scheme);
+
 /// Writes a trace file. The header is written on construction; rows as they come.
 class TraceWriter {
  public:
   /// Opens (truncates) `path`; throws TraceError naming the path on failure.
   TraceWriter(const std::string& path, const dynamics::Model& model);
+  TraceWriter(const std::string& path, const std::vector<std::string>& columns);
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
   void write(const dynamics::State& state, const dynamics::StepReport& report);
+  /// One row of as many values as there are columns.
+  void writeRow(const std::vector<double>& row);
   /// Flushes buffered rows to the file; throws TraceError on a write error.
   void flush();
   std::size_t rows() const { return rows_; }

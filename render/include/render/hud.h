@@ -1,8 +1,10 @@
 // The head-up display drawn over the 3D view: status text (time, real-time factor, frame time),
 // the pult's controls and every motor's voltage and speed as bars, scenario lines and warnings,
-// and in a replay a timeline bar. Its layout (which bars exist) is fixed when it is made; each
-// frame only changes values and texts in place, and the whole HUD is two draws: one geometry for
-// every bar and mark, one for every glyph (rebuilt only when a shown character changes).
+// and in a replay a timeline bar. Each panel sits on a dark translucent backdrop so its light
+// text and bars read against any sky or scene (layout: docs/scenes.md, "The HUD"). Its layout
+// (which bars exist) is fixed when it is made; each frame only changes values and texts in place,
+// and the whole HUD is two draws: one geometry for every bar and mark, one for every glyph (rebuilt
+// only when a shown character changes).
 #pragma once
 
 #include <osg/Camera>
@@ -63,6 +65,12 @@ struct HudState {
   std::vector<std::string> score_events;  ///< Under it, in orange: penalties as they happen.
 };
 
+/// A rectangle in pixels, origin bottom left; `shown` false while there is nothing to back.
+struct HudRect {
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  bool shown = false;
+};
+
 /// Where a bar is drawn (pixels, origin bottom left): its full track and its fill.
 struct HudBarGeometry {
   double x0 = 0, x1 = 0, y0 = 0, y1 = 0;  ///< The track.
@@ -84,6 +92,12 @@ class Hud {
   const std::vector<HudBarGeometry>& speedBars() const { return speed_bars_; }
   /// The timeline's track and cursor as last updated (x0 = x1 = cursor for the fill).
   const HudBarGeometry& timelineBar() const { return timeline_bar_; }
+  /// The panels' backdrops as last updated, in the order of HudPanel.
+  enum HudPanel { Status, Score, Pult, Motors, Warnings, Timeline, kPanels };
+  const std::array<HudRect, kPanels>& backdrops() const { return backdrops_; }
+
+  /// The backdrops' colour: black at this opacity darkens what lies behind to 1 - it.
+  static constexpr float kBackdropAlpha = 0.6f;
 
   /// The colour of bar fills (tests find bars in pictures by it), RGB 0..255.
   static constexpr unsigned char kFillRgb[3] = {255, 170, 0};
@@ -93,6 +107,10 @@ class Hud {
   void updateBars(Group& group, const std::vector<double>& values,
                   std::vector<HudBarGeometry>& out);
   void updateTimeline(const HudTimeline& timeline);
+  // Sets a backdrop's rectangle (quad `panel`, drawn under everything else).
+  void setBackdrop(HudPanel panel, const HudRect& rect);
+  // The backdrop around a text block of `lines` lines of at most `widest` px from baseline (x, y).
+  HudRect textRect(double x, double y, std::size_t lines, double widest) const;
   // Sets quad `q` of the shared geometry; returns whether it moved or changed colour.
   bool setQuad(std::size_t q, double x0, double y0, double x1, double y1, const osg::Vec4& colour);
 
@@ -120,6 +138,7 @@ class Hud {
   std::size_t timeline_quad_ = 0;
   std::vector<HudTimelineMark> marks_shown_;
   HudBarGeometry timeline_bar_;
+  std::array<HudRect, kPanels> backdrops_;  // quads 0 .. kPanels - 1
 };
 
 }  // namespace sim::render
