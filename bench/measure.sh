@@ -3,7 +3,8 @@
 # output in bench/results/ (figures.txt: the console; the CSVs the benchmarks write). Run it on an
 # otherwise idle machine after `cmake --build build -j2` (benchmarks on); it prints the commit and
 # the load average before each benchmark, which belong next to any figure taken from it.
-# About 10 minutes on this 2-core machine. `--quick` skips the one-hour soak and the windowed run.
+# About 15 minutes on this 2-core machine. `--quick` skips the one-hour soak (2 minutes), the
+# windowed run (1 minute) and the Python module's instruction counts (callgrind, 3 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
@@ -34,6 +35,7 @@ run "${xvfb[@]}" "$bin/bench_render" --frames 300 --size 1280x720
 run "${xvfb[@]}" "$bin/bench_render" --frames 150 --size 1280x720 --shadows off --no-insets --compare-hud
 run "$bin/bench_net" --seconds 5
 if [ "$quick" = 0 ]; then
+  PYTHONPATH=build/python run python3 bench/bench_python.py --instructions
   run "${xvfb[@]}" "$bin/bench_realtime" --seconds 60
   run "$bin/soak" --seconds 3600
 fi
