@@ -20,6 +20,7 @@
 // Viscous row: a soft row, impulse = -c h (speed - target) (backward Euler), c the joint's
 // viscous coefficient plus a drive's K_V2 and eq. 22 damping.
 #include "joints.h"
+#include "motor_block.h"
 #include "motors.h"
 
 #include <dynamics/friction.h>
@@ -172,7 +173,7 @@ double solveVelocity(StepContext& ctx, int j) {
     imp.viscous += joint_axis::push(ctx, j, dv);
     largest = std::abs(dv * mass);
   }
-  if (w.coulomb) {
+  if (w.coulomb && !ctx.joints.in_block[j]) {
     const JointFriction& fr = ctx.model.joints[static_cast<std::size_t>(j)].friction;
     const double bound = fr.coefficient * imp.linear.norm() + w.level * ctx.h;
     const double v = jw.axis.velocity(a, b);
@@ -182,6 +183,22 @@ double solveVelocity(StepContext& ctx, int j) {
     largest = std::max(largest, std::abs(target - old));
   }
   return largest;
+}
+
+void addBlockRow(StepContext& ctx, RowBlock& block, int j) {
+  const JointWork& w = ctx.joints[j];
+  if (!w.friction.coulomb) return;
+  const AxisRow& ax = w.axis;
+  BlockRow& r = block.add(ctx.bodies.solver, w.a, w.b, Row{-ax.lin, ax.ang_a, ax.lin, ax.ang_b},
+                          ImpulseSink::JointFriction, j);
+  r.bounded = true;
+  r.load_coefficient = ctx.model.joints[static_cast<std::size_t>(j)].friction.coefficient;
+  r.bound_level = w.friction.level * ctx.h;
+  refreshBounds(r, ctx.state);
+  // The warm start tells whether it slipped (held a bound) or stuck last substep.
+  const double held = ctx.state.joints[static_cast<std::size_t>(j)].impulses.friction;
+  r.active = held > r.lower && held < r.upper;
+  r.at_upper = held > 0.0;
 }
 
 void store(StepContext& ctx) {
