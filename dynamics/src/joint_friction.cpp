@@ -19,6 +19,12 @@
 //    D toward -A / D, solved implicitly as the viscous row.
 // Viscous row: a soft row, impulse = -c h (speed - target) (backward Euler), c the joint's
 // viscous coefficient plus a drive's K_V2 and eq. 22 damping.
+// Where: a joint outside motor blocks solves both as scalar rows through its axis response
+// (joint_response.cpp). A driven joint's Coulomb row is a bounded row of its motor block
+// (addBlockRow, motor_block.cpp), solved with the rotor the joint is geared to: as a scalar row
+// with the links' inertia it fought the block, which hands the motion back through the rotor,
+// converging at J r^2 / (I + J r^2) per sweep (0.997 on the MF-4's arm; a braked boom sagged).
+// Its viscous row stays a scalar row.
 #include "joints.h"
 #include "motor_block.h"
 #include "motors.h"
