@@ -200,6 +200,13 @@ void addBlockRow(StepContext& ctx, RowBlock& block, int j) {
   r.bounded = true;
   r.load_coefficient = ctx.model.joints[static_cast<std::size_t>(j)].friction.coefficient;
   r.bound_level = w.friction.level * ctx.h;
+  if (r.load_coefficient == 0.0 && r.bound_level == 0.0) {
+    // Nothing to bound this substep (a lifted brake; an eq. 22 drive's friction is its viscous
+    // row): no row, and no impulse left from a held brake for the warm start to push with.
+    block.rows.pop_back();
+    ctx.state.joints[static_cast<std::size_t>(j)].impulses.friction = 0.0;
+    return;
+  }
   refreshBounds(r, ctx.state);
   // The warm start tells whether it slipped (held a bound) or stuck last substep.
   const double held = ctx.state.joints[static_cast<std::size_t>(j)].impulses.friction;

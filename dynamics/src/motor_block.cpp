@@ -215,7 +215,7 @@ void MotorBlocks::solve(StepContext& ctx, int bi, double& largest) {
         // Engage when the bound held pushes the row past its target (a limit or flank would be
         // violated, a Coulomb row would reverse the motion it opposes).
         const double speed = block.predicted[i] + block.k_full.col(i).dot(block.delta);
-        if (r.at_upper ? speed > 0.0 : speed < 0.0) {
+        if (r.lower < r.upper && (r.at_upper ? speed > 0.0 : speed < 0.0)) {
           r.active = true;
           changed = true;
         }

@@ -198,7 +198,7 @@ void ReducedMechanism::solve(std::vector<Vec6>& link_velocity, Eigen::VectorXd& 
         changed = true;
       } else if (!li.active) {
         const double speed = limitRow(li) * w_[limitRotor(li)] - li.target;
-        if (li.at_upper ? speed > 0.0 : speed < 0.0) {
+        if (li.lower < li.upper && (li.at_upper ? speed > 0.0 : speed < 0.0)) {
           li.active = true;  // the bound would push it past its target: engage
           changed = true;
         }
