@@ -80,7 +80,7 @@ bool Articulation::blockStillHolds(StepContext& ctx, int bi) {
   const State& s = ctx.state;
   for (std::size_t i = 0; i < block.rows.size(); ++i) {
     const BlockRow& r = block.rows[i];
-    if (!r.unilateral) continue;
+    if (!r.bounded) continue;
     const double pending = pendingImpulse(bi, static_cast<Eigen::Index>(i));
     double held = blockAccumulated(r, s) + pending;
     if (r.sink == ImpulseSink::MotorBacklash)
@@ -90,13 +90,13 @@ bool Articulation::blockStillHolds(StepContext& ctx, int bi) {
       held = std::max(
           0.0, r.sign * s.repeaters[static_cast<std::size_t>(r.owner)].coupling_impulse + pending);
     if (r.active) {
-      if (held < 0.0) return false;
+      if (held < r.lower || held > r.upper) return false;
       continue;
     }
-    if (held > 0.0) return false;
+    if (r.at_upper ? held < r.upper : held > r.lower) return false;
     double c = r.velocity(ctx.bodies[r.a], ctx.bodies[r.b]) - r.target;
     if (r.rotor >= 0) c += r.rotor_coef * ctx.rotors.speed[static_cast<std::size_t>(r.rotor)];
-    if (c < 0.0) return false;
+    if (r.at_upper ? c > 0.0 : c < 0.0) return false;
   }
   return true;
 }
@@ -283,7 +283,7 @@ double Articulation::pendingImpulse(int bi, Eigen::Index i) {
     // Its rows are the characteristics, then the limits (blockStillHolds asks for those), whose
     // impulses come without recovering the joints'.
     const RowBlock& block = ctx_->blocks.blocks[static_cast<std::size_t>(bi)];
-    if (i < block.first_unilateral) {
+    if (i < block.first_bounded) {
       rb.mechanism.wrenchImpulses(pendingWrenches(bi), rb.impulses);
       return rb.impulses.characteristic[i - block.first_motor];
     }
@@ -291,7 +291,7 @@ double Articulation::pendingImpulse(int bi, Eigen::Index i) {
       rb.mechanism.wrenchLimitImpulses(pendingWrenches(bi), bm.limit_pending);
       bm.limits_valid = true;
     }
-    return bm.limit_pending[i - block.first_unilateral];
+    return bm.limit_pending[i - block.first_bounded];
   }
   return pendingImpulses(bi)[i];
 }

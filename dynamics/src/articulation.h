@@ -62,8 +62,8 @@ class Articulation final : public BlockArticulation {
   /// Makes the blocks hold, sets up the articulated contact rows, and finds the blocks that
   /// nothing else acts on (MotorBlocks::closed). Called before the velocity sweeps.
   void articulateContacts(StepContext& ctx);
-  /// A closed block's rows all still hold with the same active set: no active unilateral row
-  /// pulls, none released holds an impulse, none inactive is violated.
+  /// A closed block's rows all still hold with the same active set: no active bounded row leaves
+  /// its range (a limit pulls), none inactive has left its bound, none inactive is violated.
   bool blockStillHolds(StepContext& ctx, int bi);
   /// Adds the impulses the links' pending wrenches imply to the state.
   void flush();

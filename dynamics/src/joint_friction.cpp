@@ -19,7 +19,14 @@
 //    D toward -A / D, solved implicitly as the viscous row.
 // Viscous row: a soft row, impulse = -c h (speed - target) (backward Euler), c the joint's
 // viscous coefficient plus a drive's K_V2 and eq. 22 damping.
+// Where: a joint outside motor blocks solves both as scalar rows through its axis response
+// (joint_response.cpp). A driven joint's Coulomb row is a bounded row of its motor block
+// (addBlockRow, motor_block.cpp), solved with the rotor the joint is geared to: as a scalar row
+// with the links' inertia it fought the block, which hands the motion back through the rotor,
+// converging at J r^2 / (I + J r^2) per sweep (0.997 on the MF-4's arm; a braked boom sagged).
+// Its viscous row stays a scalar row.
 #include "joints.h"
+#include "motor_block.h"
 #include "motors.h"
 
 #include <dynamics/friction.h>
@@ -172,7 +179,7 @@ double solveVelocity(StepContext& ctx, int j) {
     imp.viscous += joint_axis::push(ctx, j, dv);
     largest = std::abs(dv * mass);
   }
-  if (w.coulomb) {
+  if (w.coulomb && !ctx.joints.in_block[j]) {
     const JointFriction& fr = ctx.model.joints[static_cast<std::size_t>(j)].friction;
     const double bound = fr.coefficient * imp.linear.norm() + w.level * ctx.h;
     const double v = jw.axis.velocity(a, b);
@@ -182,6 +189,29 @@ double solveVelocity(StepContext& ctx, int j) {
     largest = std::max(largest, std::abs(target - old));
   }
   return largest;
+}
+
+void addBlockRow(StepContext& ctx, RowBlock& block, int j) {
+  const JointWork& w = ctx.joints[j];
+  if (!w.friction.coulomb) return;
+  const AxisRow& ax = w.axis;
+  BlockRow& r = block.add(ctx.bodies.solver, w.a, w.b, Row{-ax.lin, ax.ang_a, ax.lin, ax.ang_b},
+                          ImpulseSink::JointFriction, j);
+  r.bounded = true;
+  r.load_coefficient = ctx.model.joints[static_cast<std::size_t>(j)].friction.coefficient;
+  r.bound_level = w.friction.level * ctx.h;
+  if (r.load_coefficient == 0.0 && r.bound_level == 0.0) {
+    // Nothing to bound this substep (a lifted brake; an eq. 22 drive's friction is its viscous
+    // row): no row, and no impulse left from a held brake for the warm start to push with.
+    block.rows.pop_back();
+    ctx.state.joints[static_cast<std::size_t>(j)].impulses.friction = 0.0;
+    return;
+  }
+  refreshBounds(r, ctx.state);
+  // The warm start tells whether it slipped (held a bound) or stuck last substep.
+  const double held = ctx.state.joints[static_cast<std::size_t>(j)].impulses.friction;
+  r.active = held > r.lower && held < r.upper;
+  r.at_upper = held > 0.0;
 }
 
 void store(StepContext& ctx) {

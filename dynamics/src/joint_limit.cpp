@@ -67,7 +67,7 @@ void addBlockRow(StepContext& ctx, RowBlock& block, int j) {
   BlockRow& l = block.add(ctx.bodies.solver, w.a, w.b,
                           Row{-sd * ax.lin, sd * ax.ang_a, sd * ax.lin, sd * ax.ang_b},
                           ImpulseSink::JointLimit, j);
-  l.unilateral = true;
+  l.bounded = true;
   l.sign = sd;
   l.target = -w.limit.bias;
   l.active = sd * ctx.state.joints[static_cast<std::size_t>(j)].impulses.limit > 0.0;

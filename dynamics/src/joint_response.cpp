@@ -71,8 +71,9 @@ void prepareResponse(StepContext& ctx, int j) {
               ctx.joints.in_block[j]);
   if (!r.active) return;
   r.rotor_mobility = motor::mobilityOnJoint(ctx.model, ctx.joints, j);
-  // Deferred where only position passes read the responses (no friction or viscous rows).
-  r.deferred = ctx.joints.reduced[j] && !w.friction.coulomb && def.friction.viscous == 0.0;
+  // Deferred where only position passes read the responses (no viscous row: a driven joint's
+  // Coulomb row is in its block).
+  r.deferred = ctx.joints.reduced[j] && def.friction.viscous == 0.0;
   if (!r.deferred) setupResponse(w, ctx.bodies[w.a], ctx.bodies[w.b], r.rotor_mobility);
 }
 

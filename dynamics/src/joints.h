@@ -53,7 +53,7 @@ struct LimitWork {
 };
 
 /// Friction along the coordinate this substep (joint_friction.cpp): a Coulomb row bounded by
-/// `level` (plus the joint's load) and a soft viscous row.
+/// `level` (plus the joint's load), in the motor block of a driven joint, and a soft viscous row.
 struct FrictionWork {
   bool coulomb = false;         ///< The joint has a Coulomb row (coefficient, breakaway, LuGre,
                                 ///< a drive's output friction, a brake).
@@ -230,8 +230,11 @@ void addBlockRow(StepContext& ctx, RowBlock& block, int j);
 namespace joint_friction {
 void compile(const Model& model, Joints& joints);  // which joints have Coulomb rows, drives
 void prepare(StepContext& ctx, int j);
-/// The viscous row, then the Coulomb row.
+/// The viscous row, then the Coulomb row of a joint outside motor blocks (a driven joint's
+/// Coulomb row is a block row).
 double solveVelocity(StepContext& ctx, int j);
+/// A driven joint's Coulomb row as a row of its motor block (bounded, in the active set).
+void addBlockRow(StepContext& ctx, RowBlock& block, int j);
 /// LuGre bristle states after the substep.
 void store(StepContext& ctx);
 }  // namespace joint_friction

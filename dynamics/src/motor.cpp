@@ -194,7 +194,7 @@ void addCouplingRows(StepContext& ctx, RowBlock& block, int motor, int repeater)
     // open).
     const double opening = sign * error + d.backlash;
     BlockRow& r = add(sign, follower ? ImpulseSink::RepeaterBacklash : ImpulseSink::MotorBacklash);
-    r.unilateral = true;
+    r.bounded = true;
     r.target = opening > 0.0 ? -opening / h : -soft.bias / h * opening;
     r.active = sign * impulse > 0.0;
   }

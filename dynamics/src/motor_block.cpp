@@ -126,6 +126,7 @@ void MotorBlocks::build(StepContext& ctx) {
                                    -driver - 2);
         }
         limit::addBlockRow(ctx, block, j);
+        joint_friction::addBlockRow(ctx, block, j);
       }
       block.order();
     };
@@ -140,7 +141,7 @@ void MotorBlocks::build(StepContext& ctx) {
     // The characteristics' softness needs the inertia each rotor sees through the block's
     // equality rows (motor.cpp): the factor of those rows yields it on the way.
     block.factorEqualities();
-    for (Eigen::Index i = block.first_motor; i < block.first_unilateral; ++i) {
+    for (Eigen::Index i = block.first_motor; i < block.first_bounded; ++i) {
       const int m = block.rows[static_cast<std::size_t>(i)].owner;
       const motor::Characteristic c = motor::characteristic(ctx, m, block.constrainedMobility(i));
       ctx.motors.motor[static_cast<std::size_t>(m)].gamma = c.gamma;
@@ -154,7 +155,7 @@ void MotorBlocks::build(StepContext& ctx) {
 }
 
 // One block Gauss-Seidel update: the block's rows solved together, with a few active-set passes
-// so that limits and backlash flanks push but never pull.
+// so that limits and backlash flanks push but never pull and Coulomb rows stay within their bound.
 void MotorBlocks::solve(StepContext& ctx, int bi, double& largest) {
   articulation.flush();
   if (reduced[static_cast<std::size_t>(bi)].ready) {
@@ -166,6 +167,8 @@ void MotorBlocks::solve(StepContext& ctx, int bi, double& largest) {
   std::vector<double>& rotor_speed = ctx.rotors.speed;
   const auto n = static_cast<Eigen::Index>(block.rows.size());
   auto accumulated = [&s](const BlockRow& r) { return blockAccumulated(r, s); };
+  for (auto i = static_cast<std::size_t>(block.first_bounded); i < block.rows.size(); ++i)
+    refreshBounds(block.rows[i], s);
   // Velocity error of every row (the negative is the right-hand side).
   for (Eigen::Index i = 0; i < n; ++i) {
     const BlockRow& r = block.rows[static_cast<std::size_t>(i)];
@@ -176,16 +179,17 @@ void MotorBlocks::solve(StepContext& ctx, int bi, double& largest) {
   }
   constexpr int kMaxActiveSetPasses = 4;
   for (int pass = 0;; ++pass) {
-    // A released unilateral row gives back the impulse it still holds (warm start): its change is
-    // known, -accumulated, and the active rows are solved with it. Without this a limit released
-    // while holding kept pushing through the warm start for good (a driven joint's limit is not
-    // in the sweeps): a gripper's jaws leaving their open stops each kept the stop's force as a
-    // phantom squeeze, twice the force one motor can give two jaws.
+    // An inactive bounded row holds its bound: its change is known (toBound: a released limit
+    // gives back the impulse it still holds from the warm start, a slipping Coulomb row goes to
+    // its bound), and the active rows are solved with it. Without this a limit released while
+    // holding kept pushing through the warm start for good (a driven joint's limit is not in the
+    // sweeps): a gripper's jaws leaving their open stops each kept the stop's force as a phantom
+    // squeeze, twice the force one motor can give two jaws.
     bool any_released = false;
     for (Eigen::Index i = 0; i < n; ++i) {
       const BlockRow& r = block.rows[static_cast<std::size_t>(i)];
-      const double held = r.unilateral && !r.active ? accumulated(r) : 0.0;
-      block.released[i] = held > 0.0 ? -held : 0.0;
+      block.released[i] =
+          r.bounded && !r.active ? toBound(r.at_upper, r.lower, r.upper, accumulated(r)) : 0.0;
       any_released = any_released || block.released[i] != 0.0;
     }
     for (Eigen::Index i = 0; i < n; ++i) {
@@ -201,25 +205,34 @@ void MotorBlocks::solve(StepContext& ctx, int bi, double& largest) {
     bool changed = false;
     for (Eigen::Index i = 0; i < n; ++i) {
       BlockRow& r = block.rows[static_cast<std::size_t>(i)];
-      if (!r.unilateral) continue;
-      if (r.active && accumulated(r) + block.delta[i] < 0.0) {
-        r.active = false;  // would pull: release
+      if (!r.bounded) continue;
+      const double held = accumulated(r) + block.delta[i];
+      if (r.active && (held < r.lower || held > r.upper)) {
+        r.active = false;  // beyond a bound: hold that bound
+        r.at_upper = held > r.upper;
         changed = true;
-      } else if (!r.active && block.predicted[i] + block.k_full.col(i).dot(block.delta) < 0.0) {
-        r.active = true;  // would be violated: engage
-        changed = true;
+      } else if (!r.active) {
+        // Engage when the bound held pushes the row past its target (a limit or flank would be
+        // violated, a Coulomb row would reverse the motion it opposes).
+        const double speed = block.predicted[i] + block.k_full.col(i).dot(block.delta);
+        if (r.lower < r.upper && (r.at_upper ? speed > 0.0 : speed < 0.0)) {
+          r.active = true;
+          changed = true;
+        }
       }
     }
     if (!changed) break;
     if (pass == kMaxActiveSetPasses) {
       for (Eigen::Index i = 0; i < n; ++i) {
         const BlockRow& r = block.rows[static_cast<std::size_t>(i)];
-        if (r.unilateral)
-          block.delta[i] = r.active ? std::max(block.delta[i], -accumulated(r)) : block.released[i];
+        if (!r.bounded) continue;
+        const double acc = accumulated(r);
+        block.delta[i] =
+            r.active ? std::clamp(block.delta[i], r.lower - acc, r.upper - acc) : block.released[i];
       }
       break;
     }
-    block.factorUnilateral();
+    block.factorBounded();
   }
   for (Eigen::Index i = 0; i < n; ++i) {
     const BlockRow& r = block.rows[static_cast<std::size_t>(i)];

@@ -5,16 +5,18 @@
 // bodies and the world do not connect). A block's rows are gathered from the constraint kinds:
 // each motor's characteristic (motor.cpp), each driven joint's five hard rows (hinge_joint.cpp,
 // prismatic_joint.cpp), its coupling to its rotor (motor.cpp, repeater.cpp: rigid, or a drive's
-// transmission) and its limit (joint_limit.cpp). They are solved together exactly each sweep
-// (block Gauss-Seidel), which removes the slow convergence that large reflected rotor inertias
-// (r^2 I_m) cause between separate scalar rows, e.g. along a motorised arm; limits and backlash
-// flanks enter through a small active-set loop. Two ways to solve a block, one per structure:
+// transmission), its limit (joint_limit.cpp) and its Coulomb friction (joint_friction.cpp: a
+// power-off brake, bearing friction, a drive's output friction). They are solved together exactly
+// each sweep (block Gauss-Seidel), which removes the slow convergence that large reflected rotor
+// inertias (r^2 I_m) cause between separate scalar rows, e.g. along a motorised arm; limits,
+// backlash flanks and Coulomb rows (bounded rows) enter through a small active-set loop. Two ways
+// to solve a block, one per structure:
 //  - a tree of hinges and sliders on a static base, each coupled rigidly to a rotor, has one
 //    freedom per rotor and is solved in its rotors' coordinates (ReducedBlock,
 //    reduced_block.cpp, reduced_mechanism.h): its RowBlock keeps only the characteristics and
-//    the limits;
+//    the bounded rows;
 //  - anything else (drive units, loops, balls) in full coordinates: every row an unknown, K
-//    factored once per substep in the order equality rows, characteristics, unilateral rows, so
+//    factored once per substep in the order equality rows, characteristics, bounded rows, so
 //    the factor also yields each rotor's constrained inertia and an active-set change refactors
 //    only the trailing rows (RowBlock, motor_block.cpp).
 #pragma once
@@ -25,6 +27,8 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "articulation.h"
@@ -40,6 +44,7 @@ enum class ImpulseSink {
   JointLinear,
   JointAngular,
   JointLimit,
+  JointFriction,
   MotorCoupling,
   MotorBacklash,
   MotorCharacteristic,
@@ -49,16 +54,23 @@ enum class ImpulseSink {
 
 /// One scalar row of a RowBlock: Cdot = lin_a.v_a + ang_a.w_a + lin_b.v_b + ang_b.w_b
 /// + rotor_coef * w_rotor, driven to `target` (soft rows: Cdot + compliance * lambda = target;
-/// unilateral rows: Cdot >= target with lambda >= 0).
+/// bounded rows: the accumulated impulse in [lower, upper], Cdot = target while inside, Cdot >=
+/// target at lower and <= target at upper; a limit or backlash flank has [0, inf), a Coulomb row
+/// [-bound, bound]).
 struct BlockRow : Row {
   int a = 0, b = 0, rotor = -1;
   /// M^-1 J^T: the bodies' velocity change per unit impulse.
   Vec3 dv_a = Vec3::Zero(), dw_a = Vec3::Zero(), dv_b = Vec3::Zero(), dw_b = Vec3::Zero();
   double rotor_coef = 0.0, rotor_dw = 0.0;
   double compliance = 0.0, target = 0.0;
-  bool unilateral = false;
-  bool active = true;  ///< Unilateral rows: currently in the active set.
-  double sign = 1.0;   ///< JointLimit: +1 lower, -1 upper limit; MotorBacklash: the flank.
+  bool bounded = false;
+  double lower = 0.0, upper = std::numeric_limits<double>::infinity();  ///< bounded rows (N s)
+  /// A Coulomb row's bound is load_coefficient |the joint's linear impulse| + bound_level, read
+  /// at each block solve (the load part lags by one sweep, as outside blocks).
+  double load_coefficient = 0.0, bound_level = 0.0;
+  bool active = true;     ///< Bounded rows: in the active set (held at the target).
+  bool at_upper = false;  ///< An inactive bounded row holds `upper`, else `lower`.
+  double sign = 1.0;      ///< JointLimit: +1 lower, -1 upper limit; MotorBacklash: the flank.
   ImpulseSink sink = ImpulseSink::JointLinear;
   int owner = 0;  ///< Joint, motor or repeater index the sink refers to.
 };
@@ -71,15 +83,15 @@ struct BlockRow : Row {
 struct RowBlock {
   std::vector<BlockRow> rows;
   Eigen::MatrixXd k_full;  ///< J M^-1 J^T + diag(compliance), all rows
-  Eigen::MatrixXd k;       ///< the same with inactive unilateral rows replaced by identity
+  Eigen::MatrixXd k;       ///< the same with inactive bounded rows replaced by identity
   SmallLdlt ldlt;
   Eigen::VectorXd residual, delta, predicted;
-  Eigen::VectorXd released;  ///< impulse change of released unilateral rows (-accumulated)
+  Eigen::VectorXd released;  ///< impulse change of inactive bounded rows (to their bound)
   /// After order(): rows [0, first_motor) are the equality rows of joints and transmissions,
-  /// [first_motor, first_unilateral) the motors' characteristic rows, the rest unilateral (limits,
-  /// backlash flanks). The factor then yields the motors' constrained inertia on the way
-  /// (factorEqualities) and an active-set change refactors only the trailing unilateral rows.
-  Eigen::Index first_motor = 0, first_unilateral = 0;
+  /// [first_motor, first_bounded) the motors' characteristic rows, the rest bounded (limits,
+  /// backlash flanks, Coulomb rows). The factor then yields the motors' constrained inertia on the
+  /// way (factorEqualities) and an active-set change refactors only the trailing bounded rows.
+  Eigen::Index first_motor = 0, first_bounded = 0;
   std::vector<BlockRow> ordered;  ///< scratch of order()
   /// add() leaves dv, dw zero: a block solved in rotor coordinates never reads them.
   bool skip_moves = false;
@@ -90,11 +102,11 @@ struct RowBlock {
   void order() {
     ordered.clear();
     auto kind = [](const BlockRow& r) {
-      return r.sink == ImpulseSink::MotorCharacteristic ? 1 : r.unilateral ? 2 : 0;
+      return r.sink == ImpulseSink::MotorCharacteristic ? 1 : r.bounded ? 2 : 0;
     };
     for (int want = 0; want < 3; ++want) {
       if (want == 1) first_motor = static_cast<Eigen::Index>(ordered.size());
-      if (want == 2) first_unilateral = static_cast<Eigen::Index>(ordered.size());
+      if (want == 2) first_bounded = static_cast<Eigen::Index>(ordered.size());
       for (const BlockRow& r : rows)
         if (kind(r) == want) ordered.push_back(r);
     }
@@ -161,8 +173,8 @@ struct RowBlock {
     const auto n = static_cast<Eigen::Index>(rows.size());
     k.resize(n, n);
     ldlt.resize(n);
-    for (Eigen::Index i = 0; i < first_unilateral; ++i) copyRegularised(i);
-    ldlt.factorLeading(k, first_motor, first_unilateral);
+    for (Eigen::Index i = 0; i < first_bounded; ++i) copyRegularised(i);
+    ldlt.factorLeading(k, first_motor, first_bounded);
   }
 
   /// Inverse of the inertia that motor row i sees when the equality rows hold:
@@ -179,19 +191,19 @@ struct RowBlock {
   }
 
   void factorMotorsAndLimits() {
-    for (Eigen::Index i = first_motor; i < first_unilateral; ++i) {
+    for (Eigen::Index i = first_motor; i < first_bounded; ++i) {
       ldlt.eliminateRow(k, i, first_motor, i);
       ldlt.setPivot(i, k(i, i));
     }
-    factorUnilateral();
+    factorBounded();
   }
 
-  /// Refactors the unilateral rows after their active set changed; the rows before them do not
+  /// Refactors the bounded rows after their active set changed; the rows before them do not
   /// depend on it.
-  void factorUnilateral() {
+  void factorBounded() {
     const auto n = static_cast<Eigen::Index>(rows.size());
-    for (Eigen::Index i = first_unilateral; i < n; ++i) copyRegularised(i);
-    ldlt.factorRows(k, first_unilateral, n);
+    for (Eigen::Index i = first_bounded; i < n; ++i) copyRegularised(i);
+    ldlt.factorRows(k, first_bounded, n);
   }
 
   /// The factor is of K restricted to the active rows. Rows may be redundant (the two jaws'
@@ -205,7 +217,7 @@ struct RowBlock {
       return;
     }
     k.row(i).head(i) = k_full.col(i).head(i).transpose();  // K is symmetric
-    for (Eigen::Index c = first_unilateral; c < i; ++c)
+    for (Eigen::Index c = first_bounded; c < i; ++c)
       if (!rows[c].active) k(i, c) = 0.0;
     k(i, i) = k_full(i, i) * (1.0 + 1e-12);
   }
@@ -231,10 +243,9 @@ struct ReducedBlock {
   std::vector<int> link_body;      ///< Solver body per link slot.
   std::vector<int> plan_joint;     ///< Per joint slot: index into BlockPlan::joints.
   std::vector<int> slot_of_joint;  ///< Per model joint: its joint slot (-1: not in the block).
-  std::vector<int> limit_row;      ///< Per limit (this substep): its row in RowBlock::rows.
-  std::vector<int> limit_of_slot;  ///< Per joint slot (this substep): its limit, or -1.
-  std::vector<ReducedMechanism::Limit> limits;
-  std::vector<Vec6> velocity, wrench;                        ///< Per link, scratch.
+  std::vector<int> limit_row;      ///< Per bounded row (this substep): its row in RowBlock::rows.
+  std::vector<ReducedMechanism::Limit> limits;  ///< The bounded rows: limits, Coulomb rows.
+  std::vector<Vec6> velocity, wrench;           ///< Per link, scratch.
   Eigen::VectorXd rotor_speed, targets, accumulated, gamma;  ///< Per rotor slot, scratch.
   ReducedMechanism::Impulses impulses;
 };
@@ -275,6 +286,7 @@ inline void addBlockImpulse(const BlockRow& r, double d, State& s) {
     case ImpulseSink::JointLinear: s.joints[o].impulses.linear += d * r.lin_b; break;
     case ImpulseSink::JointAngular: s.joints[o].impulses.angular += d * r.ang_b; break;
     case ImpulseSink::JointLimit: s.joints[o].impulses.limit += r.sign * d; break;
+    case ImpulseSink::JointFriction: s.joints[o].impulses.friction += d; break;
     case ImpulseSink::MotorCoupling: s.motors[o].coupling_impulse += d; break;
     case ImpulseSink::MotorBacklash: s.motors[o].coupling_impulse += r.sign * d; break;
     case ImpulseSink::MotorCharacteristic: s.motors[o].characteristic_impulse += d; break;
@@ -289,6 +301,7 @@ inline double blockAccumulated(const BlockRow& r, const State& s) {
   switch (r.sink) {
     case ImpulseSink::MotorCharacteristic: return s.motors[o].characteristic_impulse;
     case ImpulseSink::JointLimit: return r.sign * s.joints[o].impulses.limit;
+    case ImpulseSink::JointFriction: return s.joints[o].impulses.friction;
     case ImpulseSink::MotorCoupling: return s.motors[o].coupling_impulse;
     case ImpulseSink::MotorBacklash: return std::max(0.0, r.sign * s.motors[o].coupling_impulse);
     case ImpulseSink::Repeater: return s.repeaters[o].coupling_impulse;
@@ -296,6 +309,16 @@ inline double blockAccumulated(const BlockRow& r, const State& s) {
       return std::max(0.0, r.sign * s.repeaters[o].coupling_impulse);
     default: return 0.0;
   }
+}
+
+/// A Coulomb row's range this solve (BlockRow::load_coefficient); other rows keep theirs.
+inline void refreshBounds(BlockRow& r, const State& s) {
+  if (r.sink != ImpulseSink::JointFriction) return;
+  const double bound =
+      r.load_coefficient * s.joints[static_cast<std::size_t>(r.owner)].impulses.linear.norm() +
+      r.bound_level;
+  r.lower = -bound;
+  r.upper = bound;
 }
 
 }  // namespace sim::dynamics::detail

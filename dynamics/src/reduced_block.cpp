@@ -106,12 +106,15 @@ bool MotorBlocks::buildReduced(StepContext& ctx, int bi) {
   }
   rb.limits.clear();
   rb.limit_row.clear();
-  rb.limit_of_slot.assign(rb.plan_joint.size(), -1);
-  for (auto i = static_cast<std::size_t>(block.first_unilateral); i < block.rows.size(); ++i) {
+  for (auto i = static_cast<std::size_t>(block.first_bounded); i < block.rows.size(); ++i) {
     const BlockRow& row = block.rows[i];
     const int slot = rb.slot_of_joint[static_cast<std::size_t>(row.owner)];
-    rb.limit_of_slot[static_cast<std::size_t>(slot)] = static_cast<int>(rb.limits.size());
-    rb.limits.push_back({slot, row.sign, row.target, row.active, 0.0});
+    ReducedMechanism::Limit& l = rb.limits.emplace_back();
+    l.joint = slot;
+    l.sign = row.sign;
+    l.target = row.target;
+    l.active = row.active;
+    l.at_upper = row.at_upper;
     rb.limit_row.push_back(static_cast<int>(i));
   }
   return true;
@@ -140,8 +143,9 @@ void MotorBlocks::addReducedImpulses(StepContext& ctx, int bi, const ReducedMech
       most = std::max(most, std::abs(lambda[r]));
     }
     double coupling = lambda[5];
-    if (const int l = rb.limit_of_slot[slot]; l >= 0)
-      coupling -= rb.limits[static_cast<std::size_t>(l)].sign * in.limits[l];  // sign * axis row
+    for (std::size_t l = 0; l < rb.limits.size(); ++l)  // the bounded rows on this axis
+      if (rb.limits[l].joint == static_cast<int>(slot))
+        coupling -= rb.limits[l].sign * in.limits[static_cast<Eigen::Index>(l)];
     const int driver = plan.drivers[static_cast<std::size_t>(k)];
     (driver >= 0 ? s.motors[static_cast<std::size_t>(driver)].coupling_impulse
                  : s.repeaters[static_cast<std::size_t>(-driver - 2)].coupling_impulse) += coupling;
@@ -181,9 +185,14 @@ void MotorBlocks::solveReduced(StepContext& ctx, int bi, double& largest) {
     rb.accumulated[m] = blockAccumulated(row, ctx.state);
   }
   for (std::size_t l = 0; l < rb.limits.size(); ++l) {
-    const BlockRow& row = block.rows[static_cast<std::size_t>(rb.limit_row[l])];
-    rb.limits[l].active = row.active;
-    rb.limits[l].accumulated = blockAccumulated(row, ctx.state);
+    BlockRow& row = block.rows[static_cast<std::size_t>(rb.limit_row[l])];
+    refreshBounds(row, ctx.state);
+    ReducedMechanism::Limit& li = rb.limits[l];
+    li.active = row.active;
+    li.at_upper = row.at_upper;
+    li.lower = row.lower;
+    li.upper = row.upper;
+    li.accumulated = blockAccumulated(row, ctx.state);
   }
   rb.mechanism.solve(rb.velocity, rb.rotor_speed, rb.targets, rb.accumulated, rb.limits,
                      rb.impulses);
@@ -195,8 +204,11 @@ void MotorBlocks::solveReduced(StepContext& ctx, int bi, double& largest) {
   for (Eigen::Index m = 0; m < nm; ++m)
     ctx.rotors.speed[static_cast<std::size_t>(plan.motors[static_cast<std::size_t>(m)])] =
         rb.rotor_speed[m];
-  for (std::size_t l = 0; l < rb.limits.size(); ++l)
-    block.rows[static_cast<std::size_t>(rb.limit_row[l])].active = rb.limits[l].active;
+  for (std::size_t l = 0; l < rb.limits.size(); ++l) {
+    BlockRow& row = block.rows[static_cast<std::size_t>(rb.limit_row[l])];
+    row.active = rb.limits[l].active;
+    row.at_upper = rb.limits[l].at_upper;
+  }
   addReducedImpulses(ctx, bi, rb.impulses, &largest);
 }
 

@@ -30,7 +30,7 @@ void ReducedMechanism::plan(int links, int rotors, std::vector<Joint> joints) {
   link_work_.setZero(6, rotors);
   z_.setZero(rotors, rotors);
   h_.setZero(rotors, rotors);
-  const auto limits = static_cast<Eigen::Index>(nj);
+  const auto limits = static_cast<Eigen::Index>(2 * nj);  // a limit and a Coulomb row per joint
   s_.setZero(limits, limits);
   t_.setZero(limits, rotors);
   limit_map_.setZero(limits, rotors);
@@ -40,8 +40,8 @@ void ReducedMechanism::plan(int links, int rotors, std::vector<Joint> joints) {
   lambda_.setZero(limits);
   limit_work_.setZero(limits);
   to_link_.setZero(6, rotors);
-  active_.reserve(nj);
-  snapshot_active_.reserve(nj);
+  active_.reserve(2 * nj);
+  snapshot_active_.reserve(2 * nj);
 }
 
 void ReducedMechanism::setJoint(int joint, const Row rows[6], const double targets[5],
@@ -170,7 +170,8 @@ void ReducedMechanism::solve(std::vector<Vec6>& link_velocity, Eigen::VectorXd& 
         active_.push_back(static_cast<int>(i));
         continue;
       }
-      lambda_[static_cast<Eigen::Index>(i)] = li.accumulated > 0.0 ? -li.accumulated : 0.0;
+      lambda_[static_cast<Eigen::Index>(i)] =
+          toBound(li.at_upper, li.lower, li.upper, li.accumulated);
       rhs_[limitRotor(li)] += limitRow(li) * lambda_[static_cast<Eigen::Index>(i)];
     }
     w_.noalias() = z_ * rhs_;
@@ -190,12 +191,17 @@ void ReducedMechanism::solve(std::vector<Vec6>& link_velocity, Eigen::VectorXd& 
     for (std::size_t i = 0; i < nl; ++i) {
       Limit& li = limits[i];
       const double l = lambda_[static_cast<Eigen::Index>(i)];
-      if (li.active && li.accumulated + l < 0.0) {
-        li.active = false;  // would pull: release
+      const double held = li.accumulated + l;
+      if (li.active && (held < li.lower || held > li.upper)) {
+        li.active = false;  // beyond a bound: hold that bound
+        li.at_upper = held > li.upper;
         changed = true;
-      } else if (!li.active && limitRow(li) * w_[limitRotor(li)] - li.target < 0.0) {
-        li.active = true;  // would be violated: engage
-        changed = true;
+      } else if (!li.active) {
+        const double speed = limitRow(li) * w_[limitRotor(li)] - li.target;
+        if (li.lower < li.upper && (li.at_upper ? speed > 0.0 : speed < 0.0)) {
+          li.active = true;  // the bound would push it past its target: engage
+          changed = true;
+        }
       }
     }
     if (!changed) break;
@@ -205,8 +211,8 @@ void ReducedMechanism::solve(std::vector<Vec6>& link_velocity, Eigen::VectorXd& 
       for (std::size_t i = 0; i < nl; ++i) {
         const Limit& li = limits[i];
         double& l = lambda_[static_cast<Eigen::Index>(i)];
-        l = li.active ? std::max(l, -li.accumulated)
-                      : (li.accumulated > 0.0 ? -li.accumulated : 0.0);
+        l = li.active ? std::clamp(l, li.lower - li.accumulated, li.upper - li.accumulated)
+                      : toBound(li.at_upper, li.lower, li.upper, li.accumulated);
         rhs_[limitRotor(li)] += limitRow(li) * l;
       }
       w_.noalias() = z_ * rhs_;

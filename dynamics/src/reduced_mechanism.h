@@ -20,9 +20,17 @@
 
 #include <Eigen/Dense>
 
+#include <limits>
 #include <vector>
 
 namespace sim::dynamics::detail {
+
+/// The impulse change that takes an inactive bounded row (a limit, a backlash flank, a Coulomb
+/// row) from `accumulated` to the bound it holds, exactly 0 when it is there.
+inline double toBound(bool at_upper, double lower, double upper, double accumulated) {
+  const double bound = at_upper ? upper : lower;
+  return accumulated != bound ? bound - accumulated : 0.0;
+}
 
 class ReducedMechanism {
  public:
@@ -41,13 +49,17 @@ class ReducedMechanism {
     Eigen::Matrix<double, 5, 1> targets = Eigen::Matrix<double, 5, 1>::Zero();  ///< hard rows
     Vec6 leader_velocity = Vec6::Zero();  ///< (v; w) of a static leader
   };
-  /// A joint limit row: sign * axis speed >= target while active, its impulse >= 0.
+  /// A bounded row on a joint's axis (RowBlock's bounded rows): a limit, sign * axis speed >=
+  /// target while active, its impulse in [0, inf); or a Coulomb row, axis speed = target while
+  /// active, its impulse in [-bound, bound]. Inactive, it holds its lower or upper bound.
   struct Limit {
     int joint = 0;  ///< joint slot
     double sign = 1.0;
     double target = 0.0;
     bool active = false;
     double accumulated = 0.0;  ///< impulse it holds this substep (N s or N m s)
+    double lower = 0.0, upper = std::numeric_limits<double>::infinity();
+    bool at_upper = false;
   };
   /// Impulse changes of one solve (or of a set of wrenches on the links).
   struct Impulses {

@@ -242,8 +242,8 @@ void prepare(StepContext& ctx) {
     const JointWork& w = joints.work[j];
     if (w.type != JointType::Hinge && w.type != JointType::Prismatic) continue;
     if (!(w.response.mass > 0.0)) continue;
-    if (w.friction.viscous_gamma > 0.0 || w.friction.coulomb ||
-        (w.limit.side != 0 && !joints.in_block[j]))
+    if (w.friction.viscous_gamma > 0.0 ||
+        ((w.friction.coulomb || w.limit.side != 0) && !joints.in_block[j]))
       joints.with_axis_rows.push_back(static_cast<int>(j));
   }
   motor::prepare(ctx);

@@ -3,12 +3,14 @@
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include <gtest/gtest.h>
 
 #include "fixture.h"
+#include "simulator_testing.h"
 
 namespace sim::dynamics {
 namespace {
@@ -176,6 +178,109 @@ TEST(Brake, PrismaticBrakeHoldsAForce) {
       const double expected = -(weight - brake) / damping;
       EXPECT_NEAR(s.joints[joint].speed, expected, 1e-6 * std::abs(expected))
           << "brake " << brake << " N";
+    }
+  }
+}
+
+// A brake is a hard constraint of the drive (dynamics/src/motor_block.cpp: a driven joint's
+// Coulomb rows are bounded rows of its motor block, solved with the rotor the gear ties the joint
+// to). The rig: a 1 kg body on an arm of length L about a hinge along y, no gravity, its own
+// inertia 2 - L^2 kg m^2 so that I = 2 kg m^2 about the hinge; its motor geared 300:1 with a
+// 1e-4 kg m^2 rotor, so
+// the rotor's J r^2 = 9 kg m^2 is several times the arm's (as on the MF-4's arm joints, geared
+// 200-600:1); the motor's damping at u = 0 (r^2 Mp / w_xx = 9e-8 N m s) next to nothing; a
+// 20 N m brake; and the solver's default settings (Delta t = 0.01 s, at most 20 velocity sweeps,
+// tolerance 1e-10 N s). Both ways of solving a block are checked: in the rotor's coordinates
+// (the rig is a rotor tree on a static base) and in full coordinates (the MF-4's arm stands on a
+// floating chassis).
+constexpr double kBrakeTorque = 20.0;                                       // N m
+constexpr double kGear = 300.0, kRotorInertia = 1e-4;                       // -, kg m^2
+constexpr double kArmInertia = 2.0;                                         // m L^2 + I (kg m^2)
+constexpr double kReflected = kArmInertia + kRotorInertia * kGear * kGear;  // about the joint
+
+Simulator brakedArm(double length, const Vec3& force, const Vec3& torque, bool full_coordinates) {
+  Model m = samples::pendulum(length, 0.0, 0.01);  // the body at (0, 0, -L), the hinge at 0
+  m.solver = SolverSettings{};                     // the defaults
+  m.gravity_mps2 = Vec3::Zero();
+  m.bodies[0].inertia_kgm2 = Mat3::Identity() * (kArmInertia - length * length);
+  MotorDef mo;
+  mo.name = "arm_motor";
+  mo.joint = 0;
+  mo.gear_ratio = kGear;
+  mo.rotor_inertia_kgm2 = kRotorInertia;
+  mo.stall_torque_Nm = 1e-9;  // damping r^2 Mp / w_xx = 9e-8 N m s
+  mo.no_load_speed_radps = 1e3;
+  mo.initial_voltage = 0.0;
+  mo.brake_torque = kBrakeTorque;
+  m.motors.push_back(mo);
+  Simulator sim(m);
+  if (full_coordinates) detail::SimulatorTesting::solveBlocksInFullCoordinates(sim);
+  sim.setBodyLoad(0, force, torque);
+  return sim;
+}
+
+// Below the brake torque the joint does not move: after ONE step its speed is zero to 1e-9
+// rad/s. The load is a force F along x on the body on a 1 m arm, a torque -F about the hinge
+// while the arm hangs along -z: it enters the step as the body's linear velocity, which the hinge's
+// rows (in the block) turn into a turn of the arm and the rotor, so the brake's row must stop both
+// (a torque on the body alone would be stopped by a row on the link, rotor or not). Why 1e-9 rad/s:
+// the block's solve is exact (a direct factor), so the speed left is rounding (the load's
+// 0.15 N m s would turn the free 11 kg m^2 axis at 0.014 rad/s; rounding leaves ~1e-16 of that)
+// plus at most the velocity tolerance over the inertia (1e-10 N m s / 11 kg m^2 = 1e-11 rad/s).
+// With the brake's row outside the block (the way it was) the row stops the arm alone, the block
+// hands the rotor's motion back, and the two converge at J r^2 / (I + J r^2) = 0.82 per sweep:
+// after the 20 sweeps the test fails (the mutant in the report). Held over 1000 steps (10 s)
+// the angle stays within 1e-9 rad of where it started, for loads both ways and at 99 % of the
+// brake torque.
+TEST(Brake, HoldsALoadBelowTheBrakeTorqueInOneStep) {
+  for (const bool full : {false, true}) {
+    for (const double force : {15.0, -15.0, 0.99 * kBrakeTorque}) {
+      Simulator sim = brakedArm(1.0, Vec3(force, 0.0, 0.0), Vec3::Zero(), full);
+      State s = sim.initialState();
+      const double q0 = s.joints[0].position;
+      checkedStep(sim, s);
+      EXPECT_NEAR(s.joints[0].speed, 0.0, 1e-9) << "force " << force << " full " << full;
+      // The brake carries the load: its impulse over the step is the load torque's, -(-F) h.
+      EXPECT_NEAR(s.joints[0].impulses.friction, force * 0.01, 1e-9 * kBrakeTorque)
+          << "force " << force << " full " << full;
+      double worst = 0.0;
+      for (int n = 0; n < 999; ++n) {
+        checkedStep(sim, s);
+        worst = std::max(worst, std::abs(s.joints[0].position - q0));
+      }
+      EXPECT_LT(worst, 1e-9) << "force " << force << " full " << full;
+      EXPECT_NEAR(s.joints[0].speed, 0.0, 1e-9) << "force " << force << " full " << full;
+    }
+  }
+}
+
+// Above the brake torque the joint slips against it: alpha = (load - T_b) / (I + J r^2), the
+// rotor's reflected inertia included. The load is a torque about the hinge's axis on the body,
+// the same at every angle, and the body's centre is on the axis (L = 0: on an arm, the step's
+// velocity-level rows follow the circle to (w h)^2, 1e-4 here, which is not the brake's). The
+// motor's damping at u = 0, c = r^2 Mp / w_xx = 9e-8 N m s, would
+// change the speed by c t / (2 (I + J r^2)) = 4e-9 relative after 1 s; it is in the closed form,
+// w(t) = (load - T_b) / c (1 - exp(-c t / (I + J r^2))). Tolerance 1e-9 relative at each of 100
+// steps: the block solve is exact and the characteristic row is the exact exponential of the
+// linear damper (docs/dynamics.md), so what is left is rounding (measured 1e-14); leaving the
+// rotor out of the inertia would be off by a factor of 5.5.
+TEST(Brake, ALoadAboveTheBrakeTorqueSlipsWithTheReflectedInertia) {
+  for (const bool full : {false, true}) {
+    for (const double load : {30.0, -30.0}) {
+      Simulator sim = brakedArm(0.0, Vec3::Zero(), Vec3(0.0, load, 0.0), full);
+      State s = sim.initialState();
+      const MotorDef& mo = sim.model().motors[0];
+      const double c = kGear * kGear * mo.stall_torque_Nm / mo.no_load_speed_radps;
+      const double net = load - std::copysign(kBrakeTorque, load);
+      double worst = 0.0;
+      for (int n = 1; n <= 100; ++n) {
+        checkedStep(sim, s);
+        const double expected = -net / c * std::expm1(-c * 0.01 * n / kReflected);
+        worst = std::max(worst, std::abs(s.joints[0].speed - expected) / std::abs(expected));
+      }
+      EXPECT_LT(worst, 1e-9) << "load " << load << " full " << full;
+      // The brake's impulse is its torque over the step, opposing the motion.
+      EXPECT_NEAR(s.joints[0].impulses.friction, -std::copysign(kBrakeTorque, load) * 0.01, 1e-12);
     }
   }
 }

@@ -596,7 +596,7 @@ TEST_F(JointJacobianTest, RowBlockOrderedFactorMatchesDenseSolves) {
     };
     auto limitRow = [&](int a, int b, bool active) {
       detail::BlockRow& l = randomRow(a, b, ImpulseSink::JointLimit);
-      l.unilateral = true;
+      l.bounded = true;
       l.active = active;
     };
     motorRow(0);
@@ -617,17 +617,17 @@ TEST_F(JointJacobianTest, RowBlockOrderedFactorMatchesDenseSolves) {
     block.order();
     const auto n = static_cast<Eigen::Index>(block.rows.size());
     ASSERT_EQ(block.first_motor, 11) << where(i);
-    ASSERT_EQ(block.first_unilateral, 13) << where(i);
+    ASSERT_EQ(block.first_bounded, 13) << where(i);
     for (Eigen::Index r = 0; r < n; ++r) {
       const bool motor = block.rows[r].sink == ImpulseSink::MotorCharacteristic;
-      ASSERT_EQ(motor, r >= block.first_motor && r < block.first_unilateral) << where(i);
-      ASSERT_EQ(block.rows[r].unilateral, r >= block.first_unilateral) << where(i);
+      ASSERT_EQ(motor, r >= block.first_motor && r < block.first_bounded) << where(i);
+      ASSERT_EQ(block.rows[r].bounded, r >= block.first_bounded) << where(i);
     }
     block.assemble(rotor_inv_inertia);
     block.factorEqualities();
     const Eigen::Index nh = block.first_motor;
     const Eigen::MatrixXd khh = block.k_full.topLeftCorner(nh, nh);
-    for (Eigen::Index m = block.first_motor; m < block.first_unilateral; ++m) {
+    for (Eigen::Index m = block.first_motor; m < block.first_bounded; ++m) {
       const Eigen::VectorXd khi = block.k_full.col(m).head(nh);
       const double dense = block.k_full(m, m) - khi.dot(khh.ldlt().solve(khi));
       // Relative 1e-12 on K_HH shifts the Schur complement by ~1e-12 K_ii; cond(K_HH) of random
@@ -670,9 +670,9 @@ TEST_F(JointJacobianTest, RowBlockOrderedFactorMatchesDenseSolves) {
           << where(i) << " " << when;
     };
     expectSolves("after the full factor");
-    for (Eigen::Index r = block.first_unilateral; r < n; ++r)
+    for (Eigen::Index r = block.first_bounded; r < n; ++r)
       block.rows[r].active = !block.rows[r].active;
-    block.factorUnilateral();
+    block.factorBounded();
     expectSolves("after the active set changed");
   }
 }
