@@ -20,7 +20,7 @@ run() {
   {
     echo
     echo "== $* "
-    echo "   $(date -u '+%F %H:%M:%S') commit $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes') load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "   $(date -u '+%F %H:%M:%S') commit $(git rev-parse --short HEAD)$(git diff --quiet -- . ':!bench/results' || echo '+changes') load $(cut -d' ' -f1-3 /proc/loadavg)"
   } | tee -a "$log"
   "$@" 2>&1 | tee -a "$log"
 }

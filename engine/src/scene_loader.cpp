@@ -30,6 +30,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -725,9 +726,16 @@ std::map<std::string, std::vector<std::pair<std::string, std::string>>> jointPar
   if (!top.has("joints") || !top.value("joints").IsSequence()) return parents;
   for (const YAML::Node& joint : top.value("joints")) {
     if (!joint.IsMap()) continue;
-    const YAML::Node name = joint["name"], parent = joint["parent"], child = joint["child"];
-    if (name.IsScalar() && parent.IsScalar() && child.IsScalar())
-      parents[child.Scalar()].emplace_back(name.Scalar(), parent.Scalar());
+    // Looked up by walking the map: a missing key must not throw here (the joint's own reader
+    // names it later, at its line).
+    const auto scalar = [&joint](const char* key) -> std::optional<std::string> {
+      for (const auto& kv : joint)
+        if (kv.first.IsScalar() && kv.first.Scalar() == key && kv.second.IsScalar())
+          return kv.second.Scalar();
+      return std::nullopt;
+    };
+    const auto name = scalar("name"), parent = scalar("parent"), child = scalar("child");
+    if (name && parent && child) parents[*child].emplace_back(*name, *parent);
   }
   return parents;
 }
