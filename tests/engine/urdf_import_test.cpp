@@ -462,6 +462,18 @@ TEST_F(Urdf, EffortAndVelocityBecomeDriveLimits) {
   EXPECT_NE(held.warnings[0].find("exceeds the effort limit 20"), std::string::npos);
   EXPECT_NE(held.warnings[0].find("holds its torque to the limit"), std::string::npos);
   EXPECT_NE(held.warnings[1].find("exceeds the velocity limit 2"), std::string::npos);
+  // Held in the solver: pushing the free arm at full voltage, the joint's speed settles at the
+  // velocity limit, not the motor's 3 rad/s (100 steps of the default 0.01 s: about 1.9 rad, inside
+  // the joint's +-3 rad).
+  sim::dynamics::Simulator sim(held.model);
+  auto state = sim.initialState();
+  for (int k = 0; k < 100; ++k) {
+    state.motors[0].voltage = 1.0;
+    EXPECT_EQ(sim.step(state).fault.kind, sim::dynamics::Fault::Kind::None);
+  }
+  const auto j = static_cast<std::size_t>(held.model.findJoint("j"));
+  EXPECT_NEAR(state.joints[j].speed, 2.0, 1e-3);
+  EXPECT_LT(state.joints[j].position, 2.5);
   // The overlay's own limits win (and then nothing exceeds what the URDF allows unasked).
   const Scene own = loadIncluded(urdf, "", strong + ", max_torque: 5, max_speed: 1}\n");
   EXPECT_EQ(motorOf(own).max_torque, 5.0);
