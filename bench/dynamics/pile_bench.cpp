@@ -14,6 +14,7 @@
 //              [--grasp-only] [--grasp-engine-only] [--grasp-repeats R] [--grasp-iterations I]
 //              [--no-grasp] [--trace [--trace-steps N]]
 //              [--sleep on|off] [--height H] [--position-iterations P]
+//              [--position-correction F]   (contact.position_correction; the sample's 0.2)
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
 
@@ -48,12 +49,14 @@ bool g_trace = false;  // --trace: largest speeds and sleepers every --trace-ste
 int g_trace_steps = 60;
 int g_position_iterations = 2;
 int g_height = 10;
+double g_position_correction = -1.0;  // < 0: the sample's own
 
 Result run(int columns, bool sleep, double seconds, int iterations) {
   Model model = samples::boxPile(columns, columns, g_height, 1.0 / 240.0);
   model.solver.velocity_iterations = iterations;
   model.solver.position_iterations = g_position_iterations;
   model.contact.sleep_enabled = sleep;
+  if (g_position_correction >= 0.0) model.contact.position_correction = g_position_correction;
   Simulator sim(model);
   State s = sim.initialState();
   const int steps = static_cast<int>(seconds * 240.0 + 0.5);
@@ -192,6 +195,8 @@ int main(int argc, char** argv) {
       g_height = std::atoi(next());
     else if (!std::strcmp(argv[i], "--position-iterations"))
       g_position_iterations = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--position-correction"))
+      g_position_correction = std::atof(next());
     else if (!std::strcmp(argv[i], "--no-grasp"))
       grasp_repeats = 0;
     else if (!std::strcmp(argv[i], "--sleep"))
