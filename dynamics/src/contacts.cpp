@@ -82,6 +82,17 @@ double localNormalSweeps(const double (&k)[4][4], const double* mass, double* sp
                  : localNormalSweepsIn<N, false>(k, mass, speed, lambda);
 }
 
+/// localNormalSweeps for a manifold of `count` points (1-4), unrolled per count.
+double localNormalSweeps(int count, const double (&k)[4][4], const double* mass, double* speed,
+                         double* lambda, bool reverse) {
+  switch (count) {
+    case 1: return localNormalSweeps<1>(k, mass, speed, lambda, reverse);
+    case 2: return localNormalSweeps<2>(k, mass, speed, lambda, reverse);
+    case 3: return localNormalSweeps<3>(k, mass, speed, lambda, reverse);
+    default: return localNormalSweeps<4>(k, mass, speed, lambda, reverse);
+  }
+}
+
 auto key(const ContactState& c) {
   return std::tie(c.shape_a, c.shape_b, c.feature);
 }
@@ -411,22 +422,9 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
       speed[i] = rowVelocity(p.normal, a, b) - p.target;
       start[i] = lambda[i] = p.normal.impulse;
     }
-    double mass[4];
+    double mass[4] = {};  // zeroed: GCC cannot see that count bounds the reads
     for (int i = 0; i < count; ++i) mass[i] = points_[first + i].normal.mass;
-    switch (count) {
-      case 1:
-        largest = std::max(largest, localNormalSweeps<1>(m.k, mass, speed, lambda, reverse));
-        break;
-      case 2:
-        largest = std::max(largest, localNormalSweeps<2>(m.k, mass, speed, lambda, reverse));
-        break;
-      case 3:
-        largest = std::max(largest, localNormalSweeps<3>(m.k, mass, speed, lambda, reverse));
-        break;
-      default:
-        largest = std::max(largest, localNormalSweeps<4>(m.k, mass, speed, lambda, reverse));
-        break;
-    }
+    largest = std::max(largest, localNormalSweeps(count, m.k, mass, speed, lambda, reverse));
     double sum = 0.0;
     Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
     for (int i = 0; i < count; ++i) {
@@ -644,20 +642,7 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
       start[i] = lambda[i] = p.normal.impulse;
       mass[i] = p.normal.mass;
     }
-    switch (m.count) {
-      case 1:
-        largest = std::max(largest, localNormalSweeps<1>(m.k, mass, speed, lambda, reverse));
-        break;
-      case 2:
-        largest = std::max(largest, localNormalSweeps<2>(m.k, mass, speed, lambda, reverse));
-        break;
-      case 3:
-        largest = std::max(largest, localNormalSweeps<3>(m.k, mass, speed, lambda, reverse));
-        break;
-      default:
-        largest = std::max(largest, localNormalSweeps<4>(m.k, mass, speed, lambda, reverse));
-        break;
-    }
+    largest = std::max(largest, localNormalSweeps(m.count, m.k, mass, speed, lambda, reverse));
     for (int i = 0; i < m.count; ++i) {
       ContactRow& row = points_[m.first + i].normal;
       const double d = lambda[i] - start[i];
