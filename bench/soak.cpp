@@ -248,8 +248,8 @@ int main(int argc, char** argv) {
         fmt::print(stderr,
                    "memory t {:6.0f} s: resident {:.3f} MiB, anonymous {:.3f} MiB, heap in use "
                    "{:.3f} MiB, kept free {:.3f} MiB\n",
-                   t, rss / 1048576.0, anonymousResidentBytes() / 1048576.0,
-                   heapInUseBytes() / 1048576.0, static_cast<double>(info.fordblks) / 1048576.0);
+                   t, rss / 1048576.0, anon_end / 1048576.0, heap_end / 1048576.0,
+                   static_cast<double>(info.fordblks) / 1048576.0);
       }
     }
     return true;

@@ -302,7 +302,7 @@ std::string Session::changeScene(Scene next) {
   // The old model and solver (and the loader's parse of the new scene) were freed in many pieces
   // that glibc keeps for reuse; without this each change a training day's instructor makes left
   // the session's resident memory about 0.7 MiB higher for good (bench/soak.cpp, --memory-log).
-  // Once per change, not per frame: it walks the heap (well under a millisecond at this size).
+  // Once per change (it walks the heap), never per frame.
   ::malloc_trim(0);
 #endif
   return {};

@@ -88,6 +88,12 @@ class Urdf : public sim::engine::testing::ScratchDirTest {
     sim::engine::setPackagePath({});
     ScratchDirTest::TearDown();
   }
+  // A package `parts` (package://parts/...) under pkgs/ on the package path, with its meshes/
+  // folder made.
+  void usePartsPackage() {
+    std::filesystem::create_directories(dir_ / "pkgs" / "parts" / "meshes");
+    sim::engine::setPackagePath({(dir_ / "pkgs").string()});
+  }
   // Loads `urdf` as robot.urdf included by a scene with `yaml` around it (the include item's
   // extra keys in `item`).
   Scene loadIncluded(const std::string& urdf, const std::string& item,
@@ -559,11 +565,9 @@ double signedVolume(const sim::engine::ImportedModel& model) {
 // shapes (a moving link: the convex hull; a static one: the triangles) and visuals with the
 // materials' colours.
 TEST_F(Urdf, GeometryMeshesScaleAndMaterials) {
-  namespace fs = std::filesystem;
-  fs::create_directories(dir_ / "pkgs" / "parts" / "meshes");
+  usePartsPackage();
   write("pkgs/parts/meshes/cube.stl", cubeStl());
   write("cube.stl", cubeStl());
-  sim::engine::setPackagePath({(dir_ / "pkgs").string()});
   const std::string urdf = R"(<robot name="g">
   <material name="red"><color rgba="1 0 0 1"/></material>
   <link name="base">
@@ -702,11 +706,9 @@ std::string boxDaeMillimetres() {
 // collision hull and its visual have the file's box, scaled; COLLADA's <unit> is applied (a file
 // in millimetres lands in metres) and its z-up box stands as stored.
 TEST_F(Urdf, ObjAndColladaMeshes) {
-  namespace fs = std::filesystem;
-  fs::create_directories(dir_ / "pkgs" / "parts" / "meshes");
+  usePartsPackage();
   write("pkgs/parts/meshes/box.obj", boxObj());
   write("pkgs/parts/meshes/box.dae", boxDaeMillimetres());
-  sim::engine::setPackagePath({(dir_ / "pkgs").string()});
   const std::string urdf = R"(<robot name="m">
   <link name="base"/>
   <link name="obj_link">
