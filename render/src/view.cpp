@@ -25,9 +25,42 @@
 #include <cstring>
 #include <mutex>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <dlfcn.h>
+#include <link.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+#endif
+
 namespace sim::render {
 
 namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer builds only (tests/sanitizers/README.md): Mesa unloads its GL driver when a
+// display's last context goes, and the caches the driver keeps in its own globals then look like
+// leaks whose stacks end in an unnamed module. Marked never-unload, the driver keeps them
+// reachable, so the leak checker still sees every leak of ours and no suppression is needed.
+void keepGlDriverLoaded() {
+  std::vector<std::string> drivers;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        const std::string_view path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (path.find("_dri.so") != std::string_view::npos ||
+            path.find("libgallium") != std::string_view::npos) {
+          static_cast<std::vector<std::string>*>(out)->emplace_back(path);
+        }
+        return 0;
+      },
+      &drivers);
+  // Outside the iteration (it holds the loader's lock). The handle is never closed, on purpose.
+  for (const std::string& driver : drivers) {
+    dlopen(driver.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  }
+}
+#endif
 
 const osg::Vec4 kSky(0.62f, 0.74f, 0.86f, 1.0f);
 // Fragment stage of the shadowed scene; vertices stay with the fixed pipeline, which lights them
@@ -152,6 +185,9 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
                       (options.offscreen ? "an offscreen pixel buffer" : "a window") +
                       " (is DISPLAY set and does the X server offer GLX?)");
   }
+#if defined(__SANITIZE_ADDRESS__)
+  keepGlDriverLoaded();
+#endif
 
   root_ = new osg::Group;
   root_->setName("scene");

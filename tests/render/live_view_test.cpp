@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <sstream>
 #include <thread>
@@ -80,7 +81,15 @@ TEST(LiveView, ASlowViewNeitherSlowsTheWorldNorChangesItsTraceOrRecording) {
   PlayOptions headless;
   headless.trace_path = trace_a;
   headless.record_path = rec_a;
+  const auto headless_start = Clock::now();
   playScenario(scenario, headless);
+  const double headless_wall =
+      std::chrono::duration<double>(Clock::now() - headless_start).count();
+  // The timing claims need a world that alone runs well inside real time (here 3 s in under
+  // 1.5 s; an optimised build takes about 0.1 s). An instrumented build (the sanitizer runs,
+  // several times slower) on a loaded machine may not: then only the byte-for-byte claims are
+  // checked, and the log says why.
+  const bool world_keeps_real_time = headless_wall < 0.5 * scenario.duration_s;
 
   LiveViewOptions slow;
   slow.draw_delay = std::chrono::milliseconds(200);
@@ -97,14 +106,19 @@ TEST(LiveView, ASlowViewNeitherSlowsTheWorldNorChangesItsTraceOrRecording) {
   live.addFigures(result.run);
 
   EXPECT_EQ(result.run.frames, 180u);
-  const double frames_by_the_clock = result.run.wall_time_s * 60.0;
-  EXPECT_NEAR(static_cast<double>(result.run.frames), frames_by_the_clock,
-              0.1 * frames_by_the_clock)
-      << "wall time " << result.run.wall_time_s << " s";
-  EXPECT_LT(wall, 3.0 * 1.1 + 0.5);
-  EXPECT_LE(result.run.drawn_frames, 18u) << "the view drew at most one frame per 200 ms";
-  EXPECT_GE(result.run.drawn_frames, 5u);
-  EXPECT_EQ(result.run.resyncs, 0u);
+  if (world_keeps_real_time) {
+    const double frames_by_the_clock = result.run.wall_time_s * 60.0;
+    EXPECT_NEAR(static_cast<double>(result.run.frames), frames_by_the_clock,
+                0.1 * frames_by_the_clock)
+        << "wall time " << result.run.wall_time_s << " s";
+    EXPECT_LT(wall, 3.0 * 1.1 + 0.5);
+    EXPECT_LE(result.run.drawn_frames, 18u) << "the view drew at most one frame per 200 ms";
+    EXPECT_GE(result.run.drawn_frames, 5u);
+    EXPECT_EQ(result.run.resyncs, 0u);
+  } else {
+    std::cout << "timing not checked: the headless world alone took " << headless_wall
+              << " s for 3 s (this build or machine cannot hold real time)\n";
+  }
 
   const std::string a = readFile(trace_a), b = readFile(trace_b);
   EXPECT_GT(a.size(), 1000u);
