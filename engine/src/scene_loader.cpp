@@ -30,6 +30,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -106,20 +107,41 @@ std::array<double, 3> equivalentBox(double mass, const Mat3& inertia) {
 
 // Model files read while loading one scene: each (path, node, scale, up) is imported once, in an
 // isolated child process (mesh_import.h), and shared by every body and shape that uses it.
+// Imported model files, shared by every scene of the process that holds them: reloading a scene
+// (an instructor's parameter change, a replay's seek) neither imports its meshes again nor keeps
+// a second copy of them beside the caller's first scene (bench/soak.cpp --memory-log: that copy
+// was about 1 % of an MF-4 session's resident memory). A file changed on disk since (size or
+// modification time) is imported again; a model no scene holds any more is gone.
 class ModelFiles {
  public:
+  static ModelFiles& shared() {
+    static ModelFiles files;
+    return files;
+  }
+
   std::shared_ptr<const ImportedModel> get(const std::string& path,
                                            const MeshImportOptions& options) {
-    const auto key = std::make_tuple(path, options.node, options.scale, options.up == UpAxis::Y);
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    std::error_code size_error, time_error;
+    const auto size = std::filesystem::file_size(path, size_error);
+    const auto time = std::filesystem::last_write_time(path, time_error);
+    // An unreadable file is importMesh's to report, with its own message.
+    if (size_error || time_error)
+      return std::make_shared<const ImportedModel>(importMesh(path, options));
+    const Key key{path,          options.node,
+                  options.scale, options.up == UpAxis::Y,
+                  size,          time.time_since_epoch().count()};
+    const std::lock_guard lock(mutex_);
+    std::erase_if(cache_, [](const auto& entry) { return entry.second.expired(); });
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second.lock();
     auto model = std::make_shared<const ImportedModel>(importMesh(path, options));
     cache_.emplace(key, model);
     return model;
   }
 
  private:
-  std::map<std::tuple<std::string, std::string, double, bool>, std::shared_ptr<const ImportedModel>>
-      cache_;
+  using Key = std::tuple<std::string, std::string, double, bool, std::uintmax_t, std::int64_t>;
+  std::mutex mutex_;
+  std::map<Key, std::weak_ptr<const ImportedModel>> cache_;
 };
 
 // A URDF mimic joint, made a repeater of its master's motor once all motors are read.
@@ -130,7 +152,6 @@ struct PendingMimic {
 
 // Everything one load shares across the scene file and its includes.
 struct LoadState {
-  ModelFiles models;
   std::vector<std::string> collision_files;    // model files that shaped collision (hashed)
   std::map<std::string, std::string> defined;  // "body chassis" -> "file:line" of its definition
   // URDF includes: every link (merged ones too, for `parent:`), each joint's <limit> effort and
@@ -218,11 +239,10 @@ MeshImportOptions readModelOptions(const Context& ctx, const MapReader& m) {
 // Imports the model file named by m's `file`; a failure is an error at `file` (or at `node` when
 // the file has no such node) that says what was wrong.
 std::shared_ptr<const ImportedModel> importModel(const Context& ctx, const MapReader& m,
-                                                 LoadState& state,
                                                  const MeshImportOptions& options) {
   const std::string path = resolveModelPath(ctx, m.string("file"));
   try {
-    return state.models.get(path, options);
+    return ModelFiles::shared().get(path, options);
   } catch (const MeshImportError& e) {
     const bool node_missing = m.has("node") && e.message().rfind("no node named", 0) == 0;
     const std::string key = node_missing ? "node" : "file";
@@ -463,7 +483,7 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
   std::vector<Vec3> file_vertices;
   std::vector<std::array<int, 3>> file_triangles;
   if (from_file) {
-    const auto model = importModel(ctx, m, state, readModelOptions(ctx, m));
+    const auto model = importModel(ctx, m, readModelOptions(ctx, m));
     state.collision_files.push_back(model->path);
     for (const ImportedMesh& mesh : model->meshes) {
       const int offset = static_cast<int>(file_vertices.size());
@@ -552,12 +572,11 @@ dynamics::ShapeDef readShape(Context& ctx, const YAML::Node& node, const std::st
 }
 
 // One `visual:` item: a model file (or a node of it) placed in the body's reference frame.
-VisualDef readVisual(Context& ctx, const YAML::Node& node, const std::string& path,
-                     LoadState& state) {
+VisualDef readVisual(Context& ctx, const YAML::Node& node, const std::string& path) {
   MapReader m(ctx, node, path, {"file", "node", "scale", "up", "position", "orientation", "rpy"});
   VisualDef visual;
   const MeshImportOptions options = readModelOptions(ctx, m);
-  visual.model = importModel(ctx, m, state, options);
+  visual.model = importModel(ctx, m, options);
   visual.file = visual.model->path;
   visual.node = options.node;
   visual.scale = options.scale;
@@ -708,10 +727,10 @@ void readBody(Context& ctx, const YAML::Node& node, const std::string& path, Sce
       look.hidden = visuals.size() == 0;
       for (std::size_t i = 0; i < visuals.size(); ++i) {
         look.visuals.push_back(
-            readVisual(ctx, visuals[i], fmt::format("{}[{}]", m.join("visual"), i), state));
+            readVisual(ctx, visuals[i], fmt::format("{}[{}]", m.join("visual"), i)));
       }
     } else {
-      look.visuals.push_back(readVisual(ctx, visuals, m.join("visual"), state));
+      look.visuals.push_back(readVisual(ctx, visuals, m.join("visual")));
     }
     for (VisualDef& visual : look.visuals) visual.pose.position -= center;
   }
@@ -1643,9 +1662,9 @@ void convertUrdf(SceneFile& file, Scene& scene, LoadState& state) {
   }
   include.rotation = root.rotation;
   include.translation = root.translation;
-  const UrdfRobot robot = importUrdf(
-      include, scene, [&state](const std::string& path, const MeshImportOptions& options) {
-        return state.models.get(path, options);
+  const UrdfRobot robot =
+      importUrdf(include, scene, [](const std::string& path, const MeshImportOptions& options) {
+        return ModelFiles::shared().get(path, options);
       });
 
   // Names are unique across the scene: every link (merged ones name frames on bodies) and joint.

@@ -91,6 +91,25 @@ bodies:
   EXPECT_NEAR((scene.looks[0].reference.position - Vec3(-0.3, 0, 0)).norm(), 0.0, 1e-12);
 }
 
+// A scene loaded again while the first is alive (an instructor's parameter change) shares the
+// first one's imported meshes instead of importing and holding a second copy; a model file
+// changed on disk since is imported again.
+TEST_F(SceneFiles, ReloadSharesImportedModelsUntilTheFileChanges) {
+  const std::string triangle = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+  const std::string model = write("part.obj", triangle);
+  const std::string path = write("s.yaml", unitBoxScene("    visual: {file: part.obj}\n"));
+  const Scene first = loadScene(path);
+  const Scene again = loadScene(path);
+  ASSERT_TRUE(first.looks.at(0).visuals.at(0).model);
+  EXPECT_EQ(first.looks[0].visuals[0].model.get(), again.looks.at(0).visuals.at(0).model.get());
+  EXPECT_EQ(first.looks[0].visuals[0].model->vertexCount(), 3u);
+
+  write("part.obj", triangle + "v 0 0 1\nf 1 2 4\n");
+  const Scene changed = loadScene(path);
+  EXPECT_NE(changed.looks.at(0).visuals.at(0).model.get(), first.looks[0].visuals[0].model.get());
+  EXPECT_GT(changed.looks[0].visuals[0].model->vertexCount(), 3u) << model;
+}
+
 TEST_F(SceneFiles, VisualErrorsNameTheKey) {
   const std::string missing = write("missing.yaml", unitBoxScene(R"(    visual: {file: nowhere.glb}
 )"));
