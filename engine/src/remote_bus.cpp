@@ -425,12 +425,28 @@ int Bus::stateSubscribers() const {
   return status.current_count;
 }
 
-bool Bus::identityAcknowledged(double timeout_s) const {
+namespace {
+// Every matched reader has acknowledged every sample of `writer` within `timeout_s`; false also
+// when no reader is matched (nobody to acknowledge: not delivered).
+bool acknowledged(dds::DataWriter* writer, double timeout_s) {
+  if (writer == nullptr) return false;
+  dds::PublicationMatchedStatus matched;
+  writer->get_publication_matched_status(matched);
+  if (matched.current_count == 0) return false;
   const double t = std::max(0.0, timeout_s);
   const auto seconds = static_cast<std::int32_t>(t);
   const auto nanoseconds = static_cast<std::uint32_t>((t - seconds) * 1e9);
-  return impl_->identity.writer->wait_for_acknowledgments(eprosima::fastrtps::Duration_t(
-             seconds, nanoseconds)) == eprosima::fastrtps::types::ReturnCode_t::RETCODE_OK;
+  return writer->wait_for_acknowledgments(eprosima::fastrtps::Duration_t(seconds, nanoseconds)) ==
+         eprosima::fastrtps::types::ReturnCode_t::RETCODE_OK;
+}
+}  // namespace
+
+bool Bus::identityAcknowledged(double timeout_s) const {
+  return acknowledged(impl_->identity.writer, timeout_s);
+}
+
+bool Bus::commandsAcknowledged(double timeout_s) const {
+  return acknowledged(impl_->command.writer, timeout_s);
 }
 
 int Bus::commandSubscribers() const {
