@@ -24,9 +24,9 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
-#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -872,7 +872,6 @@ TEST(Net, ServerAndViewerInANetworkNamespace) {
   for (const auto& [step, line] : seen) ASSERT_EQ(line, served.at(step)) << "step " << step;
 }
 
-
 // A misbehaving network (docs/network.md#a-misbehaving-network): two classes at once, each in a
 // network namespace of its own (`unshare -rn`) whose UDP packets all pass through netem_queue
 // (NFQUEUE; this kernel has no sch_netem). "bad": 20 % loss, 100 ms ± 50 ms delay (reordering),
@@ -893,7 +892,8 @@ class Namespace {
                                "NFQUEUE --queue-num 0 && exec " + NETEM_QUEUE_BIN + " " +
                                impairments;
     holder_ = std::make_unique<Process>(
-        Process::Raw{}, std::vector<std::string>{"/usr/bin/unshare", "-rn", "/bin/sh", "-c", script},
+        Process::Raw{},
+        std::vector<std::string>{"/usr/bin/unshare", "-rn", "/bin/sh", "-c", script},
         dir / (name + ".netem.out"));
   }
   /// Waits for netem_queue to be bound; false with `why` when it ended (77: no NFQUEUE here).
@@ -908,8 +908,9 @@ class Namespace {
   }
   /// `simtrainer ARGS` inside this namespace (nsenter execs it: the pid is simtrainer's own).
   std::unique_ptr<Process> run(const std::vector<std::string>& args, const std::string& out) {
-    std::vector<std::string> argv = {"nsenter", "-t", std::to_string(holder_->pid()), "-U", "-n",
-                                     "--preserve-credentials", SIMTRAINER_BIN};
+    std::vector<std::string> argv = {"nsenter",     "-t", std::to_string(holder_->pid()),
+                                     "-U",          "-n", "--preserve-credentials",
+                                     SIMTRAINER_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
     argv[0] = "/usr/bin/nsenter";
     return std::make_unique<Process>(Process::Raw{}, argv, dir_ / (name_ + "." + out + ".out"));
@@ -1000,9 +1001,9 @@ TEST(Net, LossDelayReorderAndAHealedPartitionLoseNoCommandAndNoFrameTime) {
     fs::path rec, events, trace;
     std::unique_ptr<Process> server, station, steady, hasty;
   };
-  Class classes[] = {{bad, dir / "bad.rec", dir / "bad.events", dir / "bad.trace", {}, {}, {}, {}},
-                     {clean, dir / "clean.rec", dir / "clean.events", dir / "clean.trace", {},
-                      {}, {}, {}}};
+  Class classes[] = {
+      {bad, dir / "bad.rec", dir / "bad.events", dir / "bad.trace", {}, {}, {}, {}},
+      {clean, dir / "clean.rec", dir / "clean.events", dir / "clean.trace", {}, {}, {}, {}}};
   for (Class& c : classes) {
     c.server = c.ns.run({"serve", source(kScene), "--duration", "120", "--partition", "netem",
                          "--record", c.rec.string(), "--events", c.events.string()},
@@ -1019,23 +1020,24 @@ TEST(Net, LossDelayReorderAndAHealedPartitionLoseNoCommandAndNoFrameTime) {
   // steady: 16 commands 0.75 s apart, waits 20 s for the last; hasty: 10 commands 0.5 s apart,
   // gives up 2 s after the last (inside the partition).
   for (Class& c : classes) {
-    c.steady = c.ns.run(cat(std::vector<std::string>{"instruct", "--partition", "netem", "--name",
-                                                     "steady", "--interval", "0.75",
-                                                     "--ack-timeout", "20", "--listen", "0"},
-                            weakFaults(0.11, 16)),
-                        "steady");
-    c.hasty = c.ns.run(cat(std::vector<std::string>{"instruct", "--partition", "netem", "--name",
-                                                    "hasty", "--interval", "0.5", "--ack-timeout",
-                                                    "2", "--listen", "0"},
-                           weakFaults(0.31, 10)),
-                       "hasty");
+    c.steady = c.ns.run(
+        cat(std::vector<std::string>{"instruct", "--partition", "netem", "--name", "steady",
+                                     "--interval", "0.75", "--ack-timeout", "20", "--listen", "0"},
+            weakFaults(0.11, 16)),
+        "steady");
+    c.hasty = c.ns.run(
+        cat(std::vector<std::string>{"instruct", "--partition", "netem", "--name", "hasty",
+                                     "--interval", "0.5", "--ack-timeout", "2", "--listen", "0"},
+            weakFaults(0.31, 10)),
+        "hasty");
   }
   Class& b = classes[0];
-  ASSERT_TRUE(eventually(40.0, [&] {
-    return b.steady->output().find("sending") != std::string::npos &&
-           b.hasty->output().find("sending") != std::string::npos;
-  })) << b.steady->output()
-      << b.hasty->output();
+  ASSERT_TRUE(eventually(40.0,
+                         [&] {
+                           return b.steady->output().find("sending") != std::string::npos &&
+                                  b.hasty->output().find("sending") != std::string::npos;
+                         }))
+      << b.steady->output() << b.hasty->output();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // loss and delay alone
   // (1) Loss, delay and reordering alone never cost the station its link; the partition does,
   // and the station comes back after it.
@@ -1043,9 +1045,9 @@ TEST(Net, LossDelayReorderAndAHealedPartitionLoseNoCommandAndNoFrameTime) {
       << "link lost before the partition\n"
       << b.station->output();
   bad.signal(SIGUSR1);
-  EXPECT_TRUE(eventually(5.0, [&] {
-    return b.station->output().find("link lost (no state") != std::string::npos;
-  })) << "the station never reported the link lost\n"
+  EXPECT_TRUE(eventually(
+      5.0, [&] { return b.station->output().find("link lost (no state") != std::string::npos; }))
+      << "the station never reported the link lost\n"
       << b.station->output();
   // hasty gives up inside the partition, reporting its commands not confirmed (exit code 3).
   EXPECT_EQ(b.hasty->wait(kPartitionS + 10.0), 3) << b.hasty->output();
@@ -1053,10 +1055,13 @@ TEST(Net, LossDelayReorderAndAHealedPartitionLoseNoCommandAndNoFrameTime) {
     return bad.output().find("partition heals") != std::string::npos;
   })) << bad.output();
   const std::size_t frames_at_heal = lines(b.trace).size();
-  EXPECT_TRUE(eventually(15.0, [&] {
-    return b.station->output().find("link back at step") != std::string::npos &&
-           lines(b.trace).size() > frames_at_heal + 30;
-  })) << "the station did not resume after the heal\n"
+  EXPECT_TRUE(eventually(15.0,
+                         [&] {
+                           return b.station->output().find("link back at step") !=
+                                      std::string::npos &&
+                                  lines(b.trace).size() > frames_at_heal + 30;
+                         }))
+      << "the station did not resume after the heal\n"
       << b.station->output();
   // steady's commands sent into the partition are delivered after the heal.
   EXPECT_EQ(b.steady->wait(40.0), 0) << b.steady->output();
@@ -1084,7 +1089,11 @@ TEST(Net, LossDelayReorderAndAHealedPartitionLoseNoCommandAndNoFrameTime) {
                        &packets, &lost, &cut_off, &accepted, &reordered) == 5;
   };
   ASSERT_TRUE(counts(bad.output())) << bad.output();
-  EXPECT_GT(lost, packets / 10) << bad.output();
+  // Of the packets outside the partition, 20 % lost (binomial: about 0.5 % standard deviation
+  // over the few thousand a run sees).
+  const double loss = static_cast<double>(lost) / static_cast<double>(packets - cut_off);
+  EXPECT_GT(loss, 0.15) << bad.output();
+  EXPECT_LT(loss, 0.25) << bad.output();
   EXPECT_GT(cut_off, 0u) << bad.output();
   EXPECT_GT(reordered, 0u) << bad.output();
   ASSERT_TRUE(counts(clean.output())) << clean.output();
@@ -1100,9 +1109,10 @@ TEST(Net, LossDelayReorderAndAHealedPartitionLoseNoCommandAndNoFrameTime) {
                             clean_ms = frameTimeMs(classes[1].server->output());
   ASSERT_EQ(bad_ms.size(), 3u) << b.server->output();
   ASSERT_EQ(clean_ms.size(), 3u) << classes[1].server->output();
-  std::printf("frame time (ms) bad network: mean %.3f p99 %.3f max %.3f; clean: mean %.3f p99 "
-              "%.3f max %.3f\n",
-              bad_ms[0], bad_ms[1], bad_ms[2], clean_ms[0], clean_ms[1], clean_ms[2]);
+  std::printf(
+      "frame time (ms) bad network: mean %.3f p99 %.3f max %.3f; clean: mean %.3f p99 "
+      "%.3f max %.3f\n",
+      bad_ms[0], bad_ms[1], bad_ms[2], clean_ms[0], clean_ms[1], clean_ms[2]);
   EXPECT_LE(bad_ms[1], 2.0 * clean_ms[1] + 1.0) << b.server->output();
 
   // (3) Each command applied at most once; each one its instructor reports delivered, exactly

@@ -1,10 +1,10 @@
 // netem_queue: a misbehaving network in user space, for tests/net (this machine's kernel has no
 // sch_netem). An iptables rule sends packets to NFQUEUE (CONFIG_NETFILTER_NETLINK_QUEUE); this
 // program holds each one and gives its verdict: dropped with probability --loss, otherwise
-// accepted after a delay uniform in --delay ± --jitter (so packets overtake each other: reordering),
-// and everything dropped during a partition (--partition AT:FOR, or for --partition-for seconds
-// from each SIGUSR1). Packets still held when a partition begins are dropped at their release: a
-// cut link loses what is in flight.
+// accepted after a delay uniform in --delay ± --jitter (so packets overtake each other:
+// reordering), and everything dropped during a partition (--partition AT:FOR, or for
+// --partition-for seconds from each SIGUSR1). Packets still held when a partition begins are
+// dropped at their release: a cut link loses what is in flight.
 //
 // Decisions come from a seeded generator drawn twice per packet in arrival order, so the same
 // seed and packet sequence give the same verdicts. Typical use, inside `unshare -rn`:
@@ -19,8 +19,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <linux/netfilter.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
+#include <linux/netfilter.h>
 
 #include <cerrno>
 #include <chrono>
@@ -40,9 +40,9 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   unsigned queue = 0;
-  double loss = 0.0;            // probability of dropping a packet
-  double delay_s = 0.0;         // mean delay of an accepted packet
-  double jitter_s = 0.0;        // the delay is uniform in delay ± jitter
+  double loss = 0.0;      // probability of dropping a packet
+  double delay_s = 0.0;   // mean delay of an accepted packet
+  double jitter_s = 0.0;  // the delay is uniform in delay ± jitter
   std::uint64_t seed = 1;
   double partition_at_s = -1.0;  // < 0: no scheduled partition
   double partition_for_s = 10.0;
@@ -51,8 +51,12 @@ struct Options {
 volatile std::sig_atomic_t g_stop = 0;
 volatile std::sig_atomic_t g_partition_requests = 0;
 
-void onStop(int) { g_stop = 1; }
-void onPartition(int) { g_partition_requests = g_partition_requests + 1; }
+void onStop(int) {
+  g_stop = 1;
+}
+void onPartition(int) {
+  g_partition_requests = g_partition_requests + 1;
+}
 
 struct Held {
   Clock::time_point release;
@@ -247,8 +251,8 @@ int main(int argc, char** argv) {
   }
   Netem netem(options);
   Context context{&netem};
-  nfq_q_handle* qh = nfq_create_queue(h, static_cast<std::uint16_t>(options.queue), &onPacket,
-                                      &context);
+  nfq_q_handle* qh =
+      nfq_create_queue(h, static_cast<std::uint16_t>(options.queue), &onPacket, &context);
   if (qh == nullptr) {
     std::fprintf(stderr, "netem_queue: cannot bind NFQUEUE %u: %s\n", options.queue,
                  std::strerror(errno));
@@ -269,8 +273,9 @@ int main(int argc, char** argv) {
       "netem_queue: ready on queue %u: loss %g, delay %g s ± %g s, seed %llu, partition %g s%s\n",
       options.queue, options.loss, options.delay_s, options.jitter_s,
       static_cast<unsigned long long>(options.seed), options.partition_for_s,
-      options.partition_at_s >= 0.0 ? (" at " + std::to_string(options.partition_at_s) + " s").c_str()
-                                     : " on SIGUSR1");
+      options.partition_at_s >= 0.0
+          ? (" at " + std::to_string(options.partition_at_s) + " s").c_str()
+          : " on SIGUSR1");
   std::fflush(stdout);
 
   std::vector<char> buffer(1 << 16);
