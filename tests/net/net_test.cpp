@@ -908,11 +908,10 @@ class Namespace {
   }
   /// `simtrainer ARGS` inside this namespace (nsenter execs it: the pid is simtrainer's own).
   std::unique_ptr<Process> run(const std::vector<std::string>& args, const std::string& out) {
-    std::vector<std::string> argv = {"nsenter",     "-t", std::to_string(holder_->pid()),
-                                     "-U",          "-n", "--preserve-credentials",
-                                     SIMTRAINER_BIN};
+    std::vector<std::string> argv = {
+        "/usr/bin/nsenter",       "-t",          std::to_string(holder_->pid()), "-U", "-n",
+        "--preserve-credentials", SIMTRAINER_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
-    argv[0] = "/usr/bin/nsenter";
     return std::make_unique<Process>(Process::Raw{}, argv, dir_ / (name_ + "." + out + ".out"));
   }
   void signal(int s) { holder_->kill(s); }
@@ -980,11 +979,12 @@ TEST(Net, LossDelayReorderAndAHealedPartitionLoseNoCommandAndNoFrameTime) {
     GTEST_SKIP() << "unshare -rn is not permitted here (user namespaces disabled)";
   if (std::system("unshare -rn iptables -A OUTPUT -p udp -j NFQUEUE --queue-num 0 "
                   ">/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "no iptables NFQUEUE target in a user network namespace here";
+    GTEST_SKIP() << "iptables with the NFQUEUE target does not work in a user network namespace "
+                    "here";
   }
   if (std::system("test -x /usr/bin/nsenter") != 0) GTEST_SKIP() << "no /usr/bin/nsenter";
   const fs::path dir = scratch();
-  constexpr double kPartitionS = 10.0;
+  constexpr double kPartitionS = 10.0;  // netem_queue's --partition-for
   Namespace bad(dir, "bad", "--loss 0.2 --delay 0.1 --jitter 0.05 --seed 1 --partition-for 10");
   Namespace clean(dir, "clean", "--loss 0 --delay 0 --jitter 0");
   for (Namespace* ns : {&bad, &clean}) {
