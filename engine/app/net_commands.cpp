@@ -48,6 +48,8 @@ struct NetCommands::Args {
   std::string issuer = "instructor";
   std::vector<std::string> commands;
   double listen_s = 2.0;
+  double interval_s = 0.0;
+  double ack_timeout_s = 10.0;
   bool list = false;
 };
 
@@ -265,6 +267,57 @@ int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   return r.frames_received > 0 ? 0 : 1;
 }
 
+// Sends the commands --interval apart and waits until the server has acknowledged each (reliable
+// delivery retries lost packets) or --ack-timeout has passed since the last was sent. Prints
+// each command's fate: delivered (and how long it took) or not confirmed, which an instructor
+// must treat as lost: it may or may not have reached the server, whose events tell. The server
+// applies a command at most once (sequence numbers per issuer). True when all were confirmed.
+template <class Poll, class Stopped>
+bool sendCommands(remote::Bus& bus, const NetCommands::Args& a,
+                  const std::vector<remote::Command>& commands, Poll& poll, Stopped& stopped) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  std::printf("instruct: server found, sending %zu commands\n", commands.size());
+  std::fflush(stdout);
+  std::uint64_t seq = static_cast<std::uint64_t>(remote::monotonicNs());  // increases across runs
+  std::vector<double> sent_at;
+  std::size_t confirmed = 0;  // reliable delivery is in order: a prefix of the sent ones
+  double last_sent = 0.0;
+  while (!stopped()) {
+    if (sent_at.size() < commands.size() &&
+        elapsed() >= a.interval_s * static_cast<double>(sent_at.size())) {
+      remote::Command c = commands[sent_at.size()];
+      c.issuer = a.issuer;
+      c.seq = ++seq;
+      bus.publishCommand(c);
+      last_sent = elapsed();
+      sent_at.push_back(last_sent);
+    }
+    if (confirmed < sent_at.size() && bus.commandsAcknowledged(0.01)) {
+      for (; confirmed < sent_at.size(); ++confirmed) {
+        std::printf("instruct: command %zu (%s) delivered after %.3f s\n", confirmed + 1,
+                    a.commands[confirmed].c_str(), elapsed() - sent_at[confirmed]);
+      }
+      std::fflush(stdout);
+    }
+    poll();
+    if (sent_at.size() == commands.size() &&
+        (confirmed == sent_at.size() || elapsed() - last_sent > a.ack_timeout_s)) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (std::size_t k = confirmed; k < commands.size(); ++k) {
+    std::printf(
+        "instruct: command %zu (%s) NOT confirmed by the server within %.3g s: it may be lost "
+        "(the server's events show whether it arrived)\n",
+        k + 1, a.commands[k].c_str(), a.ack_timeout_s);
+  }
+  std::fflush(stdout);
+  return confirmed == commands.size();
+}
+
 int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   std::vector<remote::Command> commands;
   for (const auto& t : a.commands) commands.push_back(parseCommand(t));
@@ -278,6 +331,7 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   std::map<std::string, remote::StationStatus> stations;
   remote::StateFrame frame;
   bool have_frame = false;
+  bool unconfirmed = false;
   auto poll = [&] {
     remote::SceneIdentity id;
     while (bus.takeIdentity(id)) {
@@ -307,12 +361,7 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    std::uint64_t seq = static_cast<std::uint64_t>(remote::monotonicNs());  // increases across runs
-    for (remote::Command c : commands) {
-      c.issuer = a.issuer;
-      c.seq = ++seq;
-      bus.publishCommand(c);
-    }
+    if (!sendCommands(bus, a, commands, poll, stopped)) unconfirmed = true;
   }
   // Listen: events (the answers to the commands), stations and the state.
   const auto listen_start = Clock::now();
@@ -361,7 +410,7 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
     }
   }
   std::fflush(stdout);
-  return 0;
+  return unconfirmed ? 3 : 0;
 }
 
 }  // namespace
@@ -416,6 +465,15 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
       "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed|brake_released[:VALUE] | "
       "fault:CONTROL:axis_stuck | fault:SIGNAL:noise:SIGMA | fault:SIGNAL:dropout | "
       "clear:TARGET | set:KEY:VALUE (repeatable)");
+  a.instruct
+      ->add_option("--interval", a.interval_s, "Seconds between two commands (default 0: at once)")
+      ->check(CLI::NonNegativeNumber);
+  a.instruct
+      ->add_option("--ack-timeout", a.ack_timeout_s,
+                   "Seconds after the last command to wait for the server's acknowledgement of "
+                   "each; an unacknowledged one is reported NOT confirmed and the exit code is 3 "
+                   "(default 10)")
+      ->check(CLI::NonNegativeNumber);
   a.instruct->add_option("--listen", a.listen_s,
                          "Seconds to listen for stations and events (default 2)");
   a.instruct->add_flag("--list", a.list,

@@ -151,6 +151,9 @@ class Bus {
   void publishCommand(const Command& command);
   /// Readers of the command topic matched (the server is listening).
   int commandSubscribers() const;
+  /// Waits up to `timeout_s` until the server has acknowledged every command published so far
+  /// (reliable delivery: each reached its reader's queue). False on timeout or with no server.
+  bool commandsAcknowledged(double timeout_s) const;
 
  private:
   struct Impl;
