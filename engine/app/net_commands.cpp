@@ -242,9 +242,10 @@ int serveSession(const NetCommands::Args& a, const NetHooks& hooks) {
   if (!a.security.empty()) {
     std::printf(
         "serve: security: %llu samples under another name than their writer's, %llu participants "
-        "failed authentication\n",
+        "failed authentication, %llu writers refused by the permissions\n",
         static_cast<unsigned long long>(r.drops.impostor),
-        static_cast<unsigned long long>(r.participants_refused));
+        static_cast<unsigned long long>(r.participants_refused),
+        static_cast<unsigned long long>(r.writers_refused));
   }
   std::fflush(stdout);
   if (r.run.fault) return 1;

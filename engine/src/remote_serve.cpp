@@ -607,6 +607,7 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
   result.commands = link.result.commands;
   result.pult_samples = link.result.pult_samples;
   result.participants_refused = bus.participantsRefused();
+  result.writers_refused = bus.writersRefused();
   if (options.drops) *options.drops = result.drops;
   return result;
 }

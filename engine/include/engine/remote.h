@@ -150,10 +150,12 @@ class Bus {
   bool takeCommand(Command& command);
   /// Station readers of the state topic currently matched.
   int stateSubscribers() const;
-  /// Secured class: remote participants that failed authentication (another CA, a bad
-  /// certificate), each logged once as it happens. Participants without DDS Security are not
-  /// seen at all (Fast DDS drops them before they are reported).
+  /// Secured class: remote participants that failed authentication (without DDS Security,
+  /// another CA, a bad certificate), each counted and logged once.
   std::uint64_t participantsRefused() const;
+  /// Secured class: remote DataWriters the access control refused since this bus was made (a
+  /// participant writing a topic or partition its permissions do not allow), in this process.
+  std::uint64_t writersRefused() const;
   /// Waits up to `timeout_s` until every matched reader has acknowledged the identity. A reader
   /// acknowledges only once it has matched this writer, so this tells that the stations see the
   /// server, not only that the server sees them (discovery is one-sided until then).
@@ -254,8 +256,10 @@ struct ServeResult {
   DropCounts drops;
   std::uint64_t commands = 0;
   std::uint64_t pult_samples = 0;
-  /// Secured class: participants that failed authentication (Bus::participantsRefused).
+  /// Secured class: participants that failed authentication (Bus::participantsRefused) and
+  /// remote writers the access control refused (Bus::writersRefused).
   std::uint64_t participants_refused = 0;
+  std::uint64_t writers_refused = 0;
 };
 
 /// Runs the scene authoritative and headless, paced to the wall clock, publishing its identity
