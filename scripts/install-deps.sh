@@ -19,6 +19,7 @@ packages=(
   python3                       # tests: checks that JUnit output parses as XML
   fonts-dejavu-core             # render: HUD text
   libfastrtps-dev libfastcdr-dev fastddsgen default-jre-headless  # network: DDS (docs/network.md)
+  libssl-dev                    # network: a secured class's certificates and signed XML (libcrypto)
   gnuplot-nox                   # docs/validation figures (scripts/validation-figures.sh)
   xvfb xauth libgl1-mesa-dri libglx-mesa0 libgl-dev  # headless rendering tests (Mesa llvmpipe)
   libx11-dev                    # render: a window's keys read on a thread of their own (Xlib)

@@ -91,11 +91,11 @@ std::string securedName(const NetCommands::Args& a, sim::engine::security::Role 
   if (a.security.empty()) return "";
   const auto credentials = sim::engine::security::loadCredentials(a.security);
   if (credentials.role != role) {
-    throw std::runtime_error(fmt::format(
-        "{}: a {} certificate (subject OU={}); `{}` needs a {} certificate", credentials.certificate,
-        sim::engine::security::roleName(credentials.role),
-        sim::engine::security::roleName(credentials.role), command,
-        sim::engine::security::roleName(role)));
+    throw std::runtime_error(
+        fmt::format("{}: a {} certificate (subject OU={}); `{}` needs a {} certificate",
+                    credentials.certificate, sim::engine::security::roleName(credentials.role),
+                    sim::engine::security::roleName(credentials.role), command,
+                    sim::engine::security::roleName(role)));
   }
   return credentials.name;
 }
@@ -325,13 +325,12 @@ int securityCommand(const NetCommands::Args& a) {
     return 0;
   }
   if (*a.security_issue) {
-    const security::Role role = a.role == "server"
-                                    ? security::Role::Server
-                                    : (a.role == "station" ? security::Role::Station
-                                                           : security::Role::Instructor);
-    const std::string folder =
-        a.days > 0 ? security::issue(a.authority_dir, role, a.name, a.days)
-                   : security::issue(a.authority_dir, role, a.name);
+    const security::Role role =
+        a.role == "server"
+            ? security::Role::Server
+            : (a.role == "station" ? security::Role::Station : security::Role::Instructor);
+    const std::string folder = a.days > 0 ? security::issue(a.authority_dir, role, a.name, a.days)
+                                          : security::issue(a.authority_dir, role, a.name);
     std::printf("security: %s %s issued in %s (give it as --security %s)\n", a.role.c_str(),
                 a.name.c_str(), folder.c_str(), folder.c_str());
     return 0;
@@ -343,8 +342,7 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   std::vector<remote::Command> commands;
   for (const auto& t : a.commands) commands.push_back(parseCommand(t));
   std::string issuer = a.issuer;
-  const std::string certified =
-      securedName(a, sim::engine::security::Role::Instructor, "instruct");
+  const std::string certified = securedName(a, sim::engine::security::Role::Instructor, "instruct");
   if (!certified.empty()) {
     if (a.instruct->count("--name") > 0 && a.issuer != certified) {
       throw std::runtime_error(fmt::format("--name {}: the certificate of {} is instructor \"{}\"",

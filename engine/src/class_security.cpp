@@ -57,8 +57,8 @@ std::string sslError() {
 std::FILE* createFile(const std::string& path, mode_t mode) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, mode);
   if (fd < 0) {
-    throw std::runtime_error(fmt::format(
-        "{}: cannot create ({})", path, errno == EEXIST ? "it exists already" : "no permission?"));
+    throw std::runtime_error(fmt::format("{}: cannot create ({})", path,
+                                         errno == EEXIST ? "it exists already" : "no permission?"));
   }
   std::FILE* f = ::fdopen(fd, "w");
   if (f == nullptr) {
@@ -154,7 +154,8 @@ Cert makeCert(EVP_PKEY* key, const std::string& centre, const std::string& unit,
   addExtension(cert.get(), signer, NID_subject_key_identifier, "hash");
   if (issuer == nullptr) {
     addExtension(cert.get(), signer, NID_basic_constraints, "critical,CA:TRUE");
-    addExtension(cert.get(), signer, NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature");
+    addExtension(cert.get(), signer, NID_key_usage,
+                 "critical,keyCertSign,cRLSign,digitalSignature");
   } else {
     addExtension(cert.get(), signer, NID_authority_key_identifier, "keyid:always");
     addExtension(cert.get(), signer, NID_basic_constraints, "critical,CA:FALSE");
@@ -278,9 +279,9 @@ std::string permissionsXml(Role role, const std::string& name, X509* cert) {
       subscribe = readers;
       break;
     case Role::Instructor:
-      publish = topicList({"command", "status"}) +
-                fmt::format("<partitions><partition>*.instructor.{}</partition></partitions>",
-                            name);
+      publish =
+          topicList({"command", "status"}) +
+          fmt::format("<partitions><partition>*.instructor.{}</partition></partitions>", name);
       subscribe = readers;
       break;
   }
@@ -322,8 +323,8 @@ bool validName(const std::string& name) {
 void copyFile(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   if (!fs::copy_file(from, to, ec))
-    throw std::runtime_error(fmt::format("{}: cannot copy to {} ({})", from.string(), to.string(),
-                                         ec.message()));
+    throw std::runtime_error(
+        fmt::format("{}: cannot copy to {} ({})", from.string(), to.string(), ec.message()));
 }
 
 }  // namespace
@@ -365,8 +366,8 @@ void initAuthority(const std::string& dir, const AuthorityOptions& options) {
 
 std::string issue(const std::string& dir, Role role, const std::string& name, int days) {
   if (!validName(name))
-    throw std::runtime_error(fmt::format(
-        "--name \"{}\": expected 1 to 64 letters, digits, '_' or '-'", name));
+    throw std::runtime_error(
+        fmt::format("--name \"{}\": expected 1 to 64 letters, digits, '_' or '-'", name));
   if (days < 1) throw std::runtime_error("--days: must be at least 1");
   const fs::path d(dir);
   const Cert ca = readCert((d / "ca.pem").string());
@@ -377,8 +378,7 @@ std::string issue(const std::string& dir, Role role, const std::string& name, in
     throw std::runtime_error((d / "governance.p7s").string() +
                              ": missing (made by `simtrainer security init`)");
   const fs::path out = d / fmt::format("{}-{}", roleName(role), name);
-  if (fs::exists(out))
-    throw std::runtime_error(out.string() + ": exists already (issued before)");
+  if (fs::exists(out)) throw std::runtime_error(out.string() + ": exists already (issued before)");
   // The participant's certificate expires with the CA at the latest.
   const std::time_t ca_end = [&] {
     std::tm tm{};
@@ -390,9 +390,8 @@ std::string issue(const std::string& dir, Role role, const std::string& name, in
   if (days > max_days) days = static_cast<int>(max_days);
   fs::create_directories(out);
   Key key = newKey();
-  Cert cert =
-      makeCert(key.get(), field(ca.get(), NID_organizationName), roleName(role), name, days,
-               ca.get(), ca_key.get());
+  Cert cert = makeCert(key.get(), field(ca.get(), NID_organizationName), roleName(role), name, days,
+                       ca.get(), ca_key.get());
   writeKey((out / "identity.key").string(), key.get());
   writeCert((out / "identity.pem").string(), cert.get());
   const std::string permissions = permissionsXml(role, name, cert.get());
@@ -414,8 +413,9 @@ Credentials loadCredentials(const std::string& dir) {
   const fs::path d = fs::absolute(dir);
   if (!fs::is_directory(d))
     throw std::runtime_error(
-        dir + ": --security expects the folder `simtrainer security issue` made (ca.pem, "
-              "identity.pem, identity.key, governance.p7s, permissions.p7s)");
+        dir +
+        ": --security expects the folder `simtrainer security issue` made (ca.pem, "
+        "identity.pem, identity.key, governance.p7s, permissions.p7s)");
   Credentials c;
   c.ca = (d / "ca.pem").string();
   c.certificate = (d / "identity.pem").string();
@@ -448,9 +448,9 @@ Credentials loadCredentials(const std::string& dir) {
   }
   c.name = field(cert.get(), NID_commonName);
   if (!validName(c.name))
-    throw std::runtime_error(fmt::format(
-        "{}: subject CN \"{}\": expected 1 to 64 letters, digits, '_' or '-'", c.certificate,
-        c.name));
+    throw std::runtime_error(
+        fmt::format("{}: subject CN \"{}\": expected 1 to 64 letters, digits, '_' or '-'",
+                    c.certificate, c.name));
   return c;
 }
 

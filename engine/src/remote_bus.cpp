@@ -28,14 +28,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
-#include <mutex>
-#include <set>
-#include <sstream>
 #include <concepts>
 #include <cstdlib>
 #include <ctime>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>

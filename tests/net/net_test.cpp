@@ -924,11 +924,11 @@ TEST(Net, SecuredClassIgnoresIntrudersAndObeysItsInstructor) {
                            (rogue / "governance.p7s").string());
   }
 
-  Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60",
-                                              "--security", server_dir.string(), "--events",
-                                              (dir / "events.log").string()},
-                     classArgs(part, kSecuredDomain)),
-                 dir / "server.out");
+  Process server(
+      cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60", "--security",
+                                   server_dir.string(), "--events", (dir / "events.log").string()},
+          classArgs(part, kSecuredDomain)),
+      dir / "server.out");
   Process station(cat(std::vector<std::string>{"view", "--remote", "--headless", "--security",
                                                alice.string(), "--pult", "lift=0.5@0.2"},
                       classArgs(part, kSecuredDomain)),
@@ -964,7 +964,8 @@ TEST(Net, SecuredClassIgnoresIntrudersAndObeysItsInstructor) {
   for (std::uint64_t i = 1; Clock::now() < start + std::chrono::seconds(40); ++i) {
     const std::uint64_t seq = 1'000'000'000'000 + i;  // past any of alice's
     open_station.publishPult({"alice", seq, {0.0, -0.25}, {}});
-    open_instructor.publishCommand({"open-intruder", seq, remote::CommandKind::Pause, "", "", 0.0, {}});
+    open_instructor.publishCommand(
+        {"open-intruder", seq, remote::CommandKind::Pause, "", "", 0.0, {}});
     forged.publishCommand({"bob", seq, remote::CommandKind::Pause, "", "", 0.0, {}});
     bob_station.publishPult({"alice", seq, {0.0, -1.0}, {}});
     remote::SceneIdentity id;
@@ -1005,7 +1006,8 @@ TEST(Net, SecuredClassIgnoresIntrudersAndObeysItsInstructor) {
                 dir / "pause.out");
   ASSERT_EQ(pause.wait(40.0), 0) << pause.output();
   EXPECT_NE(pause.output().find("pause by teach"), std::string::npos) << pause.output();
-  EXPECT_TRUE(eventually(10.0, [&] { return poll() && f.paused; })) << "(d) the pause had no effect";
+  EXPECT_TRUE(eventually(10.0, [&] { return poll() && f.paused; }))
+      << "(d) the pause had no effect";
 
   server.kill(SIGINT);
   ASSERT_EQ(server.wait(20.0), 0) << server.output();
@@ -1054,9 +1056,8 @@ TEST(Net, SecurityFilesAreCheckedAndAnOpenServerSaysSo) {
     const int code = p.wait(30.0);
     return std::make_pair(code, p.output());
   };
-  auto [code, out] = run({"security", "issue", (dir / "none").string(), "--role", "station",
-                          "--name", "a"},
-                         "no_ca");
+  auto [code, out] = run(
+      {"security", "issue", (dir / "none").string(), "--role", "station", "--name", "a"}, "no_ca");
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find((dir / "none" / "ca.pem").string() + ": missing"), std::string::npos) << out;
   std::tie(code, out) = run({"security", "init", (dir / "ca").string()}, "init");
@@ -1064,33 +1065,30 @@ TEST(Net, SecurityFilesAreCheckedAndAnOpenServerSaysSo) {
   std::tie(code, out) = run({"security", "init", (dir / "ca").string()}, "init_again");
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find("ca.key: exists already"), std::string::npos) << out;
-  std::tie(code, out) = run({"security", "issue", (dir / "ca").string(), "--role", "trainee",
-                             "--name", "a"},
-                            "role");
+  std::tie(code, out) =
+      run({"security", "issue", (dir / "ca").string(), "--role", "trainee", "--name", "a"}, "role");
   EXPECT_EQ(code, 2) << out;
   EXPECT_NE(out.find("--role"), std::string::npos) << out;
-  std::tie(code, out) = run({"security", "issue", (dir / "ca").string(), "--role", "station",
-                             "--name", "a.b"},
-                            "name");
+  std::tie(code, out) = run(
+      {"security", "issue", (dir / "ca").string(), "--role", "station", "--name", "a.b"}, "name");
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find("--name \"a.b\": expected"), std::string::npos) << out;
-  std::tie(code, out) = run({"security", "issue", (dir / "ca").string(), "--role", "station",
-                             "--name", "alice"},
-                            "issue");
+  std::tie(code, out) =
+      run({"security", "issue", (dir / "ca").string(), "--role", "station", "--name", "alice"},
+          "issue");
   ASSERT_EQ(code, 0) << out;
   const fs::path alice = dir / "ca" / "station-alice";
   // A station's folder for the server; a folder without its key; no folder at all.
-  std::tie(code, out) = run({"serve", source(kScene), "--duration", "1", "--security",
-                             alice.string()},
-                            "wrong_role");
+  std::tie(code, out) =
+      run({"serve", source(kScene), "--duration", "1", "--security", alice.string()}, "wrong_role");
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find("identity.pem: a station certificate (subject OU=station); `serve` needs a "
                      "server certificate"),
             std::string::npos)
       << out;
   fs::remove(alice / "identity.key");
-  std::tie(code, out) = run({"view", "--remote", "--headless", "--security", alice.string()},
-                            "no_key");
+  std::tie(code, out) =
+      run({"view", "--remote", "--headless", "--security", alice.string()}, "no_key");
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find((alice / "identity.key").string() + ": missing or unreadable"),
             std::string::npos)
