@@ -2,6 +2,8 @@
 // `openssl` program needed, and every failure is an exception naming the file.
 #include <engine/class_security.h>
 
+#include "markup.h"
+
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -100,22 +102,24 @@ void writeCert(const std::string& path, X509* cert) {
   if (std::fclose(f) != 0 || !ok) fail(path, "cannot write the certificate");
 }
 
-Cert readCert(const std::string& path) {
+// The first PEM object of PATH read by `read` (PEM_read_X509, PEM_read_PrivateKey), `what` it is.
+template <class Owner, class Read>
+Owner readPem(const std::string& path, const char* what, Read read) {
   std::FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) throw std::runtime_error(path + ": missing or unreadable (a PEM certificate)");
-  Cert cert(PEM_read_X509(f, nullptr, nullptr, nullptr));
+  if (f == nullptr)
+    throw std::runtime_error(fmt::format("{}: missing or unreadable ({})", path, what));
+  Owner object(read(f, nullptr, nullptr, nullptr));
   std::fclose(f);
-  if (!cert) fail(path, "not a PEM certificate");
-  return cert;
+  if (!object) fail(path, fmt::format("not {}", what));
+  return object;
+}
+
+Cert readCert(const std::string& path) {
+  return readPem<Cert>(path, "a PEM certificate", PEM_read_X509);
 }
 
 Key readKey(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) throw std::runtime_error(path + ": missing or unreadable (a PEM private key)");
-  Key key(PEM_read_PrivateKey(f, nullptr, nullptr, nullptr));
-  std::fclose(f);
-  if (!key) fail(path, "not a PEM private key");
-  return key;
+  return readPem<Key>(path, "a PEM private key", PEM_read_PrivateKey);
 }
 
 void addExtension(X509* cert, X509* issuer, int nid, const char* value) {
@@ -195,20 +199,6 @@ std::string field(X509* cert, int nid) {
   const ASN1_STRING* value = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, at));
   return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(value)),
                      static_cast<std::size_t>(ASN1_STRING_length(value)));
-}
-
-std::string xmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 // The class's topics are all "simtrainer/..." (engine/src/remote_bus.cpp); domains 0..232.
@@ -303,7 +293,7 @@ std::string permissionsXml(Role role, const std::string& name, X509* cert) {
 </dds>
 )",
                      fmt::arg("role", roleName(role)), fmt::arg("name", name),
-                     fmt::arg("subject", xmlEscape(subjectOf(cert))),
+                     fmt::arg("subject", detail::escapeMarkup(subjectOf(cert))),
                      fmt::arg("from", isoTime(X509_get0_notBefore(cert))),
                      fmt::arg("to", isoTime(X509_get0_notAfter(cert))),
                      fmt::arg("domains", kDomains), fmt::arg("publish", publish),
