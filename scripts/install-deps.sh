@@ -20,6 +20,7 @@ packages=(
   fonts-dejavu-core             # render: HUD text
   libfastrtps-dev libfastcdr-dev fastddsgen default-jre-headless  # network: DDS (docs/network.md)
   iptables libnetfilter-queue-dev  # tests/net: a misbehaving network (loss, delay, partition) in user space: iptables NFQUEUE target (this kernel has neither sch_netem nor nft queue)
+  libssl-dev                    # network: a secured class's certificates and signed XML (libcrypto)
   gnuplot-nox                   # docs/validation figures (scripts/validation-figures.sh)
   xvfb xauth libgl1-mesa-dri libglx-mesa0 libgl-dev  # headless rendering tests (Mesa llvmpipe)
   libx11-dev                    # render: a window's keys read on a thread of their own (Xlib)

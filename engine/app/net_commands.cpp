@@ -1,6 +1,7 @@
 #include "net_commands.h"
 #include "report_command.h"
 
+#include <engine/class_security.h>
 #include <engine/recording.h>
 #include <engine/remote.h>
 #include <engine/scenario.h>
@@ -26,6 +27,7 @@ struct NetCommands::Args {
   int domain = 0;
   std::string partition = "simtrainer";
   std::vector<std::string> peers;
+  std::string security;  // --security DIR
   // serve
   CLI::App* serve = nullptr;
   std::string serve_file;
@@ -51,12 +53,22 @@ struct NetCommands::Args {
   double interval_s = 0.0;
   double ack_timeout_s = 10.0;
   bool list = false;
+  // security init / issue
+  CLI::App* security_cmd = nullptr;
+  CLI::App* security_init = nullptr;
+  CLI::App* security_issue = nullptr;
+  std::string authority_dir, centre = "simtrainer training centre", role, name;
+  int days = 0;
 };
 
 namespace {
 
 void addClassOptions(CLI::App* command, int& domain, std::string& partition,
-                     std::vector<std::string>& peers) {
+                     std::vector<std::string>& peers, std::string& security) {
+  command
+      ->add_option("--security", security,
+                   "A secured class: this participant's folder from `simtrainer security issue`")
+      ->option_text("DIR");
   command->add_option("--domain", domain, "DDS domain id of the class (0..232, default 0)")
       ->check(CLI::Range(0, 232));
   command->add_option("--partition", partition, "DDS partition of the class (default simtrainer)");
@@ -71,7 +83,23 @@ remote::ClassAddress address(const NetCommands::Args& a) {
   address.domain = a.domain;
   address.partition = a.partition;
   address.peers = a.peers;
+  address.security = a.security;
   return address;
+}
+
+// The certificate of --security must be of the command's role; returns its name (empty: open).
+std::string securedName(const NetCommands::Args& a, sim::engine::security::Role role,
+                        const char* command) {
+  if (a.security.empty()) return "";
+  const auto credentials = sim::engine::security::loadCredentials(a.security);
+  if (credentials.role != role) {
+    throw std::runtime_error(
+        fmt::format("{}: a {} certificate (subject OU={}); `{}` needs a {} certificate",
+                    credentials.certificate, sim::engine::security::roleName(credentials.role),
+                    sim::engine::security::roleName(credentials.role), command,
+                    sim::engine::security::roleName(role)));
+  }
+  return credentials.name;
 }
 
 std::vector<sim::engine::Override> overrides(const std::vector<std::string>& texts) {
@@ -155,6 +183,7 @@ remote::Command parseCommand(const std::string& text) {
 }
 
 int serveSession(const NetCommands::Args& a, const NetHooks& hooks) {
+  securedName(a, sim::engine::security::Role::Server, "serve");
   remote::ServeOptions options;
   options.address = address(a);
   options.record_path = a.record;
@@ -212,6 +241,14 @@ int serveSession(const NetCommands::Args& a, const NetHooks& hooks) {
       static_cast<unsigned long long>(r.pult_samples), static_cast<unsigned long long>(r.commands),
       static_cast<unsigned long long>(r.drops.malformed),
       static_cast<unsigned long long>(r.drops.out_of_order));
+  if (!a.security.empty()) {
+    std::printf(
+        "serve: security: %llu samples under another name than their writer's, %llu participants "
+        "failed authentication, %llu writers refused by the permissions\n",
+        static_cast<unsigned long long>(r.drops.impostor),
+        static_cast<unsigned long long>(r.participants_refused),
+        static_cast<unsigned long long>(r.writers_refused));
+  }
   std::fflush(stdout);
   if (r.run.fault) return 1;
   return 0;
@@ -228,6 +265,15 @@ int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   remote::StationOptions options;
   options.address = address(a);
   options.name = a.station;
+  const std::string certified = securedName(a, sim::engine::security::Role::Station, "view");
+  if (!certified.empty()) {
+    // The server accepts this station's pult only under its certificate's name.
+    if (a.view->count("--station") > 0 && a.station != certified) {
+      throw std::runtime_error(fmt::format("--station {}: the certificate of {} is station \"{}\"",
+                                           a.station, a.security, certified));
+    }
+    options.name = certified;
+  }
   options.scene_path = a.scene;
   options.trace_path = a.view_trace;
   options.duration_s = a.view_duration;
@@ -252,7 +298,7 @@ int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   std::printf(
       "view %s: frames %llu, last step %llu, link lost %llu times, dropped %llu "
       "(%llu malformed, %llu out of order, %llu foreign), pult samples sent %llu\n",
-      a.station.c_str(), static_cast<unsigned long long>(r.frames_received),
+      options.name.c_str(), static_cast<unsigned long long>(r.frames_received),
       static_cast<unsigned long long>(r.last_step), static_cast<unsigned long long>(r.link_lost),
       static_cast<unsigned long long>(r.drops.total()),
       static_cast<unsigned long long>(r.drops.malformed),
@@ -260,7 +306,7 @@ int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
       static_cast<unsigned long long>(r.drops.foreign),
       static_cast<unsigned long long>(r.pult_sent));
   if (r.latency_s.count() > 0) {
-    std::printf("view %s: latency mean %.3f ms, p99 %.3f ms\n", a.station.c_str(),
+    std::printf("view %s: latency mean %.3f ms, p99 %.3f ms\n", options.name.c_str(),
                 1e3 * r.latency_s.mean(), 1e3 * r.latency_s.p99());
   }
   std::fflush(stdout);
@@ -273,7 +319,7 @@ int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
 // must treat as lost: it may or may not have reached the server, whose events tell. The server
 // applies a command at most once (sequence numbers per issuer). True when all were confirmed.
 template <class Poll, class Stopped>
-bool sendCommands(remote::Bus& bus, const NetCommands::Args& a,
+bool sendCommands(remote::Bus& bus, const NetCommands::Args& a, const std::string& issuer,
                   const std::vector<remote::Command>& commands, Poll& poll, Stopped& stopped) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -288,7 +334,7 @@ bool sendCommands(remote::Bus& bus, const NetCommands::Args& a,
     if (sent_at.size() < commands.size() &&
         elapsed() >= a.interval_s * static_cast<double>(sent_at.size())) {
       remote::Command c = commands[sent_at.size()];
-      c.issuer = a.issuer;
+      c.issuer = issuer;
       c.seq = ++seq;
       bus.publishCommand(c);
       last_sent = elapsed();
@@ -318,9 +364,45 @@ bool sendCommands(remote::Bus& bus, const NetCommands::Args& a,
   return confirmed == commands.size();
 }
 
+int securityCommand(const NetCommands::Args& a) {
+  namespace security = sim::engine::security;
+  if (*a.security_init) {
+    security::AuthorityOptions options;
+    options.centre = a.centre;
+    if (a.days > 0) options.days = a.days;
+    security::initAuthority(a.authority_dir, options);
+    std::printf(
+        "security: authority of \"%s\" in %s (ca.pem, ca.key: keep it off the class's "
+        "machines; governance.p7s)\n",
+        a.centre.c_str(), a.authority_dir.c_str());
+    return 0;
+  }
+  if (*a.security_issue) {
+    const security::Role role =
+        a.role == "server"
+            ? security::Role::Server
+            : (a.role == "station" ? security::Role::Station : security::Role::Instructor);
+    const std::string folder = a.days > 0 ? security::issue(a.authority_dir, role, a.name, a.days)
+                                          : security::issue(a.authority_dir, role, a.name);
+    std::printf("security: %s %s issued in %s (give it as --security %s)\n", a.role.c_str(),
+                a.name.c_str(), folder.c_str(), folder.c_str());
+    return 0;
+  }
+  throw std::invalid_argument("security: expected init or issue (see simtrainer security --help)");
+}
+
 int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   std::vector<remote::Command> commands;
   for (const auto& t : a.commands) commands.push_back(parseCommand(t));
+  std::string issuer = a.issuer;
+  const std::string certified = securedName(a, sim::engine::security::Role::Instructor, "instruct");
+  if (!certified.empty()) {
+    if (a.instruct->count("--name") > 0 && a.issuer != certified) {
+      throw std::runtime_error(fmt::format("--name {}: the certificate of {} is instructor \"{}\"",
+                                           a.issuer, a.security, certified));
+    }
+    issuer = certified;
+  }
   remote::Bus bus(address(a), remote::Bus::Role::Instructor);
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -361,7 +443,7 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (!sendCommands(bus, a, commands, poll, stopped)) unconfirmed = true;
+    if (!sendCommands(bus, a, issuer, commands, poll, stopped)) unconfirmed = true;
   }
   // Listen: events (the answers to the commands), stations and the state.
   const auto listen_start = Clock::now();
@@ -421,7 +503,7 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
       "serve", "Run a scene authoritative and headless in real time, publishing its state (DDS)");
   a.serve->add_option("SCENE", a.serve_file, "Scene file (YAML) or scenario (*.scenario.yaml)")
       ->required();
-  addClassOptions(a.serve, a.domain, a.partition, a.peers);
+  addClassOptions(a.serve, a.domain, a.partition, a.peers, a.security);
   a.serve->add_option("--duration", a.serve_duration, "Simulated seconds (default: until Ctrl-C)");
   a.serve
       ->add_option("--record", a.record, "Record the session, faults included (simtrainer replay)")
@@ -439,7 +521,7 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   a.view = app.add_subcommand(
       "view", "Show a served scene (--remote): same view as run, state from the server");
   a.view->add_flag("--remote", a.remote_flag, "Receive the state from `simtrainer serve`");
-  addClassOptions(a.view, a.domain, a.partition, a.peers);
+  addClassOptions(a.view, a.domain, a.partition, a.peers, a.security);
   a.view->add_option("--station", a.station, "This station's name (default station)");
   a.view->add_option("--scene", a.scene,
                      "The scene file here (default: the path the server names)");
@@ -459,7 +541,7 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
 
   a.instruct =
       app.add_subcommand("instruct", "Instructor: list stations and HUD values, send commands");
-  addClassOptions(a.instruct, a.domain, a.partition, a.peers);
+  addClassOptions(a.instruct, a.domain, a.partition, a.peers, a.security);
   a.instruct->add_option(
       "--command", a.commands,
       "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed|brake_released[:VALUE] | "
@@ -479,6 +561,28 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   a.instruct->add_flag("--list", a.list,
                        "Print the server, the state's HUD values and the stations");
   a.instruct->add_option("--name", a.issuer, "The instructor's name (default instructor)");
+
+  a.security_cmd = app.add_subcommand(
+      "security", "Certificates of a secured class (DDS Security; docs/network.md)");
+  a.security_cmd->require_subcommand(1);
+  a.security_init = a.security_cmd->add_subcommand(
+      "init", "Create the training centre's certificate authority and signed governance in DIR");
+  a.security_init->add_option("DIR", a.authority_dir, "The authority's folder")->required();
+  a.security_init->add_option("--centre", a.centre, "The centre's name (the certificates' O)");
+  a.security_init->add_option("--days", a.days, "Validity of the CA (default 3650)")
+      ->check(CLI::Range(1, 36500));
+  a.security_issue = a.security_cmd->add_subcommand(
+      "issue", "Issue a participant's certificate, key and permissions (DIR/ROLE-NAME)");
+  a.security_issue->add_option("DIR", a.authority_dir, "The authority's folder (security init)")
+      ->required();
+  a.security_issue->add_option("--role", a.role, "server, station or instructor")
+      ->required()
+      ->check(CLI::IsMember({"server", "station", "instructor"}));
+  a.security_issue->add_option("--name", a.name, "The participant's name (letters, digits, _ -)")
+      ->required();
+  a.security_issue
+      ->add_option("--days", a.days, "Validity (default 365, at most the CA's remaining)")
+      ->check(CLI::Range(1, 36500));
 }
 
 NetCommands::~NetCommands() = default;
@@ -489,6 +593,7 @@ int NetCommands::run(const NetHooks& hooks) {
     if (*a.serve) return serveCommand(a, hooks);
     if (*a.view) return viewCommand(a, hooks);
     if (*a.instruct) return instructCommand(a, hooks);
+    if (*a.security_cmd) return securityCommand(a);
   } catch (const std::runtime_error& e) {
     // No server, another scene file, DDS refusing the domain: the run failed (exit code 1);
     // scene and usage errors (other exception types) reach main's handlers.

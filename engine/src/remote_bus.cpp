@@ -1,6 +1,9 @@
 // The DDS side of engine/remote.h: one participant per process, UDPv4 only, the class's partition
 // on every publisher and subscriber, and conversions between the generated topic types and the
-// engine's plain structs. Nothing else in the project includes Fast DDS.
+// engine's plain structs. Nothing else in the project includes Fast DDS. In a secured class
+// (ClassAddress::security) the participant loads DDS Security's builtin plugins with the files of
+// engine/class_security.h.
+#include <engine/class_security.h>
 #include <engine/remote.h>
 
 #include "simtrainer.h"
@@ -10,6 +13,8 @@
 #include <fastrtps/utils/IPLocator.h>
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
+#include <fastdds/dds/domain/DomainParticipantListener.hpp>
+#include <fastdds/dds/log/Log.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
 #include <fastdds/dds/publisher/Publisher.hpp>
 #include <fastdds/dds/subscriber/DataReader.hpp>
@@ -19,12 +24,18 @@
 #include <fastdds/dds/topic/TypeSupport.hpp>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <concepts>
 #include <cstdlib>
 #include <ctime>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -224,17 +235,114 @@ void fromWire(Wire& in, Plain& out) {
   fields(out, in, [](auto& p, const auto& w) { get(p, w); });
 }
 
-// Takes the next valid sample (skipping disposals and other notices) into `out`.
+// Takes the next valid sample (skipping disposals and other notices) into `out`; `writer`, when
+// given, gets the GUID of the DataWriter that wrote it.
 template <class Wire, class Plain>
-bool takeNext(dds::DataReader* reader, Wire& sample, Plain& out) {
+bool takeNext(dds::DataReader* reader, Wire& sample, Plain& out,
+              eprosima::fastrtps::rtps::GUID_t* writer = nullptr) {
   if (reader == nullptr) return false;
   dds::SampleInfo info;
   while (reader->take_next_sample(&sample, &info) == ReturnCode_t::RETCODE_OK) {
     if (!info.valid_data) continue;
     fromWire(sample, out);
+    if (writer) eprosima::fastrtps::rtps::iHandle2GUID(*writer, info.publication_handle);
     return true;
   }
   return false;
+}
+
+std::string text(const eprosima::fastrtps::rtps::GUID_t& guid) {
+  std::ostringstream s;
+  s << guid;
+  return s.str();
+}
+
+// What discovery tells about the other participants: the partitions of every remote DataWriter
+// (in a secured class the access control has checked them against the writer's permissions
+// before its samples are accepted) and the participants that failed authentication. Called on
+// Fast DDS's threads.
+class Discovery : public dds::DomainParticipantListener {
+ public:
+  void on_publisher_discovery(dds::DomainParticipant*,
+                              eprosima::fastrtps::rtps::WriterDiscoveryInfo&& info) override {
+    using Status = eprosima::fastrtps::rtps::WriterDiscoveryInfo::DISCOVERY_STATUS;
+    std::lock_guard lock(mutex_);
+    if (info.status == Status::REMOVED_WRITER) {
+      partitions_.erase(info.info.guid());
+    } else {
+      partitions_[info.info.guid()] = info.info.m_qos.m_partition.getNames();
+    }
+  }
+  void onParticipantAuthentication(
+      dds::DomainParticipant*,
+      eprosima::fastrtps::rtps::ParticipantAuthenticationInfo&& info) override {
+    if (info.status ==
+        eprosima::fastrtps::rtps::ParticipantAuthenticationInfo::UNAUTHORIZED_PARTICIPANT) {
+      // Fast DDS tries again every second: each participant is counted and logged once.
+      std::lock_guard lock(mutex_);
+      if (refused_.insert(info.guid.guidPrefix).second) {
+        spdlog::warn("DDS Security: participant {} failed authentication: ignored",
+                     text(info.guid));
+      }
+    }
+  }
+  /// The name after `prefix` when the writer has exactly one partition and it starts with
+  /// `prefix`; empty otherwise (unknown writer, no or several partitions).
+  std::string nameAfter(const eprosima::fastrtps::rtps::GUID_t& writer,
+                        const std::string& prefix) const {
+    std::lock_guard lock(mutex_);
+    auto it = partitions_.find(writer);
+    if (it == partitions_.end() || it->second.size() != 1) return "";
+    const std::string& p = it->second.front();
+    return p.size() > prefix.size() && p.compare(0, prefix.size(), prefix) == 0
+               ? p.substr(prefix.size())
+               : "";
+  }
+  std::uint64_t refused() const {
+    std::lock_guard lock(mutex_);
+    return refused_.size();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<eprosima::fastrtps::rtps::GUID_t, std::vector<std::string>> partitions_;
+  std::set<eprosima::fastrtps::rtps::GuidPrefix_t> refused_;
+};
+
+// Remote DataWriters the access control refused (their permissions do not allow the topic or
+// partition). Fast DDS 2.9 tells no listener, only its log (category RTPS_EDP, on its logging
+// thread): the message is counted here, in the whole process, and Fast DDS still prints it.
+std::atomic<std::uint64_t> g_writers_refused{0};
+
+class RefusedWriters : public eprosima::fastdds::dds::LogConsumer {
+ public:
+  void Consume(const eprosima::fastdds::dds::Log::Entry& entry) override {
+    if (entry.message.rfind("Security manager returns an error for writer", 0) == 0)
+      ++g_writers_refused;
+  }
+};
+
+void countRefusedWriters() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    eprosima::fastdds::dds::Log::RegisterConsumer(std::make_unique<RefusedWriters>());
+  });
+}
+
+// DDS Security's builtin plugins with the participant's files.
+void secure(dds::DomainParticipantQos& qos, const security::Credentials& c) {
+  auto& p = qos.properties().properties();
+  auto file = [](const std::string& path) { return "file://" + path; };
+  p.emplace_back("dds.sec.auth.plugin", "builtin.PKI-DH");
+  p.emplace_back("dds.sec.auth.builtin.PKI-DH.identity_ca", file(c.ca));
+  p.emplace_back("dds.sec.auth.builtin.PKI-DH.identity_certificate", file(c.certificate));
+  p.emplace_back("dds.sec.auth.builtin.PKI-DH.private_key", file(c.key));
+  if (!c.crl.empty()) p.emplace_back("dds.sec.auth.builtin.PKI-DH.identity_crl", file(c.crl));
+  p.emplace_back("dds.sec.access.plugin", "builtin.Access-Permissions");
+  p.emplace_back("dds.sec.access.builtin.Access-Permissions.permissions_ca", file(c.ca));
+  p.emplace_back("dds.sec.access.builtin.Access-Permissions.governance", file(c.governance));
+  p.emplace_back("dds.sec.access.builtin.Access-Permissions.permissions", file(c.permissions));
+  p.emplace_back("dds.sec.crypto.plugin", "builtin.AES-GCM-GMAC");
 }
 
 // Measurements only (bench_net): SIMTRAINER_STATE_MULTICAST=GROUP gives a station's state reader
@@ -257,6 +365,10 @@ std::optional<Locator_t> stateMulticast(int domain) {
 }  // namespace
 
 struct Bus::Impl {
+  Discovery discovery;  // outlives the participant (deleted in ~Impl's body)
+  bool secured = false;
+  std::uint64_t writers_refused_before = 0;
+  std::string station_prefix, instructor_prefix;  // "CLASS.station.", "CLASS.instructor."
   dds::DomainParticipant* participant = nullptr;
   dds::Publisher* publisher = nullptr;
   dds::Subscriber* subscriber = nullptr;
@@ -323,16 +435,46 @@ Bus::Bus(const ClassAddress& address, Role role) : impl_(std::make_unique<Impl>(
       throw std::runtime_error("peer: not an IPv4 address: " + peer);
     peers.push_back(locator);
   }
-  impl_->participant = dds::DomainParticipantFactory::get_instance()->create_participant(
-      static_cast<dds::DomainId_t>(address.domain), pq);
-  if (impl_->participant == nullptr) {
-    throw std::runtime_error(fmt::format("DDS: cannot join domain {}", address.domain));
-  }
-  dds::PublisherQos pubq = dds::PUBLISHER_QOS_DEFAULT;
-  pubq.partition().push_back(address.partition.c_str());
-  dds::SubscriberQos subq = dds::SUBSCRIBER_QOS_DEFAULT;
-  subq.partition().push_back(address.partition.c_str());
   Impl& d = *impl_;
+  dds::PublisherQos pubq = dds::PUBLISHER_QOS_DEFAULT;
+  dds::SubscriberQos subq = dds::SUBSCRIBER_QOS_DEFAULT;
+  if (address.security.empty()) {
+    pubq.partition().push_back(address.partition.c_str());
+    subq.partition().push_back(address.partition.c_str());
+  } else {
+    // Stations and instructors write in partitions of their own names, which their permissions
+    // confine them to; the server reads all of them and so knows who wrote each sample.
+    const security::Credentials credentials = security::loadCredentials(address.security);
+    secure(pq, credentials);
+    countRefusedWriters();
+    d.writers_refused_before = g_writers_refused.load();
+    d.secured = true;
+    d.station_prefix = address.partition + ".station.";
+    d.instructor_prefix = address.partition + ".instructor.";
+    if (role == Role::Server) {
+      pubq.partition().push_back(address.partition.c_str());
+      subq.partition().push_back((d.station_prefix + "*").c_str());
+      subq.partition().push_back((d.instructor_prefix + "*").c_str());
+    } else {
+      const auto mine = security::writerPartition(
+          address.partition,
+          role == Role::Station ? security::Role::Station : security::Role::Instructor,
+          credentials.name);
+      pubq.partition().push_back(mine.c_str());
+      subq.partition().push_back(address.partition.c_str());
+      subq.partition().push_back((d.station_prefix + "*").c_str());
+    }
+  }
+  d.participant = dds::DomainParticipantFactory::get_instance()->create_participant(
+      static_cast<dds::DomainId_t>(address.domain), pq, &d.discovery, dds::StatusMask::none());
+  if (d.participant == nullptr) {
+    throw std::runtime_error(
+        address.security.empty()
+            ? fmt::format("DDS: cannot join domain {}", address.domain)
+            : fmt::format("DDS: cannot join domain {} with the security files of {} (Fast DDS "
+                          "refused them: see its messages above)",
+                          address.domain, address.security));
+  }
   d.publisher = d.participant->create_publisher(pubq);
   d.subscriber = d.participant->create_subscriber(subq);
   if (d.publisher == nullptr || d.subscriber == nullptr)
@@ -388,7 +530,10 @@ void Bus::publishPult(const PultInput& in) {
 
 bool Bus::takePult(PultInput& out) {
   gen::PultInput s;
-  return takeNext(impl_->pult.reader, s, out);
+  eprosima::fastrtps::rtps::GUID_t writer;
+  if (!takeNext(impl_->pult.reader, s, out, &writer)) return false;
+  out.writer = impl_->secured ? impl_->discovery.nameAfter(writer, impl_->station_prefix) : "";
+  return true;
 }
 
 void Bus::publishStatus(const StationStatus& in) {
@@ -408,7 +553,18 @@ void Bus::publishCommand(const Command& in) {
 
 bool Bus::takeCommand(Command& out) {
   gen::Command s;
-  return takeNext(impl_->command.reader, s, out);
+  eprosima::fastrtps::rtps::GUID_t writer;
+  if (!takeNext(impl_->command.reader, s, out, &writer)) return false;
+  out.writer = impl_->secured ? impl_->discovery.nameAfter(writer, impl_->instructor_prefix) : "";
+  return true;
+}
+
+std::uint64_t Bus::participantsRefused() const {
+  return impl_->discovery.refused();
+}
+
+std::uint64_t Bus::writersRefused() const {
+  return impl_->secured ? g_writers_refused.load() - impl_->writers_refused_before : 0;
 }
 
 void Bus::publishEvent(const Event& in) {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -300,6 +301,22 @@ class ServerLink {
     return true;
   }
 
+  // In a secured class a sample counts only under its writer's authenticated name (the partition
+  // the writer's permissions confine it to): a station cannot drive another station's pult, nor
+  // an instructor sign as another. Each impostor is counted; the first of each pair is logged.
+  bool authentic(const std::string& claimed, const std::string& writer, const char* what,
+                 const char* role) {
+    if (options_.address.security.empty() || claimed == writer) return true;
+    ++result.drops.impostor;
+    if (impostors_logged_.insert(writer + "\n" + claimed).second) {
+      spdlog::warn("serve: {} under {} \"{}\" from {}: dropped (counted, not logged again)", what,
+                   role, claimed,
+                   writer.empty() ? std::string("a writer of no authenticated name")
+                                  : fmt::format("{} \"{}\"", role, writer));
+    }
+    return false;
+  }
+
   void applyPult(const PultInput& p, Session& session) {
     const bool ok =
         !p.station.empty() && p.values.size() == scene_.pult.controls.size() && allFinite(p.values);
@@ -307,6 +324,7 @@ class ServerLink {
       ++result.drops.malformed;
       return;
     }
+    if (!authentic(p.station, p.writer, "pult sample", "station")) return;
     if (!inOrder(pult_seq_, p.station, p.seq)) return;
     ++result.pult_samples;
     for (std::size_t c = 0; c < p.values.size(); ++c)
@@ -332,6 +350,7 @@ class ServerLink {
       ++result.drops.malformed;
       return;
     }
+    if (!authentic(c.issuer, c.writer, "command", "instructor")) return;
     if (!inOrder(command_seq_, c.issuer, c.seq)) return;
     ++result.commands;
     const std::string who = c.issuer;
@@ -505,6 +524,7 @@ class ServerLink {
   std::vector<char> faults_applied_;
   std::size_t changes_applied_ = 0;
   std::map<std::string, std::uint64_t> pult_seq_, command_seq_;
+  std::set<std::string> impostors_logged_;
   StateFrame frame_;
   std::uint64_t frames_ = 0;
   std::FILE* trace_ = nullptr;
@@ -530,6 +550,12 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
   const std::uint64_t run_id =
       (std::uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<std::uint64_t>(monotonicNs());
   Bus bus(options.address, Bus::Role::Server);
+  if (options.address.security.empty()) {
+    spdlog::warn(
+        "serve: an OPEN class: anyone who knows domain {} and partition \"{}\" can join, drive "
+        "the pult and send commands (--security DIR: docs/network.md)",
+        options.address.domain, options.address.partition);
+  }
   ServerLink link(bus, scene, options, run_id);
   bus.publishIdentity(identityOf(scene, run_id));
   const auto wait_end =
@@ -580,6 +606,8 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
   result.drops = link.result.drops;
   result.commands = link.result.commands;
   result.pult_samples = link.result.pult_samples;
+  result.participants_refused = bus.participantsRefused();
+  result.writers_refused = bus.writersRefused();
   if (options.drops) *options.drops = result.drops;
   return result;
 }

@@ -134,7 +134,7 @@ StationResult runStation(const StationOptions& options) {
       script_done[i] = true;
     }
     if (has_pult && (pult != sent_pult || since(last_pult_sent) > 0.25)) {
-      bus.publishPult({options.name, ++pult_seq, pult});
+      bus.publishPult({options.name, ++pult_seq, pult, {}});
       sent_pult = pult;
       last_pult_sent = Clock::now();
       ++result.pult_sent;

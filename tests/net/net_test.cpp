@@ -3,6 +3,7 @@
 // or station. Every class uses its own partition (test name + pid), so tests run in parallel
 // without seeing each other. Waits are polls with generous deadlines (a loaded 2-core machine);
 // no assertion depends on a fixed sleep.
+#include <engine/class_security.h>
 #include <engine/recording.h>
 #include <engine/remote.h>
 
@@ -486,11 +487,11 @@ TEST(Net, MalformedPultAndCommandsAreCountedByTheServer) {
   // Reliable topic: once the server's reader has matched (it sends state, so discovery is done
   // both ways soon after), every sample arrives. Send for a while to cover the match.
   for (int i = 0; i < 30; ++i) {
-    station.publishPult({"rogue", 1000, {0.0}});                // wrong size
-    station.publishPult({"rogue", 1001, {0.0, std::nan("")}});  // not finite
-    station.publishPult({"", 1002, {0.0, 0.0}});                // no station name
+    station.publishPult({"rogue", 1000, {0.0}, {}});                // wrong size
+    station.publishPult({"rogue", 1001, {0.0, std::nan("")}, {}});  // not finite
+    station.publishPult({"", 1002, {0.0, 0.0}, {}});                // no station name
     station.publishPult(
-        {"late", static_cast<std::uint64_t>(100 - i), {0.0, 0.0}});  // seq going back
+        {"late", static_cast<std::uint64_t>(100 - i), {0.0, 0.0}, {}});  // seq going back
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
   }
   server.kill(SIGINT);
@@ -846,6 +847,265 @@ TEST(Net, ServedScenarioIsGradedAndTheScoreReachesStationsAndInstructor) {
   EXPECT_NE(served.find("\"trainee\": \"Eve\""), std::string::npos) << served;
   EXPECT_NE(served.find("\"total\": 95.0"), std::string::npos) << served;
   EXPECT_EQ(served, read(dir / "replayed.json"));
+}
+
+// A secured class (docs/network.md, "A secured class"): one authority; a server, station
+// "alice" driving the pult, instructor "teach", and the test's own station "watch" seeing the
+// state and the events. Four intruders act at once for a few seconds, then the instructor
+// pauses:
+// (a) a participant without DDS Security (an open station and instructor) sees nothing and its
+//     commands and pult never match the server's readers;
+// (b) station "bob" cannot make a command writer with its own files (its permissions refuse);
+//     with a forged local governance (signed by a CA of its own, added to its CA file) its own
+//     Fast DDS lets it, but the server refuses those writers (counted, logged by Fast DDS): its
+//     pause has no effect;
+// (c) station "bob" sends pult samples under the name "alice": the server drops them (the writer's
+//     partition says bob), counts and logs them;
+// (e) a station certified by another authority sees nothing and is counted as failing
+//     authentication;
+// (d) then the legitimate instructor's pause works in the same class.
+namespace security = sim::engine::security;
+
+// DIR/NAME with a CA, and ROLE-NAME folders issued from it.
+fs::path authority(const fs::path& dir, const std::string& name) {
+  security::AuthorityOptions options;
+  options.centre = name + " centre";
+  security::initAuthority((dir / name).string(), options);
+  return dir / name;
+}
+
+// A domain of its own: the server counts every participant of the domain that fails
+// authentication, and other tests' participants (domains 0, 3, 4) would be counted too.
+constexpr int kSecuredDomain = 9;
+
+remote::ClassAddress securedAddress(const std::string& part, const fs::path& folder) {
+  remote::ClassAddress a;
+  a.domain = kSecuredDomain;
+  a.partition = part;
+  a.security = folder.string();
+  return a;
+}
+
+TEST(Net, SecuredClassIgnoresIntrudersAndObeysItsInstructor) {
+  const fs::path dir = scratch();
+  const std::string part = partition();
+  const fs::path centre = authority(dir, "centre");
+  auto issue = [&](security::Role role, const std::string& name) {
+    return fs::path(security::issue(centre.string(), role, name));
+  };
+  const fs::path server_dir = issue(security::Role::Server, "srv");
+  const fs::path alice = issue(security::Role::Station, "alice");
+  const fs::path watch = issue(security::Role::Station, "watch");
+  const fs::path bob = issue(security::Role::Station, "bob");
+  const fs::path teach = issue(security::Role::Instructor, "teach");
+  // (e) Another centre's station.
+  const fs::path other = authority(dir, "other");
+  const fs::path mallory = security::issue(other.string(), security::Role::Station, "mallory");
+  // (b) bob's folder with a forged governance: no read or write access control, signed by a CA
+  // of bob's own that its CA file lists after the real one (whose subject it still announces).
+  const fs::path forger = authority(dir, "forger");
+  const fs::path rogue = dir / "rogue";
+  fs::copy(bob, rogue);
+  {
+    std::ifstream real(centre / "ca.pem"), fake(forger / "ca.pem");
+    std::stringstream both;
+    both << real.rdbuf() << fake.rdbuf();
+    fs::remove(rogue / "ca.pem");
+    std::ofstream(rogue / "ca.pem") << both.str();
+    std::ifstream in(centre / "governance.xml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string xml = text.str();
+    for (const std::string kind : {"read", "write"}) {
+      const std::string on = "<enable_" + kind + "_access_control>true";
+      if (const auto at = xml.find(on); at != std::string::npos)
+        xml.replace(at, on.size(), "<enable_" + kind + "_access_control>false");
+    }
+    std::ofstream(dir / "forged.xml") << xml;
+    fs::remove(rogue / "governance.p7s");
+    security::signDocument(forger.string(), (dir / "forged.xml").string(),
+                           (rogue / "governance.p7s").string());
+  }
+
+  Process server(
+      cat(std::vector<std::string>{"serve", source(kScene), "--duration", "60", "--security",
+                                   server_dir.string(), "--events", (dir / "events.log").string()},
+          classArgs(part, kSecuredDomain)),
+      dir / "server.out");
+  Process station(cat(std::vector<std::string>{"view", "--remote", "--headless", "--security",
+                                               alice.string(), "--pult", "lift=0.5@0.2"},
+                      classArgs(part, kSecuredDomain)),
+                  dir / "alice.out");
+  remote::Bus watcher(securedAddress(part, watch), remote::Bus::Role::Station);
+  remote::StateFrame f;
+  std::vector<std::string> events;
+  auto poll = [&] {
+    remote::Event e;
+    while (watcher.takeEvent(e)) events.push_back(e.kind + ": " + e.text);
+    return watcher.takeState(f);
+  };
+  const std::size_t lift = 1;  // scenes/grasp.yaml: grip, lift
+
+  // The intruders, all at once from the start, until the watcher has seen alice's pult applied
+  // for 3 s of frames (and 4 s at least).
+  remote::ClassAddress open;
+  open.domain = kSecuredDomain;
+  open.partition = part;
+  remote::Bus open_station(open, remote::Bus::Role::Station);
+  remote::Bus open_instructor(open, remote::Bus::Role::Instructor);
+  // (b) With its real files, a station cannot even make a command writer: its own Fast DDS
+  // checks bob's permissions. Forged (below), its writers reach the server and are refused there.
+  EXPECT_THROW(remote::Bus(securedAddress(part, bob), remote::Bus::Role::Instructor),
+               std::runtime_error);
+  remote::Bus forged(securedAddress(part, rogue), remote::Bus::Role::Instructor);
+  remote::Bus bob_station(securedAddress(part, bob), remote::Bus::Role::Station);
+  remote::Bus foreign(securedAddress(part, mallory), remote::Bus::Role::Station);
+  std::uint64_t frames = 0, paused = 0, impostor_lift = 0, open_lift = 0, seen_open = 0,
+                seen_foreign = 0;
+  bool alice_seen = false;
+  const auto start = Clock::now();
+  for (std::uint64_t i = 1; Clock::now() < start + std::chrono::seconds(40); ++i) {
+    const std::uint64_t seq = 1'000'000'000'000 + i;  // past any of alice's
+    open_station.publishPult({"alice", seq, {0.0, -0.25}, {}});
+    open_instructor.publishCommand(
+        {"open-intruder", seq, remote::CommandKind::Pause, "", "", 0.0, {}});
+    forged.publishCommand({"bob", seq, remote::CommandKind::Pause, "", "", 0.0, {}});
+    bob_station.publishPult({"alice", seq, {0.0, -1.0}, {}});
+    remote::SceneIdentity id;
+    remote::StateFrame other_frame;
+    if (open_station.takeIdentity(id) || open_station.takeState(other_frame)) ++seen_open;
+    if (foreign.takeIdentity(id) || foreign.takeState(other_frame)) ++seen_foreign;
+    while (poll()) {
+      if (f.pult.size() != 2) continue;
+      if (f.pult[lift] == 0.5) alice_seen = true;
+      if (alice_seen) ++frames;
+      if (f.paused) ++paused;
+      if (f.pult[lift] == -1.0) ++impostor_lift;
+      if (f.pult[lift] == -0.25) ++open_lift;
+    }
+    if (frames >= 180 && Clock::now() > start + std::chrono::seconds(4)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(seen_open, 0u) << "(a) a participant without a certificate saw the class";
+  EXPECT_EQ(open_instructor.commandSubscribers(), 0) << "(a) its command writer matched the server";
+  EXPECT_EQ(open_lift, 0u) << "(a) its pult reached the server";
+  EXPECT_EQ(forged.commandSubscribers(), 0) << "(b) the forged command writer matched the server";
+  EXPECT_EQ(paused, 0u) << "(a, b) an intruder paused the class";
+  EXPECT_EQ(impostor_lift, 0u) << "(c) bob drove alice's pult";
+  EXPECT_EQ(seen_foreign, 0u) << "(e) another authority's station saw the class";
+  for (const std::string& e : events) {
+    EXPECT_EQ(e.find("open-intruder"), std::string::npos) << e;
+    EXPECT_EQ(e.find("by bob"), std::string::npos) << e;
+  }
+
+  ASSERT_TRUE(alice_seen) << "alice's pult never reached the server\n"
+                          << server.output() << station.output();
+  EXPECT_GE(frames, 180u) << "the watcher saw the class all along";
+
+  // (d) The class's instructor pauses it.
+  Process pause(cat(std::vector<std::string>{"instruct", "--security", teach.string(), "--command",
+                                             "pause", "--listen", "1"},
+                    classArgs(part, kSecuredDomain)),
+                dir / "pause.out");
+  ASSERT_EQ(pause.wait(40.0), 0) << pause.output();
+  EXPECT_NE(pause.output().find("pause by teach"), std::string::npos) << pause.output();
+  EXPECT_TRUE(eventually(10.0, [&] { return poll() && f.paused; }))
+      << "(d) the pause had no effect";
+
+  server.kill(SIGINT);
+  ASSERT_EQ(server.wait(20.0), 0) << server.output();
+  const std::string out = server.output();
+  unsigned long long samples = 0, commands = 0, impostors = 0, refused = 0, writers = 0;
+  const auto pos = out.find("serve: pult samples");
+  ASSERT_NE(pos, std::string::npos) << out;
+  ASSERT_EQ(std::sscanf(out.c_str() + pos, "serve: pult samples %llu, commands %llu", &samples,
+                        &commands),
+            2)
+      << out;
+  EXPECT_EQ(commands, 1u) << "only the instructor's pause was applied\n" << out;
+  const auto sec = out.find("serve: security: ");
+  ASSERT_NE(sec, std::string::npos) << out;
+  ASSERT_EQ(std::sscanf(out.c_str() + sec,
+                        "serve: security: %llu samples under another name than their writer's, "
+                        "%llu participants failed authentication, %llu writers refused by the "
+                        "permissions",
+                        &impostors, &refused, &writers),
+            3)
+      << out;
+  EXPECT_GE(impostors, 10u) << "(c) bob's samples under alice's name are counted";
+  EXPECT_NE(out.find("pult sample under station \"alice\" from station \"bob\": dropped"),
+            std::string::npos)
+      << "(c) and logged\n"
+      << out;
+  // The two open participants and the other authority's station, each once (more when another
+  // test on this machine uses the domain).
+  EXPECT_GE(refused, 3u) << "(a, e) participants without or with another authority's certificate\n"
+                         << out;
+  EXPECT_NE(out.find("failed authentication: ignored"), std::string::npos) << out;
+  // The forged participant's command and status writers (bob may write neither the command topic
+  // nor in an instructor's partition).
+  EXPECT_GE(writers, 1u) << "(b) the forged writers are counted\n" << out;
+  EXPECT_NE(out.find("Security manager returns an error for writer"), std::string::npos)
+      << "(b) and logged (by Fast DDS)\n"
+      << out;
+}
+
+// Bad input to `security` and `--security` fails with the file or field and what was expected;
+// an open server says so on stderr.
+TEST(Net, SecurityFilesAreCheckedAndAnOpenServerSaysSo) {
+  const fs::path dir = scratch();
+  auto run = [&](const std::vector<std::string>& args, const std::string& name) {
+    Process p(args, dir / (name + ".out"));
+    const int code = p.wait(30.0);
+    return std::make_pair(code, p.output());
+  };
+  auto [code, out] = run(
+      {"security", "issue", (dir / "none").string(), "--role", "station", "--name", "a"}, "no_ca");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find((dir / "none" / "ca.pem").string() + ": missing"), std::string::npos) << out;
+  std::tie(code, out) = run({"security", "init", (dir / "ca").string()}, "init");
+  ASSERT_EQ(code, 0) << out;
+  std::tie(code, out) = run({"security", "init", (dir / "ca").string()}, "init_again");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("ca.key: exists already"), std::string::npos) << out;
+  std::tie(code, out) =
+      run({"security", "issue", (dir / "ca").string(), "--role", "trainee", "--name", "a"}, "role");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--role"), std::string::npos) << out;
+  std::tie(code, out) = run(
+      {"security", "issue", (dir / "ca").string(), "--role", "station", "--name", "a.b"}, "name");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("--name \"a.b\": expected"), std::string::npos) << out;
+  std::tie(code, out) =
+      run({"security", "issue", (dir / "ca").string(), "--role", "station", "--name", "alice"},
+          "issue");
+  ASSERT_EQ(code, 0) << out;
+  const fs::path alice = dir / "ca" / "station-alice";
+  // A station's folder for the server; a folder without its key; no folder at all.
+  std::tie(code, out) =
+      run({"serve", source(kScene), "--duration", "1", "--security", alice.string()}, "wrong_role");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("identity.pem: a station certificate (subject OU=station); `serve` needs a "
+                     "server certificate"),
+            std::string::npos)
+      << out;
+  fs::remove(alice / "identity.key");
+  std::tie(code, out) =
+      run({"view", "--remote", "--headless", "--security", alice.string()}, "no_key");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find((alice / "identity.key").string() + ": missing or unreadable"),
+            std::string::npos)
+      << out;
+  std::tie(code, out) = run({"instruct", "--security", (dir / "nowhere").string()}, "no_dir");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("nowhere: --security expects the folder"), std::string::npos) << out;
+  // Open: one line on stderr at the start.
+  std::tie(code, out) = run(cat(std::vector<std::string>{"serve", source(kScene), "--duration",
+                                                         "0.2", "--as-fast-as-possible"},
+                                classArgs(partition())),
+                            "open");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("serve: an OPEN class: anyone who knows domain 0"), std::string::npos) << out;
 }
 
 TEST(Net, ServerAndViewerInANetworkNamespace) {

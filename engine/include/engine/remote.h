@@ -32,6 +32,9 @@ struct ClassAddress {
   /// Unicast addresses to announce to besides multicast (another machine, or 127.0.0.1 inside a
   /// network namespace without multicast). 127.0.0.1 is always added.
   std::vector<std::string> peers;
+  /// A secured class (docs/network.md): the participant's folder made by `simtrainer security
+  /// issue` (engine/class_security.h). Empty: open, anyone who knows domain and partition joins.
+  std::string security;
 };
 
 struct SceneIdentity {
@@ -66,6 +69,9 @@ struct PultInput {
   std::string station;
   std::uint64_t seq = 0;
   std::vector<double> values;
+  /// Taken in a secured class: the authenticated name of the station that wrote the sample (the
+  /// partition its permissions confine its writer to); empty when unknown or the class is open.
+  std::string writer;
 };
 
 struct StationStatus {
@@ -97,6 +103,8 @@ struct Command {
   std::string target;
   std::string fault;
   double value = 0.0;
+  /// Taken in a secured class: the authenticated instructor who wrote it (as PultInput::writer).
+  std::string writer;
 };
 
 struct Event {
@@ -113,7 +121,10 @@ struct DropCounts {
   std::uint64_t malformed = 0;     ///< wrong sizes, non-finite numbers, unknown kinds or names
   std::uint64_t out_of_order = 0;  ///< older than one already used
   std::uint64_t foreign = 0;       ///< another server run or scene than the identity's
-  std::uint64_t total() const { return malformed + out_of_order + foreign; }
+  /// Secured class: a pult sample or command under another name than its writer's
+  /// authenticated one (a station sending another station's pult).
+  std::uint64_t impostor = 0;
+  std::uint64_t total() const { return malformed + out_of_order + foreign + impostor; }
 };
 
 /// One process's connection to a class: a DDS participant (UDPv4 only) with the topics its role
@@ -122,7 +133,10 @@ struct DropCounts {
 class Bus {
  public:
   enum class Role { Server, Station, Instructor };
-  /// Throws std::runtime_error when the participant or an endpoint cannot be made.
+  /// Throws std::runtime_error when the participant or an endpoint cannot be made (in a secured
+  /// class also when a file of the folder is missing or invalid, or the permissions refuse).
+  /// The writers of a station or instructor in a secured class write in their own partition
+  /// (security::writerPartition), named after the certificate's CN.
   Bus(const ClassAddress& address, Role role);
   ~Bus();
   Bus(const Bus&) = delete;
@@ -136,6 +150,12 @@ class Bus {
   bool takeCommand(Command& command);
   /// Station readers of the state topic currently matched.
   int stateSubscribers() const;
+  /// Secured class: remote participants that failed authentication (without DDS Security,
+  /// another CA, a bad certificate), each counted and logged once.
+  std::uint64_t participantsRefused() const;
+  /// Secured class: remote DataWriters the access control refused since this bus was made (a
+  /// participant writing a topic or partition its permissions do not allow), in this process.
+  std::uint64_t writersRefused() const;
   /// Waits up to `timeout_s` until every matched reader has acknowledged the identity. A reader
   /// acknowledges only once it has matched this writer, so this tells that the stations see the
   /// server, not only that the server sees them (discovery is one-sided until then).
@@ -239,6 +259,10 @@ struct ServeResult {
   DropCounts drops;
   std::uint64_t commands = 0;
   std::uint64_t pult_samples = 0;
+  /// Secured class: participants that failed authentication (Bus::participantsRefused) and
+  /// remote writers the access control refused (Bus::writersRefused).
+  std::uint64_t participants_refused = 0;
+  std::uint64_t writers_refused = 0;
 };
 
 /// Runs the scene authoritative and headless, paced to the wall clock, publishing its identity
