@@ -83,8 +83,7 @@ TEST(LiveView, ASlowViewNeitherSlowsTheWorldNorChangesItsTraceOrRecording) {
   headless.record_path = rec_a;
   const auto headless_start = Clock::now();
   playScenario(scenario, headless);
-  const double headless_wall =
-      std::chrono::duration<double>(Clock::now() - headless_start).count();
+  const double headless_wall = std::chrono::duration<double>(Clock::now() - headless_start).count();
   // The timing claims need a world that alone runs well inside real time (here 3 s in under
   // 1.5 s; an optimised build takes about 0.1 s). An instrumented build (the sanitizer runs,
   // several times slower) on a loaded machine may not: then only the byte-for-byte claims are
