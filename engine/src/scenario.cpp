@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -629,22 +630,28 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   return result;
 }
 
-ScenarioResult runScenarioFile(const std::string& path) {
+namespace {
+
+// Runs `work` for the scenario file `path`; an error it throws becomes the result's load_error.
+template <class Work>
+ScenarioResult reportingErrors(const std::string& path, Work&& work) {
+  ScenarioResult r;
   try {
-    return playScenario(loadScenario(path));
+    return work();
   } catch (const SceneInvalid& e) {
-    ScenarioResult r;
-    r.file = path;
-    r.name = std::filesystem::path(path).stem().stem().string();
     for (const SceneError& error : e.errors()) r.load_error += std::string(error.what()) + "\n";
-    return r;
   } catch (const std::exception& e) {
-    ScenarioResult r;
-    r.file = path;
-    r.name = std::filesystem::path(path).stem().stem().string();
     r.load_error = e.what();
-    return r;
   }
+  r.file = path;
+  r.name = std::filesystem::path(path).stem().stem().string();
+  return r;
+}
+
+}  // namespace
+
+ScenarioResult runScenarioFile(const std::string& path) {
+  return reportingErrors(path, [&] { return playScenario(loadScenario(path)); });
 }
 
 std::vector<std::string> findScenarios(const std::vector<std::string>& paths) {
@@ -671,12 +678,26 @@ std::vector<ScenarioResult> runScenarios(
     const std::vector<std::string>& files, int jobs,
     const std::function<void(const ScenarioResult&, std::size_t, std::size_t)>& progress) {
   std::vector<ScenarioResult> results(files.size());
+  // Every file is loaded here, before any worker starts: a model file's reader runs in a forked
+  // child (isolated_call.h), and a fork while other threads allocate can leave the child waiting
+  // for a lock no thread of it will release (seen under AddressSanitizer, whose allocator has no
+  // fork handlers in GCC 12: a reader stopped at its 60 s limit).
+  std::vector<std::optional<Scenario>> scenarios(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    results[i] = reportingErrors(files[i], [&] {
+      scenarios[i] = loadScenario(files[i]);
+      return ScenarioResult{};
+    });
+  }
   std::atomic<std::size_t> next{0};
   std::size_t done = 0;
   std::mutex lock;
   auto worker = [&]() {
     for (std::size_t i = next++; i < files.size(); i = next++) {
-      results[i] = runScenarioFile(files[i]);
+      if (scenarios[i]) {
+        results[i] = reportingErrors(files[i], [&] { return playScenario(*scenarios[i]); });
+        scenarios[i].reset();
+      }
       const std::lock_guard<std::mutex> guard(lock);
       ++done;
       if (progress) progress(results[i], done, files.size());
