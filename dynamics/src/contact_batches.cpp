@@ -171,13 +171,20 @@ SIM_LANES_INLINE Lanes solveAny(ContactBatch& bt, std::vector<SolverBody>& bodie
   }
 }
 
+// ThreadSanitizer instruments the resolver that target_clones makes, and the loader runs it before
+// the sanitizer's runtime is up (every TSan binary crashed at load): TSan builds keep the
+// baseline clone only, which gives the same bits (below).
+#if defined(__SANITIZE_THREAD__)
+#define SIMTRAINER_AVX2_CLONES
+#else
+#define SIMTRAINER_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
+#endif
+
 /// Solves batches [first, last); returns the largest impulse change. Cloned for AVX2 (one
 /// register per four lanes) and the x86-64 baseline (two SSE2 registers), chosen at load time;
 /// both do the same IEEE operations per lane, so they give the same bits.
-[[gnu::target_clones("avx2", "default")]] double solveBatches(ContactBatch* first,
-                                                              ContactBatch* last,
-                                                              std::vector<SolverBody>& bodies,
-                                                              bool reverse) {
+SIMTRAINER_AVX2_CLONES double solveBatches(ContactBatch* first, ContactBatch* last,
+                                           std::vector<SolverBody>& bodies, bool reverse) {
   Lanes largest = splat(0.0);
   for (ContactBatch* bt = first; bt != last; ++bt)
     largest =
@@ -227,9 +234,10 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
 
 }  // namespace
 
-[[gnu::target_clones("avx2", "default")]] void measureManifold(
-    const ContactPoint* points, int count, const Vec3& x_a, const Quat& q_a, const Vec3& x_b,
-    const Quat& q_b, const Vec3& n, double slop, double (&depth)[4], Vec3 (&mid)[4]) {
+SIMTRAINER_AVX2_CLONES void measureManifold(const ContactPoint* points, int count, const Vec3& x_a,
+                                            const Quat& q_a, const Vec3& x_b, const Quat& q_b,
+                                            const Vec3& n, double slop, double (&depth)[4],
+                                            Vec3 (&mid)[4]) {
   Lanes local_a[3], local_b[3];
   pointLanes(points, count, &ContactPoint::local_a, &ContactPoint::local_b, local_a, local_b);
   Lanes pa[3], pb[3], gap[3];
@@ -246,11 +254,9 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
   }
 }
 
-[[gnu::target_clones("avx2", "default")]] void setupManifoldRows(ContactPoint* points, int count,
-                                                                 const SolverBody& a,
-                                                                 const SolverBody& b,
-                                                                 const double (&extra_k)[2],
-                                                                 double (&k)[4][4]) {
+SIMTRAINER_AVX2_CLONES void setupManifoldRows(ContactPoint* points, int count, const SolverBody& a,
+                                              const SolverBody& b, const double (&extra_k)[2],
+                                              double (&k)[4][4]) {
   Lanes ra[3], rb[3];
   pointLanes(points, count, &ContactPoint::r_a, &ContactPoint::r_b, ra, rb);
   const Lanes inv_mass_sum = splat(a.inv_mass + b.inv_mass);
