@@ -610,11 +610,23 @@ bool Bus::commandsAcknowledged(double timeout_s) const {
   return acknowledged(impl_->command.writer, timeout_s);
 }
 
-int Bus::commandSubscribers() const {
+namespace {
+
+int matchedReaders(dds::DataWriter* writer) {
   dds::PublicationMatchedStatus status;
-  if (impl_->command.writer == nullptr) return 0;
-  impl_->command.writer->get_publication_matched_status(status);
+  if (writer == nullptr) return 0;
+  writer->get_publication_matched_status(status);
   return status.current_count;
+}
+
+}  // namespace
+
+int Bus::commandSubscribers() const {
+  return matchedReaders(impl_->command.writer);
+}
+
+int Bus::pultSubscribers() const {
+  return matchedReaders(impl_->pult.writer);
 }
 
 }  // namespace sim::engine::remote

@@ -25,7 +25,7 @@
 #include <cstring>
 #include <mutex>
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #include <dlfcn.h>
 #include <link.h>
 
@@ -38,11 +38,12 @@ namespace sim::render {
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-// AddressSanitizer builds only (tests/sanitizers/README.md): Mesa unloads its GL driver when a
-// display's last context goes, and the caches the driver keeps in its own globals then look like
-// leaks whose stacks end in an unnamed module. Marked never-unload, the driver keeps them
-// reachable, so the leak checker still sees every leak of ours and no suppression is needed.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// Sanitizer builds only (tests/sanitizers/README.md): Mesa unloads its GL driver when a display's
+// last context goes. Under ASan the caches the driver keeps in its own globals then look like
+// leaks whose stacks end in an unnamed module; TSan stops the process when a library its
+// suppressions name is unloaded. Marked never-unload, the driver keeps its caches reachable (the
+// leak checker still sees every leak of ours, with no suppression) and stays known to TSan.
 void keepGlDriverLoaded() {
   std::vector<std::string> drivers;
   dl_iterate_phdr(
@@ -185,7 +186,7 @@ SceneView::SceneView(std::span<const BodyVisual> bodies, const ViewOptions& opti
                       (options.offscreen ? "an offscreen pixel buffer" : "a window") +
                       " (is DISPLAY set and does the X server offer GLX?)");
   }
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   keepGlDriverLoaded();
 #endif
 

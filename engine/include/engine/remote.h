@@ -171,6 +171,8 @@ class Bus {
   void publishCommand(const Command& command);
   /// Readers of the command topic matched (the server is listening).
   int commandSubscribers() const;
+  /// Readers of the pult topic matched (a station's: the server is listening to it).
+  int pultSubscribers() const;
   /// Waits up to `timeout_s` until the server has acknowledged every command published so far
   /// (reliable delivery: each reached its reader's queue). False on timeout or with no server.
   bool commandsAcknowledged(double timeout_s) const;
