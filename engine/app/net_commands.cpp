@@ -27,7 +27,8 @@ struct NetCommands::Args {
   int domain = 0;
   std::string partition = "simtrainer";
   std::vector<std::string> peers;
-  std::string security;  // --security DIR
+  std::string security;            // --security DIR
+  double server_timeout_s = 20.0;  // view, instruct: no server for this long at the start: an error
   // serve
   CLI::App* serve = nullptr;
   std::string serve_file;
@@ -76,6 +77,14 @@ void addClassOptions(CLI::App* command, int& domain, std::string& partition,
       ->add_option("--peer", peers,
                    "Unicast address of another machine to announce to (besides multicast)")
       ->option_text("IPv4");
+}
+
+void addServerTimeout(CLI::App* command, double& seconds) {
+  command
+      ->add_option("--server-timeout", seconds,
+                   "Seconds to wait for the server at the start before giving up (default 20; "
+                   "a secured class's handshakes can take longer on a slow or busy network)")
+      ->check(CLI::PositiveNumber);
 }
 
 remote::ClassAddress address(const NetCommands::Args& a) {
@@ -278,6 +287,7 @@ int viewCommand(const NetCommands::Args& a, const NetHooks& hooks) {
   options.trace_path = a.view_trace;
   options.duration_s = a.view_duration;
   options.until_step = a.until_step;
+  options.identity_timeout_s = a.server_timeout_s;
   options.interrupt = hooks.interrupt;
   for (const auto& t : a.pult_script) options.pult_script.push_back(parseScriptEntry(t));
   std::unique_ptr<sim::input::InputSystem> input;
@@ -437,9 +447,9 @@ int instructCommand(const NetCommands::Args& a, const NetHooks& hooks) {
     while (bus.commandSubscribers() == 0 || !have_identity) {
       poll();
       if (stopped()) return 1;
-      if (elapsed() > 20.0) {
-        throw std::runtime_error(fmt::format("no server in domain {} partition \"{}\" after 20 s",
-                                             a.domain, a.partition));
+      if (elapsed() > a.server_timeout_s) {
+        throw std::runtime_error(fmt::format("no server in domain {} partition \"{}\" after {:g} s",
+                                             a.domain, a.partition, a.server_timeout_s));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -522,6 +532,7 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
       "view", "Show a served scene (--remote): same view as run, state from the server");
   a.view->add_flag("--remote", a.remote_flag, "Receive the state from `simtrainer serve`");
   addClassOptions(a.view, a.domain, a.partition, a.peers, a.security);
+  addServerTimeout(a.view, a.server_timeout_s);
   a.view->add_option("--station", a.station, "This station's name (default station)");
   a.view->add_option("--scene", a.scene,
                      "The scene file here (default: the path the server names)");
@@ -542,6 +553,7 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   a.instruct =
       app.add_subcommand("instruct", "Instructor: list stations and HUD values, send commands");
   addClassOptions(a.instruct, a.domain, a.partition, a.peers, a.security);
+  addServerTimeout(a.instruct, a.server_timeout_s);
   a.instruct->add_option(
       "--command", a.commands,
       "pause | resume | reset[:start] | fault:MOTOR:stuck|weak|reversed|brake_released[:VALUE] | "
