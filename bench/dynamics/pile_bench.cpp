@@ -49,6 +49,7 @@ bool g_trace = false;  // --trace: largest speeds and sleepers every --trace-ste
 int g_trace_steps = 60;
 int g_position_iterations = 2;
 int g_height = 10;
+int g_threads = 1;  // --threads: the step's threads (the same state for any count)
 double g_position_correction = -1.0;  // < 0: the sample's own
 
 Result run(int columns, bool sleep, double seconds, int iterations) {
@@ -58,6 +59,7 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
   model.contact.sleep_enabled = sleep;
   if (g_position_correction >= 0.0) model.contact.position_correction = g_position_correction;
   Simulator sim(model);
+  sim.setThreads(g_threads);
   State s = sim.initialState();
   const int steps = static_cast<int>(seconds * 240.0 + 0.5);
   Result r;
@@ -205,6 +207,8 @@ int main(int argc, char** argv) {
       grasp_repeats = std::atoi(next());
     else if (!std::strcmp(argv[i], "--grasp-iterations"))
       grasp_iterations = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--threads"))
+      g_threads = std::max(1, std::atoi(next()));
     else {
       std::fprintf(stderr, "bench_pile: unknown argument %s\n", argv[i]);
       return 2;

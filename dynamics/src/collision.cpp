@@ -507,10 +507,16 @@ bool collide(const WorldShape& a, const WorldShape& b, double margin, Manifold& 
 void collideAll(const WorldShape& a, const WorldShape& b, double margin,
                 std::vector<Manifold>& out) {
   out.clear();
+  collideAppend(a, b, margin, out);
+}
+
+void collideAppend(const WorldShape& a, const WorldShape& b, double margin,
+                   std::vector<Manifold>& out) {
   if (!pairSupported(a.type, b.type)) return;
   if (b.type == ShapeType::TriangleMesh) {
+    const std::size_t first = out.size();
     collideMesh(b, a, margin, out);
-    for (Manifold& m : out) flip(m);
+    for (std::size_t k = first; k < out.size(); ++k) flip(out[k]);
     return;
   }
   if (a.type == ShapeType::TriangleMesh) {

@@ -60,6 +60,9 @@ bool collideBoxesUnscreened(const WorldShape& a, const WorldShape& b, double mar
 /// mesh's manifolds carry the triangle index, so they are unique within the pair.
 void collideAll(const WorldShape& a, const WorldShape& b, double margin,
                 std::vector<Manifold>& out);
+/// collideAll() appending to `out` (the narrow phase's per-thread lists).
+void collideAppend(const WorldShape& a, const WorldShape& b, double margin,
+                   std::vector<Manifold>& out);
 
 /// The pairs with a cylinder or a convex hull (collision_convex.cpp); a.type <= b.type, neither
 /// a mesh.

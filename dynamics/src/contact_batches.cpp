@@ -447,10 +447,11 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
   }
 }
 
-double ContactBatches::solveLevel(int level, std::vector<SolverBody>& bodies, bool reverse) {
-  if (level_batch_[level] == level_batch_[level + 1]) return 0.0;
-  return solveBatches(batches_.data() + level_batch_[level],
-                      batches_.data() + level_batch_[level + 1], bodies, reverse);
+double ContactBatches::solveLevel(int level, int first, int last,
+                                  std::vector<SolverBody>& bodies, bool reverse) {
+  if (first >= last) return 0.0;
+  ContactBatch* begin = batches_.data() + level_batch_[level];
+  return solveBatches(begin + first, begin + last, bodies, reverse);
 }
 
 void ContactBatches::storeImpulses(std::vector<ContactPoint>& points,

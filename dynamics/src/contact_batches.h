@@ -87,7 +87,15 @@ class ContactBatches {
   }
   int levels() const { return static_cast<int>(level_batch_.size()) - 1; }
   /// Solves level `level`'s batches; returns the largest impulse change.
-  double solveLevel(int level, std::vector<SolverBody>& bodies, bool reverse);
+  double solveLevel(int level, std::vector<SolverBody>& bodies, bool reverse) {
+    return solveLevel(level, 0, levelBatches(level), bodies, reverse);
+  }
+  /// Level `level`'s batches number `levelBatches(level)`; they share no moving body, so any
+  /// of them may be solved in any order or at the same time (WorkerPool).
+  int levelBatches(int level) const { return level_batch_[level + 1] - level_batch_[level]; }
+  /// Solves the level's batches [first, last); returns the largest impulse change.
+  double solveLevel(int level, int first, int last, std::vector<SolverBody>& bodies,
+                    bool reverse);
   /// The manifolds of level `level` to be solved one by one.
   const int* scalarBegin(int level) const { return scalar_.data() + level_scalar_[level]; }
   const int* scalarEnd(int level) const { return scalar_.data() + level_scalar_[level + 1]; }

@@ -197,7 +197,9 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     if (carry) carried_.push_back(static_cast<int>(at));
   }
   broad_.findPairs(world_shapes_, frozen_, pairs_);
-  // The pairs come sorted, like the stored contacts: one forward walk finds each pair's old points.
+  // The pairs that may touch, with their stored contacts. The pairs come sorted, like the stored
+  // contacts: one forward walk finds each pair's old points.
+  pair_work_.clear();
   const ContactState* stored = s.contacts.data();
   const ContactState* const stored_end = stored + s.contacts.size();
   for (const auto& [i, j] : pairs_) {
@@ -213,103 +215,145 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       ++pair_end;
     const int oa = shape_owner_[i], ob = shape_owner_[j];
     if (oa == ob) continue;
-    const SolverBody& a = bodies[oa];
-    const SolverBody& b = bodies[ob];
     const ShapeDef& da = shapes_[i];
     const ShapeDef& db = shapes_[j];
     if (!(da.group & db.mask) || !(db.group & da.mask)) continue;
     if (std::binary_search(no_collide_.begin(), no_collide_.end(),
                            std::pair{std::min(oa, ob), std::max(oa, ob)}))
       continue;
-    // One manifold for convex pairs; one per touched triangle against a mesh.
-    collideAll(world_shapes_[i], world_shapes_[j], cfg.margin_m, found_);
-    for (const Manifold& m : found_) {
-      const MaterialDef& ma = model.materials[da.material];
-      const MaterialDef& mb = model.materials[db.material];
-      const double mu = std::sqrt(ma.friction * mb.friction);
-      const double e = std::max(ma.restitution, mb.restitution);
-      const Vec3 n = m.normal;
-      // Tangent basis and belt drive (belt.h), the same for every point of the manifold.
-      const BeltCoupling belt = beltCoupling(model, da, db, orientations[oa], orientations[ob], n);
-      const Vec3& t1 = belt.tangent[0];
-      const Vec3& t2 = belt.tangent[1];
-
-      ContactManifold cm;
-      cm.shape_a = i;
-      cm.shape_b = j;
-      cm.first = point_count_;
-      cm.count = m.count;
-      cm.friction = mu;
-      cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
-      const int manifold_index = static_cast<int>(manifolds_.size());
-      const ContactState* claimed[4] = {nullptr, nullptr, nullptr, nullptr};
-      // The records are large: they are reused from earlier substeps, every field set below.
-      point_count_ += m.count;
-      if (points_.size() < static_cast<std::size_t>(point_count_))
-        points_.resize(static_cast<std::size_t>(point_count_));
-      ContactPoint* const manifold_points = points_.data() + cm.first;
-      for (int k = 0; k < m.count; ++k) {
-        const ManifoldPoint& mp = m.points[k];
-        ContactPoint& p = manifold_points[k];
-        p.a = oa;
-        p.b = ob;
-        p.manifold = manifold_index;
-        p.feature = mp.feature;
-        const Vec3 mid = 0.5 * (mp.on_a + mp.on_b);
-        p.point = mid;
-        p.r_a = mid - positions[oa];
-        p.r_b = mid - positions[ob];
-        p.local_a = orientations[oa].conjugate() * (mp.on_a - positions[oa]);
-        p.local_b = orientations[ob].conjugate() * (mp.on_b - positions[ob]);
-        p.separation = mp.separation;
-        p.friction = mu;
-        p.normal.dir = n;
-        p.tangent[0].dir = t1;
-        p.tangent[1].dir = t2;
-        p.normal.impulse = p.tangent[0].impulse = p.tangent[1].impulse = 0.0;
-        for (int side = 0; side < 2; ++side) {
-          p.rotor[side] = belt.rotor[side];
-          for (int t = 0; t < 2; ++t) p.rotor_coef[t][side] = belt.coef[t][side];
-        }
-      }
-      setupManifoldRows(manifold_points, m.count, a, b, belt.extra_k, cm.k);
-      for (int k = 0; k < m.count; ++k) {
-        const ManifoldPoint& mp = m.points[k];
-        ContactPoint& p = manifold_points[k];
-        // Allowed normal speed: close the gap, no more; bounce on fast impacts that close it now.
-        const double vn = rowVelocity(p.normal, a, b);
-        p.target = mp.separation > 0.0 ? -mp.separation / h : 0.0;
-        if (e > 0.0 && vn < -cfg.restitution_threshold_mps && mp.separation + vn * h < 0.0)
-          p.target = std::max(p.target, -e * vn);
-        // Warm start from the same feature of the same pair last substep or, when the
-        // feature is new (a clipped corner of equal faces flips between an incident vertex
-        // and an edge crossing as the bodies sway by microns), from the nearest contact of
-        // the pair that this manifold no longer has, within kMatchDistance and with the same
-        // normal. Without the fallback the flips drop warm starts at random points and pump
-        // energy into tall stacks.
-        if (model.solver.warm_start) {
-          if (const ContactState* old = previousContact(stored, pair_end, m, k, p.point, claimed)) {
-            p.normal.impulse = old->normal_impulse;
-            p.tangent[0].impulse = old->friction_impulse.dot(t1);
-            p.tangent[1].impulse = old->friction_impulse.dot(t2);
-            if (k == 0) cm.torsion.impulse = old->torsion_impulse;
-          }
-        }
-      }
-      if (cm.torsion_radius > 0.0) {
-        // Cdot = n.(w_b - w_a): a purely angular row.
-        cm.torsion.dir = Vec3::Zero();
-        cm.torsion.ang_a = n;
-        cm.torsion.ang_b = n;
-        cm.torsion.dw_a = a.inv_inertia * n;
-        cm.torsion.dw_b = b.inv_inertia * n;
-        const double k = n.dot(cm.torsion.dw_a) + n.dot(cm.torsion.dw_b);
-        cm.torsion.mass = k > 0.0 ? 1.0 / k : 0.0;
-      } else {
-        cm.torsion.impulse = 0.0;
-      }
-      manifolds_.push_back(cm);
+    pair_work_.push_back({i, j, oa, ob, stored, pair_end, 0, 0, 0});
+  }
+  // The narrow phase, pairs shared among the threads: one manifold for convex pairs, one per
+  // touched triangle against a mesh, each thread's into its own list in pair order.
+  if (found_.size() < static_cast<std::size_t>(threads()))
+    found_.resize(static_cast<std::size_t>(threads()));
+  const int pair_count = static_cast<int>(pair_work_.size());
+  runShared(pair_count, kPairsPerThread, [&](int t, int first, int last) {
+    std::vector<Manifold>& found = found_[static_cast<std::size_t>(t)];
+    found.clear();
+    for (int k = first; k < last; ++k) {
+      PairWork& w = pair_work_[static_cast<std::size_t>(k)];
+      const std::size_t before = found.size();
+      collideAppend(world_shapes_[w.i], world_shapes_[w.j], cfg.margin_m, found);
+      w.list = t;
+      w.found_first = static_cast<int>(before);
+      w.found_count = static_cast<int>(found.size() - before);
     }
+  });
+  // Each manifold's place, in pair order: the same numbering for any thread count.
+  manifold_work_.clear();
+  for (int k = 0; k < pair_count; ++k) {
+    const PairWork& w = pair_work_[static_cast<std::size_t>(k)];
+    for (int f = 0; f < w.found_count; ++f) {
+      const Manifold& m = found_[static_cast<std::size_t>(w.list)]
+                                [static_cast<std::size_t>(w.found_first + f)];
+      manifold_work_.push_back({k, &m, point_count_});
+      point_count_ += m.count;
+    }
+  }
+  // The records are large: they are reused from earlier substeps, every field set below.
+  if (points_.size() < static_cast<std::size_t>(point_count_))
+    points_.resize(static_cast<std::size_t>(point_count_));
+  manifolds_.resize(manifold_work_.size());
+  // The manifolds' rows, shared among the threads: each writes only its own records.
+  runShared(static_cast<int>(manifold_work_.size()), kPairsPerThread,
+            [&](int, int first, int last) {
+    for (int mi = first; mi < last; ++mi) setupManifold(model, orientations, positions, bodies, h, mi);
+  });
+}
+
+void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& orientations,
+                                  const std::vector<Vec3>& positions,
+                                  const std::vector<SolverBody>& bodies, double h,
+                                  int manifold_index) {
+  const ContactSettings& cfg = model.contact;
+  const ManifoldWork& mw = manifold_work_[static_cast<std::size_t>(manifold_index)];
+  const PairWork& w = pair_work_[static_cast<std::size_t>(mw.pair)];
+  const Manifold& m = *mw.found;
+  const int i = w.i, j = w.j, oa = w.oa, ob = w.ob;
+  const SolverBody& a = bodies[oa];
+  const SolverBody& b = bodies[ob];
+  const ShapeDef& da = shapes_[i];
+  const ShapeDef& db = shapes_[j];
+  const MaterialDef& ma = model.materials[da.material];
+  const MaterialDef& mb = model.materials[db.material];
+  const double mu = std::sqrt(ma.friction * mb.friction);
+  const double e = std::max(ma.restitution, mb.restitution);
+  const Vec3 n = m.normal;
+  // Tangent basis and belt drive (belt.h), the same for every point of the manifold.
+  const BeltCoupling belt = beltCoupling(model, da, db, orientations[oa], orientations[ob], n);
+  const Vec3& t1 = belt.tangent[0];
+  const Vec3& t2 = belt.tangent[1];
+
+  ContactManifold& cm = manifolds_[static_cast<std::size_t>(manifold_index)];
+  cm = ContactManifold{};
+  cm.shape_a = i;
+  cm.shape_b = j;
+  cm.first = mw.first_point;
+  cm.count = m.count;
+  cm.friction = mu;
+  cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
+  const ContactState* claimed[4] = {nullptr, nullptr, nullptr, nullptr};
+  ContactPoint* const manifold_points = points_.data() + cm.first;
+  for (int k = 0; k < m.count; ++k) {
+    const ManifoldPoint& mp = m.points[k];
+    ContactPoint& p = manifold_points[k];
+    p.a = oa;
+    p.b = ob;
+    p.manifold = manifold_index;
+    p.feature = mp.feature;
+    const Vec3 mid = 0.5 * (mp.on_a + mp.on_b);
+    p.point = mid;
+    p.r_a = mid - positions[oa];
+    p.r_b = mid - positions[ob];
+    p.local_a = orientations[oa].conjugate() * (mp.on_a - positions[oa]);
+    p.local_b = orientations[ob].conjugate() * (mp.on_b - positions[ob]);
+    p.separation = mp.separation;
+    p.friction = mu;
+    p.normal.dir = n;
+    p.tangent[0].dir = t1;
+    p.tangent[1].dir = t2;
+    p.normal.impulse = p.tangent[0].impulse = p.tangent[1].impulse = 0.0;
+    for (int side = 0; side < 2; ++side) {
+      p.rotor[side] = belt.rotor[side];
+      for (int t = 0; t < 2; ++t) p.rotor_coef[t][side] = belt.coef[t][side];
+    }
+  }
+  setupManifoldRows(manifold_points, m.count, a, b, belt.extra_k, cm.k);
+  for (int k = 0; k < m.count; ++k) {
+    const ManifoldPoint& mp = m.points[k];
+    ContactPoint& p = manifold_points[k];
+    // Allowed normal speed: close the gap, no more; bounce on fast impacts that close it now.
+    const double vn = rowVelocity(p.normal, a, b);
+    p.target = mp.separation > 0.0 ? -mp.separation / h : 0.0;
+    if (e > 0.0 && vn < -cfg.restitution_threshold_mps && mp.separation + vn * h < 0.0)
+      p.target = std::max(p.target, -e * vn);
+    // Warm start from the same feature of the same pair last substep or, when the
+    // feature is new (a clipped corner of equal faces flips between an incident vertex
+    // and an edge crossing as the bodies sway by microns), from the nearest contact of
+    // the pair that this manifold no longer has, within kMatchDistance and with the same
+    // normal. Without the fallback the flips drop warm starts at random points and pump
+    // energy into tall stacks.
+    if (model.solver.warm_start) {
+      if (const ContactState* old = previousContact(w.stored, w.stored_end, m, k, p.point, claimed)) {
+        p.normal.impulse = old->normal_impulse;
+        p.tangent[0].impulse = old->friction_impulse.dot(t1);
+        p.tangent[1].impulse = old->friction_impulse.dot(t2);
+        if (k == 0) cm.torsion.impulse = old->torsion_impulse;
+      }
+    }
+  }
+  if (cm.torsion_radius > 0.0) {
+    // Cdot = n.(w_b - w_a): a purely angular row.
+    cm.torsion.dir = Vec3::Zero();
+    cm.torsion.ang_a = n;
+    cm.torsion.ang_b = n;
+    cm.torsion.dw_a = a.inv_inertia * n;
+    cm.torsion.dw_b = b.inv_inertia * n;
+    const double k = n.dot(cm.torsion.dw_a) + n.dot(cm.torsion.dw_b);
+    cm.torsion.mass = k > 0.0 ? 1.0 / k : 0.0;
+  } else {
+    cm.torsion.impulse = 0.0;
   }
 }
 
@@ -361,9 +405,18 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies,
   // The others level by level (see ContactBatches): the sequential sweep's order, with each
   // level's batchable manifolds four at a time.
   const int levels = batches_.levels();
+  thread_largest_.assign(workers_ ? static_cast<std::size_t>(workers_->threads()) : 1, 0.0);
   for (int k = 0; k < levels; ++k) {
     const int level = reverse ? levels - 1 - k : k;
-    largest = std::max(largest, batches_.solveLevel(level, bodies, reverse));
+    // A level's batches share no moving body: a contiguous share per thread.
+    runShared(batches_.levelBatches(level), kBatchesPerThread, [&](int t, int first, int last) {
+      thread_largest_[static_cast<std::size_t>(t)] =
+          batches_.solveLevel(level, first, last, bodies, reverse);
+    });
+    for (double& d : thread_largest_) {
+      largest = std::max(largest, d);
+      d = 0.0;
+    }
     for (const int* mi = batches_.scalarBegin(level); mi != batches_.scalarEnd(level); ++mi)
       largest = std::max(
           largest, solveRigid(manifolds_[*mi], bodies, rotor_speed, rotor_inv_inertia, reverse));

@@ -12,6 +12,7 @@
 #include <dynamics/model.h>
 #include <dynamics/state.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "articulation.h"
@@ -19,11 +20,17 @@
 #include "collision.h"
 #include "contact_batches.h"
 #include "rows.h"
+#include "worker_pool.h"
 
 namespace sim::dynamics::detail {
 
 /// Local alternating sweeps over a manifold's normal rows per solver sweep (see solveVelocity).
 inline constexpr int kManifoldSweeps = 4;
+
+/// The least work a thread is given (ContactSolver::runShared): a level's batches of four
+/// manifolds, the narrow phase's pairs, the manifolds to set up.
+inline constexpr int kBatchesPerThread = 4;
+inline constexpr int kPairsPerThread = 16;
 
 /// SIM_VALIDATE's allowance on |friction|^2 <= (mu lambda_n)^2: the disc projection scales by
 /// bound / |f|, a few roundings (about 1e-15 relative), so a wider gap is a solver error.
@@ -73,6 +80,8 @@ struct ContactManifold {
 class ContactSolver {
  public:
   void init(const Model& model);
+  /// The threads the sweeps may use (none: the caller's alone). The result is the same bits.
+  void setWorkers(WorkerPool* workers) { workers_ = workers; }
   bool empty() const { return shape_owner_.empty(); }
 
   /// Detects contacts at the substep's start poses and sets up their rows; last substep's
@@ -136,7 +145,43 @@ class ContactSolver {
   std::vector<std::pair<int, int>> no_collide_;  // sorted body pairs joined without collision
   std::vector<WorldShape> world_shapes_;
   std::vector<std::pair<int, int>> pairs_;
-  std::vector<Manifold> found_;  // manifolds of the current pair (scratch)
+  /// A pair the narrow phase looks at: shapes, bodies, its stored contacts (sorted by feature)
+  /// and where its manifolds went (found_[list], from found_first).
+  struct PairWork {
+    int i = 0, j = 0, oa = 0, ob = 0;
+    const ContactState* stored = nullptr;
+    const ContactState* stored_end = nullptr;
+    int list = 0, found_first = 0, found_count = 0;
+  };
+  /// A manifold of this substep, in pair order: its pair, what the narrow phase found, and its
+  /// first point's index.
+  struct ManifoldWork {
+    int pair = 0;
+    const Manifold* found = nullptr;
+    int first_point = 0;
+  };
+  /// Sets up manifold `manifold_index` of manifold_work_: its points, rows and warm start.
+  void setupManifold(const Model& model, const std::vector<Quat>& orientations,
+                     const std::vector<Vec3>& positions, const std::vector<SolverBody>& bodies,
+                     double h, int manifold_index);
+  /// Calls part(thread, first, last) for each thread's contiguous share of [0, count), with as
+  /// many threads as get `per_thread` items at least (fewer cost more to hand over than to do).
+  template <class Part>
+  void runShared(int count, int per_thread, Part&& part) {
+    const int threads = workers_ ? std::clamp(count / per_thread, 1, workers_->threads()) : 1;
+    if (threads == 1) {
+      part(0, 0, count);
+      return;
+    }
+    workers_->run(threads, [&](int t) {
+      part(t, static_cast<int>(static_cast<long long>(count) * t / threads),
+           static_cast<int>(static_cast<long long>(count) * (t + 1) / threads));
+    });
+  }
+  int threads() const { return workers_ ? workers_->threads() : 1; }
+  std::vector<PairWork> pair_work_;
+  std::vector<ManifoldWork> manifold_work_;
+  std::vector<std::vector<Manifold>> found_;  // per thread: the manifolds of its pairs (scratch)
   BroadPhase broad_;
   std::vector<ContactPoint> points_;  // the first point_count_ are this substep's (never shrinks)
   int point_count_ = 0;
@@ -159,6 +204,8 @@ class ContactSolver {
   BlockArticulation* articulation_ = nullptr;
   ContactBatches batches_;
   bool batched_ = false;                                    // batches_ holds this substep's rows
+  WorkerPool* workers_ = nullptr;
+  std::vector<double> thread_largest_;  // each thread's largest change in a level (scratch)
   std::vector<Scheduling> scheduling_;                      // scratch of batch()
   std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()
   bool articulable(const ContactManifold& m, const BlockArticulation& articulation) const;

@@ -100,6 +100,7 @@ struct Simulator::Impl {
   detail::MotorBlocks blocks;
   detail::ContactSolver contacts;
   detail::Sleep sleep;
+  detail::WorkerPool workers;
   bool fault_reported = false;
 
   explicit Impl(Model m);
@@ -126,6 +127,7 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
   joint_friction::compile(model, joints);
   blocks.plan(model, bodies, joints, motors);
   contacts.init(model);
+  contacts.setWorkers(&workers);
   sleep.init(bodies.world);
   joints.sweep.assign(nj, -1);
   for (std::size_t j = 0; j < nj; ++j)
@@ -606,6 +608,14 @@ void detail::SimulatorTesting::solveBlocksInFullCoordinates(Simulator& sim) {
   Simulator::Impl& im = *sim.impl_;
   for (detail::ReducedBlock& rb : im.blocks.reduced) rb.planned = false;
   std::fill(im.joints.reduced.begin(), im.joints.reduced.end(), 0);
+}
+
+void Simulator::setThreads(int threads) {
+  impl_->workers.resize(threads);
+}
+
+int Simulator::threads() const {
+  return impl_->workers.threads();
 }
 
 void Simulator::setBodyLoad(int body, const Vec3& force_N, const Vec3& torque_Nm) {

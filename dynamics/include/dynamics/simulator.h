@@ -122,6 +122,10 @@ class Simulator {
   /// A constant external force (at the centre of mass) and torque on a body, world axes, applied
   /// every substep until changed (a test load or a user push; not part of State).
   void setBodyLoad(int body, const Vec3& force_N, const Vec3& torque_Nm);
+  /// Threads the step may use, the caller's included (>= 1; default 1). The parallel parts
+  /// split work that shares nothing, so every count gives the same state, bit for bit.
+  void setThreads(int threads);
+  int threads() const;
   /// The contacts stored in `state` (those of the last substep of the last step).
   std::vector<ContactReport> contacts(const State& state) const;
 
