@@ -6,9 +6,9 @@
 // libstdc++ 12 inlines std::timed_mutex / recursive_timed_mutex::try_lock_until with a
 // steady_clock deadline as pthread_mutex_clocklock(CLOCK_MONOTONIC), and Fast DDS 2.9.1 (Debian
 // 12 libfastrtps2.9) is full of those: it imports pthread_mutex_clocklock@GLIBC_2.34. TSan then
-// never sees those acquisitions, only the releases (pthread_mutex_unlock is intercepted): every
-// net test stopped on "unlock of an unlocked mutex", and accesses ordered by such a lock
-// (e.g. our discovery listener against its own construction) were reported as races.
+// never sees those acquisitions, only the releases (pthread_mutex_unlock is intercepted): without
+// this file the net tests stop on "unlock of an unlocked mutex" in StatelessWriter::send_nts, and
+// what such a lock orders is not ordered for TSan.
 //
 // How: defined in the executable and exported, this definition comes first in the global lookup
 // scope, so Fast DDS's versioned import binds to it (an unversioned definition satisfies a
