@@ -12,7 +12,7 @@ bash scripts/install-deps.sh
 cmake -S . -B build-tsan -G Ninja -DSIMTRAINER_SANITIZE=thread -DSIMTRAINER_BUILD_BENCH=OFF -DSIMTRAINER_PYTHON=OFF \
   -DSIMTRAINER_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
-targets=(tsan_clocklock_test latest_writer_test live_view_test simtrainer)
+targets=(tsan_clocklock_test latest_writer_test dynamics_parallel_step_test live_view_test simtrainer)
 if grep -q "SIMTRAINER_NET:BOOL=ON" build-tsan/CMakeCache.txt; then targets+=(net_test); fi
 cmake --build build-tsan -j2 --target "${targets[@]}"
 echo "== build ($((SECONDS - start)) s)"
@@ -21,5 +21,5 @@ echo "== build ($((SECONDS - start)) s)"
 # inversion. The suppressions cover libraries built without TSan (tests/sanitizers/README.md).
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/sanitizers/tsan.supp" \
   ctest --test-dir build-tsan --output-on-failure -j2 --timeout 900 \
-  -R '^(TsanClocklock|LatestWriter|render_live_view_test|Net)'
+  -R '^(TsanClocklock|LatestWriter|ParallelStep|WorkerPool|render_live_view_test|Net)'
 echo "== done ($((SECONDS - start)) s)"

@@ -372,6 +372,18 @@ void fillLane(ContactBatch& bt, int lane, int mi, const std::vector<ContactManif
 
 }  // namespace
 
+void ContactBatches::fill(int first, int last, const std::vector<ContactManifold>& manifolds,
+                          const std::vector<ContactPoint>& points,
+                          const std::vector<SolverBody>& bodies) {
+  for (int b = first; b < last; ++b) {
+    ContactBatch& bt = batches_[static_cast<std::size_t>(b)];
+    bt.points = 0;
+    for (int lane = 0; lane < 4; ++lane)
+      fillLane(bt, lane, batch_lanes_[static_cast<std::size_t>(b) * 4 + lane], manifolds, points,
+               bodies);
+  }
+}
+
 void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
                            const std::vector<ContactPoint>& points,
                            const std::vector<SolverBody>& bodies, int rotors,
@@ -413,6 +425,7 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
   level_batch_.assign(1, 0);
   level_scalar_.assign(1, 0);
   scalar_.clear();
+  batch_lanes_.clear();
   batch_count_ = 0;
   for (int l = 0; l < levels; ++l) {
     // A batch with one lane in use costs more than the scalar sweep: a kind's last manifold
@@ -434,29 +447,26 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
       if (open[kind] < 0 || lanes[kind] == 4) {
         if (static_cast<int>(batches_.size()) <= batch_count_) batches_.emplace_back();
         open[kind] = batch_count_++;
-        batches_[open[kind]].points = 0;
         lanes[kind] = 0;
+        batch_lanes_.insert(batch_lanes_.end(), 4, -1);
       }
-      fillLane(batches_[open[kind]], lanes[kind]++, mi, manifolds, points, bodies);
+      batch_lanes_[static_cast<std::size_t>(open[kind]) * 4 + lanes[kind]++] = mi;
     }
-    for (int kind = 0; kind < 2; ++kind)
-      for (; open[kind] >= 0 && lanes[kind] < 4; ++lanes[kind])
-        fillLane(batches_[open[kind]], lanes[kind], -1, manifolds, points, bodies);
     level_batch_.push_back(batch_count_);
     level_scalar_.push_back(static_cast<int>(scalar_.size()));
   }
 }
 
-double ContactBatches::solveLevel(int level, int first, int last,
-                                  std::vector<SolverBody>& bodies, bool reverse) {
+double ContactBatches::solveLevel(int level, int first, int last, std::vector<SolverBody>& bodies,
+                                  bool reverse) {
   if (first >= last) return 0.0;
   ContactBatch* begin = batches_.data() + level_batch_[level];
   return solveBatches(begin + first, begin + last, bodies, reverse);
 }
 
-void ContactBatches::storeImpulses(std::vector<ContactPoint>& points,
+void ContactBatches::storeImpulses(int first, int last, std::vector<ContactPoint>& points,
                                    const std::vector<ContactManifold>& manifolds) const {
-  for (int bi = 0; bi < batch_count_; ++bi) {
+  for (int bi = first; bi < last; ++bi) {
     const ContactBatch& bt = batches_[bi];
     for (int lane = 0; lane < 4; ++lane) {
       if (bt.manifold[lane] < 0) continue;

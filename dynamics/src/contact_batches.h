@@ -74,11 +74,16 @@ enum class Scheduling : char {
 
 class ContactBatches {
  public:
-  /// Levels the manifolds (in index order) and packs each level's batchable ones into batches.
-  /// `rotors`: the number of motor rotors a belt row may reach.
+  /// Levels the manifolds (in index order) and places each level's batchable ones in batches
+  /// (filled by fill()). `rotors`: the number of motor rotors a belt row may reach.
   void build(const std::vector<ContactManifold>& manifolds, const std::vector<ContactPoint>& points,
              const std::vector<SolverBody>& bodies, int rotors,
              const std::vector<Scheduling>& scheduling);
+  int batchCount() const { return batch_count_; }
+  /// Fills batches [first, last) with their manifolds' rows (batches are independent: any
+  /// ranges, in any order or at the same time).
+  void fill(int first, int last, const std::vector<ContactManifold>& manifolds,
+            const std::vector<ContactPoint>& points, const std::vector<SolverBody>& bodies);
   void clear() {
     batch_count_ = 0;
     level_batch_.assign(1, 0);
@@ -94,13 +99,17 @@ class ContactBatches {
   /// of them may be solved in any order or at the same time (WorkerPool).
   int levelBatches(int level) const { return level_batch_[level + 1] - level_batch_[level]; }
   /// Solves the level's batches [first, last); returns the largest impulse change.
-  double solveLevel(int level, int first, int last, std::vector<SolverBody>& bodies,
-                    bool reverse);
+  double solveLevel(int level, int first, int last, std::vector<SolverBody>& bodies, bool reverse);
+  /// Every manifold of level `level` (batched or not), in manifold order.
+  const int* levelManifoldsBegin(int level) const { return by_level_.data() + level_start_[level]; }
+  const int* levelManifoldsEnd(int level) const {
+    return by_level_.data() + level_start_[level + 1];
+  }
   /// The manifolds of level `level` to be solved one by one.
   const int* scalarBegin(int level) const { return scalar_.data() + level_scalar_[level]; }
   const int* scalarEnd(int level) const { return scalar_.data() + level_scalar_[level + 1]; }
-  /// Writes the batched impulses back to their contact points.
-  void storeImpulses(std::vector<ContactPoint>& points,
+  /// Writes the impulses of batches [first, last) back to their contact points.
+  void storeImpulses(int first, int last, std::vector<ContactPoint>& points,
                      const std::vector<ContactManifold>& manifolds) const;
 
  private:
@@ -109,8 +118,9 @@ class ContactBatches {
   std::vector<int> level_batch_{0};   // level l's batches: [level_batch_[l], level_batch_[l+1])
   std::vector<int> level_scalar_{0};  // level l's scalar manifolds, likewise, in scalar_
   std::vector<int> scalar_;
-  std::vector<int> last_level_;  // per body, then per rotor: the level that last touched it
-  std::vector<int> level_of_;    // per manifold, -1: skipped
+  std::vector<int> batch_lanes_;  // per batch, its four lanes' manifolds (-1: empty)
+  std::vector<int> last_level_;   // per body, then per rotor: the level that last touched it
+  std::vector<int> level_of_;     // per manifold, -1: skipped
   std::vector<int> level_start_, by_level_, level_next_;  // counting sort by level
 };
 

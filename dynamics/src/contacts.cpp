@@ -245,8 +245,8 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   for (int k = 0; k < pair_count; ++k) {
     const PairWork& w = pair_work_[static_cast<std::size_t>(k)];
     for (int f = 0; f < w.found_count; ++f) {
-      const Manifold& m = found_[static_cast<std::size_t>(w.list)]
-                                [static_cast<std::size_t>(w.found_first + f)];
+      const Manifold& m =
+          found_[static_cast<std::size_t>(w.list)][static_cast<std::size_t>(w.found_first + f)];
       manifold_work_.push_back({k, &m, point_count_});
       point_count_ += m.count;
     }
@@ -258,8 +258,9 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   // The manifolds' rows, shared among the threads: each writes only its own records.
   runShared(static_cast<int>(manifold_work_.size()), kPairsPerThread,
             [&](int, int first, int last) {
-    for (int mi = first; mi < last; ++mi) setupManifold(model, orientations, positions, bodies, h, mi);
-  });
+              for (int mi = first; mi < last; ++mi)
+                setupManifold(model, orientations, positions, bodies, h, mi);
+            });
 }
 
 void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& orientations,
@@ -335,7 +336,8 @@ void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& o
     // normal. Without the fallback the flips drop warm starts at random points and pump
     // energy into tall stacks.
     if (model.solver.warm_start) {
-      if (const ContactState* old = previousContact(w.stored, w.stored_end, m, k, p.point, claimed)) {
+      if (const ContactState* old =
+              previousContact(w.stored, w.stored_end, m, k, p.point, claimed)) {
         p.normal.impulse = old->normal_impulse;
         p.tangent[0].impulse = old->friction_impulse.dot(t1);
         p.tangent[1].impulse = old->friction_impulse.dot(t2);
@@ -518,12 +520,17 @@ void ContactSolver::batch(const std::vector<SolverBody>& bodies, int rotors) {
                                               : Scheduling::Scalar;
   }
   batches_.build(manifolds_, points_, bodies, rotors, scheduling_);
+  runShared(batches_.batchCount(), kBatchesPerThread, [&](int, int first, int last) {
+    batches_.fill(first, last, manifolds_, points_, bodies);
+  });
   batched_ = true;
 }
 
 void ContactSolver::unbatch() {
   if (!batched_) return;
-  batches_.storeImpulses(points_, manifolds_);
+  runShared(batches_.batchCount(), kBatchesPerThread, [&](int, int first, int last) {
+    batches_.storeImpulses(first, last, points_, manifolds_);
+  });
   batches_.clear();
   batched_ = false;
 }
@@ -717,88 +724,117 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
 double ContactSolver::solvePosition(const ContactSettings& cfg, std::vector<Vec3>& positions,
                                     std::vector<Quat>& orientations,
                                     const std::vector<SolverBody>& bodies) {
+  double largest = 0.0;
+  if (!batched_ || !articulated_groups_.empty() || threads() == 1) {
+    for (const ContactManifold& m : manifolds_)
+      largest = std::max(largest, positionPass(cfg, m, positions, orientations, bodies));
+    return std::max(largest, 0.0);
+  }
+  // Level by level (ContactBatches: every manifold is in one when none is articulated): the
+  // order of any two that share a moving body is the manifolds' order, as above.
+  thread_largest_.assign(static_cast<std::size_t>(threads()), 0.0);
+  for (int level = 0; level < batches_.levels(); ++level) {
+    const int* in_level = batches_.levelManifoldsBegin(level);
+    const int count = static_cast<int>(batches_.levelManifoldsEnd(level) - in_level);
+    runShared(count, kPairsPerThread, [&](int t, int first, int last) {
+      double& mine = thread_largest_[static_cast<std::size_t>(t)];
+      for (int k = first; k < last; ++k)
+        mine = std::max(mine, positionPass(cfg, manifolds_[static_cast<std::size_t>(in_level[k])],
+                                           positions, orientations, bodies));
+    });
+  }
+  for (const double d : thread_largest_) largest = std::max(largest, d);
+  return std::max(largest, 0.0);
+}
+
+double ContactSolver::positionPass(const ContactSettings& cfg, const ContactManifold& m,
+                                   std::vector<Vec3>& positions, std::vector<Quat>& orientations,
+                                   const std::vector<SolverBody>& bodies) const {
   const double beta = cfg.position_correction;
   double largest = 0.0;
-  // Per manifold, linearised at the poses as they are now: local alternating sweeps over the
-  // points, each push removing the fraction beta of that point's remaining penetration beyond
-  // the slop (a single sweep over a face's points would tilt the body). The pushes run on the
-  // manifold's coupling numbers and each body moves once, instead of every push re-reading and
-  // re-rotating both bodies.
-  for (const ContactManifold& m : manifolds_) {
-    const int first = m.first, count = m.count;
-    const int ia = points_[first].a, ib = points_[first].b;
-    const SolverBody& a = bodies[ia];
-    const SolverBody& b = bodies[ib];
-    const Vec3& n = points_[first].normal.dir;
-    Vec3 dw_a[4], dw_b[4], ang_a[4], ang_b[4], mid[4];
-    double depth[4], push[4] = {0.0, 0.0, 0.0, 0.0};  // separation + slop (m); push-out (kg m)
-    bool any = false;
-    measureManifold(&points_[first], count, positions[ia], orientations[ia], positions[ib],
-                    orientations[ib], n, cfg.slop_m, depth, mid);
-    for (int i = 0; i < count; ++i) {
-      largest = std::max(largest, -depth[i]);
-      any = any || depth[i] < 0.0;
-    }
-    if (!any) continue;  // the common case once a pile rests: nothing beyond the slop
-    for (int i = 0; i < count; ++i) {
-      ang_a[i] = (mid[i] - positions[ia]).cross(n);
-      ang_b[i] = (mid[i] - positions[ib]).cross(n);
-      dw_a[i] = a.inv_inertia * ang_a[i];
-      dw_b[i] = b.inv_inertia * ang_b[i];
-    }
-    double k[4][4];
-    for (int r = 0; r < count; ++r)
-      for (int c = 0; c < count; ++c)
-        k[r][c] = a.inv_mass + b.inv_mass + ang_a[r].dot(dw_a[c]) + ang_b[r].dot(dw_b[c]);
-    const int inner = count > 1 ? kManifoldSweeps : 1;
-    for (int pass = 0; pass < inner; ++pass) {
-      for (int kk = 0; kk < count; ++kk) {
-        const int i = pass % 2 == 1 ? count - 1 - kk : kk;
-        if (depth[i] >= 0.0 || !(k[i][i] > 0.0)) continue;
-        const double d = std::min(-beta * depth[i], cfg.max_position_correction_m) / k[i][i];
-        push[i] += d;
-        for (int j = 0; j < count; ++j) depth[j] += k[j][i] * d;
-      }
-    }
-    double sum = 0.0;
-    Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
-    for (int i = 0; i < count; ++i) {
-      sum += push[i];
-      turn_a += push[i] * dw_a[i];
-      turn_b += push[i] * dw_b[i];
-    }
-    if (a.inv_mass > 0.0) {
-      positions[ia] -= (a.inv_mass * sum) * n;
-      orientations[ia] = rotateBy(orientations[ia], -turn_a);
-    }
-    if (b.inv_mass > 0.0) {
-      positions[ib] += (b.inv_mass * sum) * n;
-      orientations[ib] = rotateBy(orientations[ib], turn_b);
+  // Linearised at the poses as they are now: local alternating sweeps over the points, each push
+  // removing the fraction beta of that point's remaining penetration beyond the slop (a single
+  // sweep over a face's points would tilt the body). The pushes run on the manifold's coupling
+  // numbers and each body moves once, instead of every push re-reading and re-rotating both
+  // bodies.
+  const int first = m.first, count = m.count;
+  const int ia = points_[first].a, ib = points_[first].b;
+  const SolverBody& a = bodies[ia];
+  const SolverBody& b = bodies[ib];
+  const Vec3& n = points_[first].normal.dir;
+  Vec3 dw_a[4], dw_b[4], ang_a[4], ang_b[4], mid[4];
+  double depth[4], push[4] = {0.0, 0.0, 0.0, 0.0};  // separation + slop (m); push-out (kg m)
+  bool any = false;
+  measureManifold(&points_[first], count, positions[ia], orientations[ia], positions[ib],
+                  orientations[ib], n, cfg.slop_m, depth, mid);
+  for (int i = 0; i < count; ++i) {
+    largest = std::max(largest, -depth[i]);
+    any = any || depth[i] < 0.0;
+  }
+  if (!any) return largest;  // the common case once a pile rests: nothing beyond the slop
+  for (int i = 0; i < count; ++i) {
+    ang_a[i] = (mid[i] - positions[ia]).cross(n);
+    ang_b[i] = (mid[i] - positions[ib]).cross(n);
+    dw_a[i] = a.inv_inertia * ang_a[i];
+    dw_b[i] = b.inv_inertia * ang_b[i];
+  }
+  double k[4][4];
+  for (int r = 0; r < count; ++r)
+    for (int c = 0; c < count; ++c)
+      k[r][c] = a.inv_mass + b.inv_mass + ang_a[r].dot(dw_a[c]) + ang_b[r].dot(dw_b[c]);
+  const int inner = count > 1 ? kManifoldSweeps : 1;
+  for (int pass = 0; pass < inner; ++pass) {
+    for (int kk = 0; kk < count; ++kk) {
+      const int i = pass % 2 == 1 ? count - 1 - kk : kk;
+      if (depth[i] >= 0.0 || !(k[i][i] > 0.0)) continue;
+      const double d = std::min(-beta * depth[i], cfg.max_position_correction_m) / k[i][i];
+      push[i] += d;
+      for (int j = 0; j < count; ++j) depth[j] += k[j][i] * d;
     }
   }
-  return std::max(largest, 0.0);
+  double sum = 0.0;
+  Vec3 turn_a = Vec3::Zero(), turn_b = Vec3::Zero();
+  for (int i = 0; i < count; ++i) {
+    sum += push[i];
+    turn_a += push[i] * dw_a[i];
+    turn_b += push[i] * dw_b[i];
+  }
+  if (a.inv_mass > 0.0) {
+    positions[ia] -= (a.inv_mass * sum) * n;
+    orientations[ia] = rotateBy(orientations[ia], -turn_a);
+  }
+  if (b.inv_mass > 0.0) {
+    positions[ib] += (b.inv_mass * sum) * n;
+    orientations[ib] = rotateBy(orientations[ib], turn_b);
+  }
+  return largest;
+}
+
+void ContactSolver::storeManifold(int manifold_index) {
+  const ContactManifold& m = manifolds_[static_cast<std::size_t>(manifold_index)];
+  for (int k = m.first; k < m.first + m.count; ++k) {
+    const ContactPoint& p = points_[k];
+    ContactState& c = fresh_[static_cast<std::size_t>(k)];
+    c.shape_a = static_cast<std::uint32_t>(m.shape_a);
+    c.shape_b = static_cast<std::uint32_t>(m.shape_b);
+    c.feature = p.feature;
+    c.point_m = p.point;
+    c.normal = p.normal.dir;
+    c.separation_m = p.separation;
+    c.normal_impulse = p.normal.impulse;
+    c.friction_impulse =
+        p.tangent[0].impulse * p.tangent[0].dir + p.tangent[1].impulse * p.tangent[1].dir;
+    c.torsion_impulse = k == m.first ? m.torsion.impulse : 0.0;
+  }
 }
 
 void ContactSolver::store(State& s) {
   unbatch();
-  fresh_.clear();
-  for (const ContactManifold& m : manifolds_) {
-    for (int k = m.first; k < m.first + m.count; ++k) {
-      const ContactPoint& p = points_[k];
-      ContactState c;
-      c.shape_a = static_cast<std::uint32_t>(m.shape_a);
-      c.shape_b = static_cast<std::uint32_t>(m.shape_b);
-      c.feature = p.feature;
-      c.point_m = p.point;
-      c.normal = p.normal.dir;
-      c.separation_m = p.separation;
-      c.normal_impulse = p.normal.impulse;
-      c.friction_impulse =
-          p.tangent[0].impulse * p.tangent[0].dir + p.tangent[1].impulse * p.tangent[1].dir;
-      c.torsion_impulse = k == m.first ? m.torsion.impulse : 0.0;
-      fresh_.push_back(c);
-    }
-  }
+  // The manifolds' points are consecutive, in manifold order: point k is record k.
+  fresh_.resize(static_cast<std::size_t>(point_count_));
+  runShared(static_cast<int>(manifolds_.size()), kPairsPerThread, [&](int, int first, int last) {
+    for (int mi = first; mi < last; ++mi) storeManifold(mi);
+  });
   // The manifolds come in the broad phase's sorted pair order, so only each pair's run of points
   // needs ordering by feature: an insertion sort per run (a few points, or a mesh pair's
   // triangles) instead of a full sort that moved these large records around (6 % of the awake

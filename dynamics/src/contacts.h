@@ -160,6 +160,13 @@ class ContactSolver {
     const Manifold* found = nullptr;
     int first_point = 0;
   };
+  /// One manifold's split-impulse push (solvePosition); returns its largest penetration beyond
+  /// the slop (negative: none).
+  double positionPass(const ContactSettings& cfg, const ContactManifold& m,
+                      std::vector<Vec3>& positions, std::vector<Quat>& orientations,
+                      const std::vector<SolverBody>& bodies) const;
+  /// Writes manifold `manifold_index`'s points to fresh_ (store()).
+  void storeManifold(int manifold_index);
   /// Sets up manifold `manifold_index` of manifold_work_: its points, rows and warm start.
   void setupManifold(const Model& model, const std::vector<Quat>& orientations,
                      const std::vector<Vec3>& positions, const std::vector<SolverBody>& bodies,
@@ -203,10 +210,10 @@ class ContactSolver {
   std::vector<std::pair<int, int>> articulated_keys_;  // scratch of articulate()
   BlockArticulation* articulation_ = nullptr;
   ContactBatches batches_;
-  bool batched_ = false;                                    // batches_ holds this substep's rows
+  bool batched_ = false;  // batches_ holds this substep's rows
   WorkerPool* workers_ = nullptr;
   std::vector<double> thread_largest_;  // each thread's largest change in a level (scratch)
-  std::vector<Scheduling> scheduling_;                      // scratch of batch()
+  std::vector<Scheduling> scheduling_;  // scratch of batch()
   std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()
   bool articulable(const ContactManifold& m, const BlockArticulation& articulation) const;
 };

