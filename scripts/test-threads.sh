@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The threaded parts under ThreadSanitizer: the server's state writer thread (LatestWriter), the
 # live session (simulation thread, view and X key thread: render_live_view_test) and the training
-# class over DDS (net tests: the `simtrainer` processes themselves are built with TSan too), and
+# class over DDS (net tests: the `simtrainer` processes themselves are built with TSan too), the
+# step's worker threads (dynamics_parallel_step_test), and
 # the pthread_mutex_clocklock forwarder those need under GCC 12's TSan (tests/sanitizers/).
 # Run before every submission that touches threaded code; exits non-zero on any race report.
 set -euo pipefail
