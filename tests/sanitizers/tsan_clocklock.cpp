@@ -34,7 +34,8 @@ timespec convert(const timespec& deadline, clockid_t from, clockid_t to) {
   long nsec = deadline.tv_nsec - now_from.tv_nsec + now_to.tv_nsec;
   if (__builtin_sub_overflow(deadline.tv_sec, now_from.tv_sec, &sec) ||
       __builtin_add_overflow(sec, now_to.tv_sec, &sec)) {
-    return deadline.tv_sec > now_from.tv_sec ? timespec{std::numeric_limits<time_t>::max(), 0} : timespec{0, 0};
+    return deadline.tv_sec > now_from.tv_sec ? timespec{std::numeric_limits<time_t>::max(), 0}
+                                             : timespec{0, 0};
   }
   while (nsec < 0) {
     nsec += kNanosecondsPerSecond;
@@ -50,8 +51,8 @@ timespec convert(const timespec& deadline, clockid_t from, clockid_t to) {
 }  // namespace
 
 // Default visibility: the project builds with -fvisibility=hidden, which would keep it local.
-extern "C" __attribute__((visibility("default"))) int pthread_mutex_clocklock(pthread_mutex_t* mutex, clockid_t clock,
-                                       const timespec* deadline) noexcept {
+extern "C" __attribute__((visibility("default"))) int pthread_mutex_clocklock(
+    pthread_mutex_t* mutex, clockid_t clock, const timespec* deadline) noexcept {
   if (clock == CLOCK_REALTIME) return pthread_mutex_timedlock(mutex, deadline);
   if (clock != CLOCK_MONOTONIC) return EINVAL;  // glibc accepts only these two
   // An invalid deadline goes through unchanged: timedlock then answers as clocklock would (the
