@@ -8,6 +8,8 @@
 //   build/bin/bench_mf4 --duration 60            # the scenario, then 30 s more holding the pose
 //   build/bin/bench_mf4 --scene --duration 60    # scenes/mf4.yaml with the pult at rest
 //   build/bin/bench_mf4 --set solver.substeps=2  # any scene override, as with --set
+//   build/bin/bench_mf4 --threads 2              # the step on 2 threads (the CPU time then
+//                                                # counts both: compare the wall figures)
 #include <engine/run.h>
 #include <engine/scenario.h>
 #include <engine/scene.h>
@@ -26,7 +28,8 @@ const std::string kSourceDir = SIMTRAINER_SOURCE_DIR;
 
 int usage() {
   std::fprintf(stderr,
-               "usage: bench_mf4 [--scene] [--duration S] [--repeats N] [--set KEY=VALUE]...\n");
+               "usage: bench_mf4 [--scene] [--duration S] [--repeats N] [--threads N] "
+               "[--set KEY=VALUE]...\n");
   return 2;
 }
 
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
   double duration_s = 60.0;  // --scene; for the scenario only when given (it has its own)
   bool duration_given = false;
   int repeats = 3;
+  int threads = 1;
   std::vector<Override> overrides;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -49,6 +53,8 @@ int main(int argc, char** argv) {
       duration_given = true;
     } else if (arg == "--repeats" && has_value) {
       repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--threads" && has_value) {
+      threads = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--set" && has_value) {
       try {
         overrides.push_back(parseOverride(argv[++i]));
@@ -85,9 +91,12 @@ int main(int argc, char** argv) {
       if (scene_only) {
         RunOptions options;
         options.duration_s = duration_s;
+        options.threads = threads;
         run = runHeadless(scene, options);
       } else {
-        const ScenarioResult result = playScenario(scenario);
+        PlayOptions options;
+        options.threads = threads;
+        const ScenarioResult result = playScenario(scenario, options);
         all_passed = all_passed && result.passed();
         if (!result.passed()) std::fprintf(stderr, "%s\n", result.failureSummary().c_str());
         run = result.run;

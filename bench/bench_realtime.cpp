@@ -9,7 +9,7 @@
 //   taskset -c 0 xvfb-run -a -s "-screen 0 1920x1080x24" build/bin/bench_realtime --seconds 60
 //
 // Options: --seconds S (wall time, default 60), --size WxH (1280x720), --shadows on|off (on),
-// --no-insets, --camera NAME (follow).
+// --no-insets, --camera NAME (follow), --threads N (the step's threads, default 1).
 //
 // Keys: `steer` (Left/Right in the default keyboard layout; the scenario's timeline leaves it to
 // the operator) is pressed for 150 ms about every 0.6 s at varying phases of the frame. A press
@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   double seconds = 60.0;
   std::string size = "1280x720", shadows = "on", camera = "follow";
   bool insets = true;
+  int threads = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--seconds" && i + 1 < argc) {
@@ -65,10 +66,12 @@ int main(int argc, char** argv) {
       insets = false;
     } else if (arg == "--camera" && i + 1 < argc) {
       camera = argv[++i];
+    } else if (arg == "--threads" && i + 1 < argc) {
+      threads = std::max(1, std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr,
                    "usage: bench_realtime [--seconds S] [--size WxH] [--shadows on|off] "
-                   "[--no-insets] [--camera NAME]\n");
+                   "[--no-insets] [--camera NAME] [--threads N]\n");
       return 2;
     }
   }
@@ -112,6 +115,7 @@ int main(int argc, char** argv) {
 
   PlayOptions options;
   options.realtime = true;
+  options.threads = threads;
   options.input = &keyboard;
   options.operator_events = &live.operatorQueue();
   // The latency split: sent -> seen by the window's key thread (the X server), seen -> applied

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/) and run
-# with halt on error and leak detection. Exits non-zero on any finding. Suppressions cover
+# The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer and the solver's heavy
+# validation (SIMTRAINER_VALIDATE, dynamics/src/check.h) in build-asan/, and run with halt on
+# error and leak detection. Exits non-zero on any finding. Suppressions cover
 # third-party code only (tests/sanitizers/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,8 @@ bash scripts/install-deps.sh
 # normal build is the warnings gate. No Python module: an ASan library in the uninstrumented
 # interpreter needs the runtime preloaded, and the interpreter's own allocations would then be
 # leak-checked; the module's C++ is the engine's, tested here.
-cmake -S . -B build-asan -G Ninja -DSIMTRAINER_SANITIZE=address -DSIMTRAINER_BUILD_BENCH=OFF \
+cmake -S . -B build-asan -G Ninja -DSIMTRAINER_SANITIZE=address -DSIMTRAINER_VALIDATE=ON \
+  -DSIMTRAINER_BUILD_BENCH=OFF \
   -DSIMTRAINER_PYTHON=OFF -DSIMTRAINER_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
 cmake --build build-asan -j2

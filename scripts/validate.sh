@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The solver's heavy validation (dynamics/src/check.h: SIM_VALIDATE; CMake option
-# SIMTRAINER_VALIDATE): builds the dynamics tests with it in build-validate/ and runs them. Slow;
-# CI runs it once, next to scripts/test.sh. Exits non-zero on any failure (a failed validation
-# aborts the test program with the condition, file and line).
+# SIMTRAINER_VALIDATE): builds only the dynamics tests with it in build-validate/ (-O2, -Werror, no
+# sanitizers) and runs them: the quick check while working on the solver. CI has it on in the
+# sanitizer build of the whole suite (scripts/test-sanitizers.sh). Exits non-zero on any failure (a
+# failed validation aborts the test program with the condition, file and line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 
 #include "report_command.h"
+#include "threads_option.h"
 #ifdef SIMTRAINER_NET
 #include "net_commands.h"
 #endif
@@ -261,6 +262,7 @@ struct RunArgs {
   ViewArgs view;
   bool duration_given = false;
   simtrainer_app::ResultArgs result;
+  int threads = 1;
 };
 
 // The operator's devices for `run --input`: a mapping file, or the default keyboard layout. With
@@ -305,6 +307,7 @@ int runCommand(const RunArgs& args) {
   options.trace_every = args.trace_every;
   options.record_path = args.record;
   options.realtime = args.realtime || viewing.windowed();  // a window shows real time
+  options.threads = args.threads;
   options.interrupt = &g_interrupt;
   // A window is an interactive session: pause, step and reset keys, and without --duration it
   // runs until the window is closed.
@@ -400,6 +403,7 @@ struct PlayArgs {
   std::string gamecontrollerdb;
   ViewArgs view;
   simtrainer_app::ResultArgs result;
+  int threads = 1;
 };
 
 int playCommand(const PlayArgs& args) {
@@ -411,6 +415,7 @@ int playCommand(const PlayArgs& args) {
   options.record_path = args.record;
   options.interrupt = &g_interrupt;
   options.realtime = viewing.windowed();
+  options.threads = args.threads;
   if (viewing.active()) {
     options.after_frame = viewing.live().observer();
     options.operator_events = &viewing.live().operatorQueue();
@@ -505,7 +510,7 @@ int testCommand(const TestArgs& args) {
     printError("no scenario files (*.scenario.yaml) found");
     return kExitUsage;
   }
-  const int jobs = args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const int jobs = args.jobs > 0 ? args.jobs : simtrainer_app::machineCores();
   const auto start = std::chrono::steady_clock::now();
   const auto results = sim::engine::runScenarios(
       files, jobs, [](const sim::engine::ScenarioResult& r, std::size_t done, std::size_t total) {
@@ -878,6 +883,7 @@ int main(int argc, char** argv) {
   dbOption->needs("--input");
   addViewOptions(runCmd, run.view);
   simtrainer_app::addResultOptions(runCmd, run.result);
+  simtrainer_app::addThreadsOption(runCmd, run.threads);
 
   std::string validateScene;
   std::vector<std::string> validateSets;
@@ -910,6 +916,7 @@ int main(int argc, char** argv) {
       ->needs("--input");
   addViewOptions(playCmd, play.view);
   simtrainer_app::addResultOptions(playCmd, play.result);
+  simtrainer_app::addThreadsOption(playCmd, play.threads);
 
   ReplayArgs replayArgs;
   auto* replayCmd = app.add_subcommand(

@@ -1,5 +1,6 @@
 #include "net_commands.h"
 #include "report_command.h"
+#include "threads_option.h"
 
 #include <engine/class_security.h>
 #include <engine/recording.h>
@@ -36,6 +37,7 @@ struct NetCommands::Args {
   std::string record, trace, events;
   std::vector<std::string> sets;
   bool as_fast = false;
+  int threads = 1;
   ResultArgs result;
   // view
   CLI::App* view = nullptr;
@@ -199,6 +201,7 @@ int serveSession(const NetCommands::Args& a, const NetHooks& hooks) {
   options.trace_path = a.trace;
   options.events_path = a.events;
   options.realtime = !a.as_fast;
+  options.threads = a.threads;
   options.interrupt = hooks.interrupt;
   options.duration_s = a.serve_duration;
   std::optional<sim::engine::Scenario> scenario;
@@ -527,6 +530,7 @@ NetCommands::NetCommands(CLI::App& app) : args_(std::make_unique<Args>()) {
   a.serve->add_flag("--as-fast-as-possible", a.as_fast,
                     "Do not pace to the wall clock (benchmarks)");
   addResultOptions(a.serve, a.result);
+  addThreadsOption(a.serve, a.threads);
 
   a.view = app.add_subcommand(
       "view", "Show a served scene (--remote): same view as run, state from the server");

@@ -575,6 +575,7 @@ ServeResult serve(const Scene& scene, const ServeOptions& options) {
       options.duration_s > 0.0 ? options.duration_s : std::numeric_limits<double>::infinity();
   run.record_path = options.record_path;
   run.realtime = options.realtime;
+  run.threads = options.threads;
   run.interrupt = options.interrupt;
   run.control = &link.control;
   run.before_steps = [&link](Session& session) { link.beforeSteps(session); };

@@ -24,11 +24,13 @@ std::uint64_t stepCount(double duration_s, double time_step_s) {
 RunResult runHeadless(const Scene& scene, const RunOptions& options) {
   if (options.trace_every < 1) throw std::invalid_argument("trace_every must be at least 1");
   Session session(scene);
+  session.setThreads(options.threads);
 
   detail::SessionOutputs outputs(session, options.trace_path, options.trace_every,
                                  options.record_path, options.record_header);
   outputs.setStepObserver(options.after_step);
   RunResult result;
+  result.threads = session.threads();
   const std::uint64_t steps = std::isinf(options.duration_s)
                                   ? std::numeric_limits<std::uint64_t>::max()
                                   : stepCount(options.duration_s, scene.model.solver.time_step_s);
@@ -156,8 +158,9 @@ std::string formatSummary(const Scene& scene, const RunResult& result) {
   std::string text;
   auto out = std::back_inserter(text);
   fmt::format_to(out, "scene {} ({})\n", scene.name, scene.file);
-  fmt::format_to(out, "steps {}  sim time {:.6g} s  wall time {:.6g} s  real-time factor {:.4g}\n",
-                 result.steps, result.sim_time_s, result.wall_time_s, result.realTimeFactor());
+  fmt::format_to(
+      out, "steps {}  sim time {:.6g} s  wall time {:.6g} s  real-time factor {:.4g}  threads {}\n",
+      result.steps, result.sim_time_s, result.wall_time_s, result.realTimeFactor(), result.threads);
   for (std::size_t j = 0; j < model.joints.size() && j < state.joints.size(); ++j) {
     fmt::format_to(out, "joint {:<16} angle {:+.9g}  speed {:+.9g}\n", model.joints[j].name,
                    state.joints[j].position, state.joints[j].speed);

@@ -531,6 +531,8 @@ ScenarioResult playScenario(const Scenario& scenario, const PlayOptions& options
   result.name = scenario.name;
   result.loaded = true;
   Session session(scenario.scene);
+  session.setThreads(options.threads);
+  result.run.threads = session.threads();
   RecordingHeader header{scenario.file, scenario.source_hash, options.trainee, options.started};
   detail::SessionOutputs outputs(session, options.trace_path, options.trace_every,
                                  options.record_path, header);

@@ -293,7 +293,9 @@ std::string sameStructure(const Scene& a, const Scene& b) {
 std::string Session::changeScene(Scene next) {
   std::string why = sameStructure(scene_, next);
   if (!why.empty()) return why;
+  const int threads = simulator_.threads();
   simulator_ = dynamics::Simulator(next.model);
+  simulator_.setThreads(threads);
   scene_ = std::move(next);
   for (const ConstantInput& input : scene_.inputs) {
     state_.dynamics.motors[static_cast<std::size_t>(input.motor)].voltage = input.voltage;

@@ -142,6 +142,30 @@ TEST(Cli, RunWritesTraceAndSummary) {
   std::filesystem::remove(trace);
 }
 
+// --threads reaches the step (the summary says so) and changes nothing in the result: the MF-4's
+// tracks on the ground give the narrow phase and the contact levels enough work to be shared.
+TEST(Cli, ThreadsLeaveTheTraceUnchanged) {
+  const std::string scene = "'" + kSourceDir + "/scenes/mf4.yaml'";
+  std::string first;
+  for (int threads : {1, 2, 3}) {
+    const auto trace = std::filesystem::temp_directory_path() /
+                       ("simtrainer_cli_threads_" + std::to_string(threads) + ".csv");
+    const Outcome o = run("run " + scene + " --headless --duration 0.5 --threads " +
+                          std::to_string(threads) + " --trace '" + trace.string() + "'");
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_NE(o.out.find("threads " + std::to_string(threads) + "\n"), std::string::npos) << o.out;
+    const std::string csv = readFile(trace);
+    std::filesystem::remove(trace);
+    EXPECT_GT(countLines(csv), 100);
+    if (threads == 1) first = csv;
+    EXPECT_TRUE(csv == first) << threads << " threads: the trace differs from one thread's";
+  }
+  const Outcome o = run("run " + scene + " --headless --duration 0.1 --threads 0");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(countLines(o.err), 1) << o.err;
+  EXPECT_NE(o.err.find("--threads"), std::string::npos) << o.err;
+}
+
 TEST(Cli, NumericalFaultIsExit1AndFlushesTrace) {
   // A rotor speed bound far below the motor's no-load speed makes the per-step check report a
   // runaway fault after a few steps.

@@ -221,6 +221,8 @@ struct ServeOptions {
   std::string trace_path;   ///< Pose trace of every published frame (poseTraceLine).
   std::string events_path;  ///< Every event, one line each; empty for none.
   bool realtime = true;
+  /// Threads each step may use (Session::setThreads): the result is the same for any count.
+  int threads = 1;
   const std::atomic<bool>* interrupt = nullptr;
   /// A scenario's scheduled faults (`faults:`), injected at their times.
   std::vector<ScheduledFault> faults;

@@ -52,6 +52,8 @@ struct RunOptions {
   std::string record_path;   ///< Session recording (engine/recording.h); empty for none.
   /// Pace frames (scene.frame_rate_hz) to the wall clock; false runs as fast as possible.
   bool realtime = false;
+  /// Threads each step may use (Session::setThreads): the result is the same for any count.
+  int threads = 1;
   /// When set and true, the run stops after the current step (Ctrl-C); files are still flushed.
   const std::atomic<bool>* interrupt = nullptr;
   /// Operator devices, sampled into the pult at the start of every frame (before the scheme
@@ -101,6 +103,7 @@ struct RunResult {
   std::uint64_t steps = 0;
   double sim_time_s = 0.0;
   double wall_time_s = 0.0;
+  int threads = 1;                           ///< Threads each step could use (RunOptions::threads).
   int max_velocity_iterations = 0;           ///< Largest count any substep used.
   std::uint64_t steps_at_iteration_cap = 0;  ///< Steps where some substep hit the cap.
   double max_position_error = 0.0;           ///< Largest joint error left after position passes.

@@ -152,6 +152,8 @@ struct PlayOptions {
   const std::atomic<bool>* interrupt = nullptr;  ///< Stop after the current step when true.
   /// Pace frames to the wall clock (a window); false plays as fast as possible.
   bool realtime = false;
+  /// Threads each step may use (Session::setThreads): the result is the same for any count.
+  int threads = 1;
   /// Called after every frame (scene.frame_rate_hz) with scenario progress as notes.
   FrameObserver after_frame;
   /// The operator's devices, sampled once per frame (at its start) into the controls the

@@ -91,6 +91,10 @@ class Session {
 
   const Scene& scene() const { return scene_; }
   const dynamics::Simulator& simulator() const { return simulator_; }
+  /// Threads each step may use, the caller's included (>= 1; default 1; kept by changeScene).
+  /// Every count gives the same steps bit for bit (dynamics::Simulator::setThreads).
+  void setThreads(int threads) { simulator_.setThreads(threads); }
+  int threads() const { return simulator_.threads(); }
   const SessionState& state() const { return state_; }
   const dynamics::State& dynamics() const { return state_.dynamics; }
   double time() const { return state_.dynamics.time_s; }
