@@ -904,6 +904,23 @@ remote::ClassAddress securedAddress(const std::string& part, const fs::path& fol
   return a;
 }
 
+// Whether a server's output ends with a failure inside Fast DDS 2.9.1 itself, not in our code: one
+// of the library's assertions (Debian builds it with them on), e.g. `receiving_list.size() > 0` in
+// SecurityManager::encode_rtps_message, or an AddressSanitizer report whose faulting access is in
+// libfastrtps, as its security discovery's use-after-free (tests/sanitizers/asan.supp). Both were
+// seen in the secured class, whose intruders fail authentication over and over.
+bool diedInsideFastDds(const std::string& out) {
+  const auto assertion = out.find(": ./src/cpp/");
+  if (assertion != std::string::npos && out.find("Assertion", assertion) != std::string::npos)
+    return true;
+  const auto asan = out.find("ERROR: AddressSanitizer");
+  if (asan == std::string::npos) return false;
+  const auto frame = out.find("#1 ", asan);
+  const auto line_end = frame == std::string::npos ? frame : out.find('\n', frame);
+  return frame != std::string::npos &&
+         out.substr(frame, line_end - frame).find("libfastrtps") != std::string::npos;
+}
+
 TEST(Net, SecuredClassIgnoresIntrudersAndObeysItsInstructor) {
   const fs::path dir = scratch();
   const std::string part = partition();
@@ -945,141 +962,158 @@ TEST(Net, SecuredClassIgnoresIntrudersAndObeysItsInstructor) {
                            (rogue / "governance.p7s").string());
   }
 
-  Process server(
-      cat(std::vector<std::string>{"serve", source(kScene), "--duration", "300", "--security",
-                                   server_dir.string(), "--events", (dir / "events.log").string()},
-          classArgs(part, kSecuredDomain)),
-      dir / "server.out");
-  Process station(
-      cat(std::vector<std::string>{"view", "--remote", "--headless", "--security", alice.string(),
-                                   "--pult", "lift=0.5@0.2", "--server-timeout", "120"},
-          classArgs(part, kSecuredDomain)),
-      dir / "alice.out");
-  remote::Bus watcher(securedAddress(part, watch), remote::Bus::Role::Station);
-  remote::StateFrame f;
-  std::vector<std::string> events;
-  auto poll = [&] {
-    remote::Event e;
-    while (watcher.takeEvent(e)) events.push_back(e.kind + ": " + e.text);
-    return watcher.takeState(f);
-  };
-  const std::size_t lift = 1;  // scenes/grasp.yaml: grip, lift
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    Process server(cat(std::vector<std::string>{"serve", source(kScene), "--duration", "300",
+                                                "--security", server_dir.string(), "--events",
+                                                (dir / "events.log").string()},
+                       classArgs(part, kSecuredDomain)),
+                   dir / "server.out");
+    Process station(
+        cat(std::vector<std::string>{"view", "--remote", "--headless", "--security", alice.string(),
+                                     "--pult", "lift=0.5@0.2", "--server-timeout", "120"},
+            classArgs(part, kSecuredDomain)),
+        dir / "alice.out");
+    remote::Bus watcher(securedAddress(part, watch), remote::Bus::Role::Station);
+    remote::StateFrame f;
+    std::vector<std::string> events;
+    auto poll = [&] {
+      remote::Event e;
+      while (watcher.takeEvent(e)) events.push_back(e.kind + ": " + e.text);
+      return watcher.takeState(f);
+    };
+    const std::size_t lift = 1;  // scenes/grasp.yaml: grip, lift
 
-  // The intruders, all at once from the start, until the watcher has seen alice's pult applied
-  // for 3 s of frames (and 4 s at least). Up to 120 s: with every intruder's handshake retried
-  // alongside, alice's station joined only after 40 s on a loaded machine (two builds beside it).
-  remote::ClassAddress open;
-  open.domain = kSecuredDomain;
-  open.partition = part;
-  remote::Bus open_station(open, remote::Bus::Role::Station);
-  remote::Bus open_instructor(open, remote::Bus::Role::Instructor);
-  // (b) With its real files, a station cannot even make a command writer: its own Fast DDS
-  // checks bob's permissions. Forged (below), its writers reach the server and are refused there.
-  EXPECT_THROW(remote::Bus(securedAddress(part, bob), remote::Bus::Role::Instructor),
-               std::runtime_error);
-  remote::Bus forged(securedAddress(part, rogue), remote::Bus::Role::Instructor);
-  remote::Bus bob_station(securedAddress(part, bob), remote::Bus::Role::Station);
-  remote::Bus foreign(securedAddress(part, mallory), remote::Bus::Role::Station);
-  std::uint64_t frames = 0, paused = 0, impostor_lift = 0, open_lift = 0, seen_open = 0,
-                seen_foreign = 0;
-  bool alice_seen = false;
-  const std::string kBobDropped =
-      "pult sample under station \"alice\" from station \"bob\": dropped";
-  Clock::time_point bob_dropped{};
-  std::uint64_t bob_dropped_round = 0;
-  const auto start = Clock::now();
-  for (std::uint64_t i = 1; Clock::now() < start + std::chrono::seconds(120); ++i) {
-    const std::uint64_t seq = 1'000'000'000'000 + i;  // past any of alice's
-    open_station.publishPult({"alice", seq, {0.0, -0.25}, {}});
-    open_instructor.publishCommand(
-        {"open-intruder", seq, remote::CommandKind::Pause, "", "", 0.0, {}});
-    forged.publishCommand({"bob", seq, remote::CommandKind::Pause, "", "", 0.0, {}});
-    bob_station.publishPult({"alice", seq, {0.0, -1.0}, {}});
-    remote::SceneIdentity id;
-    remote::StateFrame other_frame;
-    if (open_station.takeIdentity(id) || open_station.takeState(other_frame)) ++seen_open;
-    if (foreign.takeIdentity(id) || foreign.takeState(other_frame)) ++seen_foreign;
-    while (poll()) {
-      if (f.pult.size() != 2) continue;
-      if (f.pult[lift] == 0.5) alice_seen = true;
-      if (alice_seen) ++frames;
-      if (f.paused) ++paused;
-      if (f.pult[lift] == -1.0) ++impostor_lift;
-      if (f.pult[lift] == -0.25) ++open_lift;
+    // The intruders, all at once from the start, until the watcher has seen alice's pult applied
+    // for 3 s of frames (and 4 s at least). Up to 120 s: with every intruder's handshake retried
+    // alongside, alice's station joined only after 40 s on a loaded machine (two builds beside it).
+    remote::ClassAddress open;
+    open.domain = kSecuredDomain;
+    open.partition = part;
+    remote::Bus open_station(open, remote::Bus::Role::Station);
+    remote::Bus open_instructor(open, remote::Bus::Role::Instructor);
+    // (b) With its real files, a station cannot even make a command writer: its own Fast DDS
+    // checks bob's permissions. Forged (below), its writers reach the server and are refused there.
+    EXPECT_THROW(remote::Bus(securedAddress(part, bob), remote::Bus::Role::Instructor),
+                 std::runtime_error);
+    remote::Bus forged(securedAddress(part, rogue), remote::Bus::Role::Instructor);
+    remote::Bus bob_station(securedAddress(part, bob), remote::Bus::Role::Station);
+    remote::Bus foreign(securedAddress(part, mallory), remote::Bus::Role::Station);
+    std::uint64_t frames = 0, paused = 0, impostor_lift = 0, open_lift = 0, seen_open = 0,
+                  seen_foreign = 0;
+    bool alice_seen = false;
+    const std::string kBobDropped =
+        "pult sample under station \"alice\" from station \"bob\": dropped";
+    Clock::time_point bob_dropped{};
+    std::uint64_t bob_dropped_round = 0;
+    const auto start = Clock::now();
+    for (std::uint64_t i = 1; Clock::now() < start + std::chrono::seconds(120); ++i) {
+      if (!server.running()) break;
+      const std::uint64_t seq = 1'000'000'000'000 + i;  // past any of alice's
+      open_station.publishPult({"alice", seq, {0.0, -0.25}, {}});
+      open_instructor.publishCommand(
+          {"open-intruder", seq, remote::CommandKind::Pause, "", "", 0.0, {}});
+      forged.publishCommand({"bob", seq, remote::CommandKind::Pause, "", "", 0.0, {}});
+      bob_station.publishPult({"alice", seq, {0.0, -1.0}, {}});
+      remote::SceneIdentity id;
+      remote::StateFrame other_frame;
+      if (open_station.takeIdentity(id) || open_station.takeState(other_frame)) ++seen_open;
+      if (foreign.takeIdentity(id) || foreign.takeState(other_frame)) ++seen_foreign;
+      while (poll()) {
+        if (f.pult.size() != 2) continue;
+        if (f.pult[lift] == 0.5) alice_seen = true;
+        if (alice_seen) ++frames;
+        if (f.paused) ++paused;
+        if (f.pult[lift] == -1.0) ++impostor_lift;
+        if (f.pult[lift] == -0.25) ++open_lift;
+      }
+      // Bob's samples must reach the server for (c) to mean anything: the loop goes on for 3 s
+      // and 20 rounds past the server's first log of one (his handshake, and the server's keys
+      // for his writer, can come well after alice's, as under AddressSanitizer).
+      if (bob_dropped_round == 0 && server.output().find(kBobDropped) != std::string::npos) {
+        bob_dropped = Clock::now();
+        bob_dropped_round = i;
+      }
+      if (frames >= 180 && Clock::now() > start + std::chrono::seconds(4) &&
+          bob_dropped_round != 0 && i >= bob_dropped_round + 20 &&
+          Clock::now() > bob_dropped + std::chrono::seconds(3)) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    // Bob's samples must reach the server for (c) to mean anything: the loop goes on for 3 s
-    // and 20 rounds past the server's first log of one (his handshake, and the server's keys
-    // for his writer, can come well after alice's, as under AddressSanitizer).
-    if (bob_dropped_round == 0 && server.output().find(kBobDropped) != std::string::npos) {
-      bob_dropped = Clock::now();
-      bob_dropped_round = i;
+    // Fast DDS 2.9.1 itself can stop the server while it turns the intruders away (see
+    // diedInsideFastDds): reported, and the class is run once more, since the checks are of our
+    // access control, not of the library's robustness. Any other way of dying fails below.
+    if (!alice_seen && attempt == 1 && !server.running() && diedInsideFastDds(server.output())) {
+      std::fprintf(stderr, "the server stopped inside Fast DDS 2.9.1 (known flaw); once more:\n%s",
+                   server.output().c_str());
+      continue;
     }
-    if (frames >= 180 && Clock::now() > start + std::chrono::seconds(4) && bob_dropped_round != 0 &&
-        i >= bob_dropped_round + 20 && Clock::now() > bob_dropped + std::chrono::seconds(3)) {
-      break;
+    EXPECT_EQ(seen_open, 0u) << "(a) a participant without a certificate saw the class";
+    EXPECT_EQ(open_instructor.commandSubscribers(), 0)
+        << "(a) its command writer matched the server";
+    EXPECT_EQ(open_lift, 0u) << "(a) its pult reached the server";
+    EXPECT_EQ(forged.commandSubscribers(), 0) << "(b) the forged command writer matched the server";
+    EXPECT_EQ(paused, 0u) << "(a, b) an intruder paused the class";
+    EXPECT_EQ(impostor_lift, 0u) << "(c) bob drove alice's pult";
+    EXPECT_EQ(seen_foreign, 0u) << "(e) another authority's station saw the class";
+    for (const std::string& e : events) {
+      EXPECT_EQ(e.find("open-intruder"), std::string::npos) << e;
+      EXPECT_EQ(e.find("by bob"), std::string::npos) << e;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+
+    ASSERT_TRUE(alice_seen) << "alice's pult never reached the server\n"
+                            << server.output() << station.output();
+    EXPECT_GE(frames, 180u) << "the watcher saw the class all along";
+
+    // (d) The class's instructor pauses it (its handshakes with every participant took more than
+    // 20 s once under AddressSanitizer on a busy machine: 60 s allowed).
+    Process pause(
+        cat(std::vector<std::string>{"instruct", "--security", teach.string(), "--command", "pause",
+                                     "--listen", "1", "--server-timeout", "60"},
+            classArgs(part, kSecuredDomain)),
+        dir / "pause.out");
+    ASSERT_EQ(pause.wait(90.0), 0) << pause.output();
+    EXPECT_NE(pause.output().find("pause by teach"), std::string::npos) << pause.output();
+    EXPECT_TRUE(eventually(10.0, [&] { return poll() && f.paused; }))
+        << "(d) the pause had no effect";
+
+    server.kill(SIGINT);
+    ASSERT_EQ(server.wait(20.0), 0) << server.output();
+    const std::string out = server.output();
+    unsigned long long samples = 0, commands = 0, impostors = 0, refused = 0, writers = 0;
+    const auto pos = out.find("serve: pult samples");
+    ASSERT_NE(pos, std::string::npos) << out;
+    ASSERT_EQ(std::sscanf(out.c_str() + pos, "serve: pult samples %llu, commands %llu", &samples,
+                          &commands),
+              2)
+        << out;
+    EXPECT_EQ(commands, 1u) << "only the instructor's pause was applied\n" << out;
+    const auto sec = out.find("serve: security: ");
+    ASSERT_NE(sec, std::string::npos) << out;
+    ASSERT_EQ(std::sscanf(out.c_str() + sec,
+                          "serve: security: %llu samples under another name than their writer's, "
+                          "%llu participants failed authentication, %llu writers refused by the "
+                          "permissions",
+                          &impostors, &refused, &writers),
+              3)
+        << out;
+    EXPECT_GE(impostors, 10u) << "(c) bob's samples under alice's name are counted";
+    EXPECT_NE(out.find(kBobDropped), std::string::npos) << "(c) and logged\n" << out;
+    // The two open participants and the other authority's station, each once (more when another
+    // test on this machine uses the domain).
+    EXPECT_GE(refused, 3u)
+        << "(a, e) participants without or with another authority's certificate\n"
+        << out;
+    EXPECT_NE(out.find("failed authentication: ignored"), std::string::npos) << out;
+    // The forged participant's command and status writers (bob may write neither the command topic
+    // nor in an instructor's partition).
+    EXPECT_GE(writers, 1u) << "(b) the forged writers are counted\n" << out;
+    EXPECT_NE(out.find("Security manager returns an error for writer"), std::string::npos)
+        << "(b) and logged (by Fast DDS)\n"
+        << out;
+
+    break;
   }
-  EXPECT_EQ(seen_open, 0u) << "(a) a participant without a certificate saw the class";
-  EXPECT_EQ(open_instructor.commandSubscribers(), 0) << "(a) its command writer matched the server";
-  EXPECT_EQ(open_lift, 0u) << "(a) its pult reached the server";
-  EXPECT_EQ(forged.commandSubscribers(), 0) << "(b) the forged command writer matched the server";
-  EXPECT_EQ(paused, 0u) << "(a, b) an intruder paused the class";
-  EXPECT_EQ(impostor_lift, 0u) << "(c) bob drove alice's pult";
-  EXPECT_EQ(seen_foreign, 0u) << "(e) another authority's station saw the class";
-  for (const std::string& e : events) {
-    EXPECT_EQ(e.find("open-intruder"), std::string::npos) << e;
-    EXPECT_EQ(e.find("by bob"), std::string::npos) << e;
-  }
-
-  ASSERT_TRUE(alice_seen) << "alice's pult never reached the server\n"
-                          << server.output() << station.output();
-  EXPECT_GE(frames, 180u) << "the watcher saw the class all along";
-
-  // (d) The class's instructor pauses it (its handshakes with every participant took more than
-  // 20 s once under AddressSanitizer on a busy machine: 60 s allowed).
-  Process pause(cat(std::vector<std::string>{"instruct", "--security", teach.string(), "--command",
-                                             "pause", "--listen", "1", "--server-timeout", "60"},
-                    classArgs(part, kSecuredDomain)),
-                dir / "pause.out");
-  ASSERT_EQ(pause.wait(90.0), 0) << pause.output();
-  EXPECT_NE(pause.output().find("pause by teach"), std::string::npos) << pause.output();
-  EXPECT_TRUE(eventually(10.0, [&] { return poll() && f.paused; }))
-      << "(d) the pause had no effect";
-
-  server.kill(SIGINT);
-  ASSERT_EQ(server.wait(20.0), 0) << server.output();
-  const std::string out = server.output();
-  unsigned long long samples = 0, commands = 0, impostors = 0, refused = 0, writers = 0;
-  const auto pos = out.find("serve: pult samples");
-  ASSERT_NE(pos, std::string::npos) << out;
-  ASSERT_EQ(std::sscanf(out.c_str() + pos, "serve: pult samples %llu, commands %llu", &samples,
-                        &commands),
-            2)
-      << out;
-  EXPECT_EQ(commands, 1u) << "only the instructor's pause was applied\n" << out;
-  const auto sec = out.find("serve: security: ");
-  ASSERT_NE(sec, std::string::npos) << out;
-  ASSERT_EQ(std::sscanf(out.c_str() + sec,
-                        "serve: security: %llu samples under another name than their writer's, "
-                        "%llu participants failed authentication, %llu writers refused by the "
-                        "permissions",
-                        &impostors, &refused, &writers),
-            3)
-      << out;
-  EXPECT_GE(impostors, 10u) << "(c) bob's samples under alice's name are counted";
-  EXPECT_NE(out.find(kBobDropped), std::string::npos) << "(c) and logged\n" << out;
-  // The two open participants and the other authority's station, each once (more when another
-  // test on this machine uses the domain).
-  EXPECT_GE(refused, 3u) << "(a, e) participants without or with another authority's certificate\n"
-                         << out;
-  EXPECT_NE(out.find("failed authentication: ignored"), std::string::npos) << out;
-  // The forged participant's command and status writers (bob may write neither the command topic
-  // nor in an instructor's partition).
-  EXPECT_GE(writers, 1u) << "(b) the forged writers are counted\n" << out;
-  EXPECT_NE(out.find("Security manager returns an error for writer"), std::string::npos)
-      << "(b) and logged (by Fast DDS)\n"
-      << out;
 }
 
 // Bad input to `security` and `--security` fails with the file or field and what was expected;
