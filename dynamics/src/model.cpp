@@ -53,6 +53,8 @@ std::vector<ModelError> validate(const Model& model) {
   if (s.velocity_iterations < 1) fail("solver.velocity_iterations", "must be at least 1");
   if (s.position_iterations < 0) fail("solver.position_iterations", "must be 0 or more");
   if (!(s.velocity_tolerance >= 0.0)) fail("solver.velocity_tolerance", "must be >= 0");
+  if (!(s.velocity_change_tolerance >= 0.0))
+    fail("solver.velocity_change_tolerance", "must be >= 0");
   if (!(s.position_correction > 0.0 && s.position_correction <= 1.0))
     fail("solver.position_correction", "must be in (0, 1]");
   if (!finite(model.gravity_mps2)) fail("gravity", "must be finite");

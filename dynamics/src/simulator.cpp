@@ -7,8 +7,10 @@
 //                        poses; contacts are found; the motor blocks are built and factored
 //   warm start           last substep's impulses, kept in the State, applied again
 //   solve velocity       sequential-impulse sweeps until no row changes its impulse by more than
-//                        velocity_tolerance in a sweep, or velocity_iterations sweeps (the
-//                        real-time cap): axis rows (joint friction, viscous, limits), contacts,
+//                        velocity_tolerance in a sweep (or, if set, no velocity changes by
+//                        more than velocity_change_tolerance over two sweeps), or
+//                        velocity_iterations sweeps (the real-time cap): axis rows (joint
+//                        friction, viscous, limits), contacts,
 //                        motor blocks, then the joints' hard rows (they win)
 //   integrate positions  semi-implicit Euler, rotors too
 //   solve position       split-impulse passes on the position errors (contacts, joints, limits,
@@ -24,6 +26,7 @@
 #include <cmath>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "check.h"
 #include "contacts.h"
@@ -100,13 +103,15 @@ struct Simulator::Impl {
   detail::MotorBlocks blocks;
   detail::ContactSolver contacts;
   detail::Sleep sleep;
+  detail::SweepVelocities sweep_velocities;
   detail::WorkerPool workers;
   bool fault_reported = false;
 
   explicit Impl(Model m);
   detail::StepContext context(State& state) {
     const double h = model.solver.time_step_s / model.solver.substeps;
-    return {model, state, h, 1.0 / h, 0, bodies, rotors, joints, motors, blocks, contacts};
+    return {model,  state,  h,      1.0 / h, 0,        bodies,
+            rotors, joints, motors, blocks,  contacts, sweep_velocities};
   }
   Fault check(const State& s) const;
 };
@@ -303,6 +308,27 @@ void noteEnd(SolveEnd& report_end, SolveEnd end) {
   report_end = std::max(report_end, end);
 }
 
+/// Records the velocities after sweep k and says whether none changed by more than the
+/// tolerance since sweep k - 2 (SolverSettings::velocity_change_tolerance).
+bool velocitiesSettled(StepContext& ctx, int k) {
+  SweepVelocities& sv = ctx.sweep_velocities;
+  std::vector<double>& now = sv.current;
+  now.clear();
+  for (const SolverBody& b : ctx.bodies.solver) {
+    now.insert(now.end(), b.v.data(), b.v.data() + 3);
+    now.insert(now.end(), b.w.data(), b.w.data() + 3);
+  }
+  for (std::size_t m = 0; m < ctx.motors.motor.size(); ++m)
+    now.push_back(ctx.rotors.speed[m] * ctx.motors.motor[m].coupling_ratio);
+  std::vector<double>& before = sv.sweep[k % 2];  // after sweep k - 2 when k > 2
+  bool settled = k > 2;
+  const double tolerance = ctx.model.solver.velocity_change_tolerance;
+  for (std::size_t i = 0; settled && i < now.size(); ++i)
+    settled = std::abs(now[i] - before[i]) <= tolerance;
+  std::swap(now, before);
+  return settled;
+}
+
 void solveVelocity(StepContext& ctx, StepReport& report) {
   const SolverSettings& cfg = ctx.model.solver;
   Joints& joints = ctx.joints;
@@ -362,7 +388,8 @@ void solveVelocity(StepContext& ctx, StepReport& report) {
       note(joint, RowKind::Joint);
       residual = largest;
       residual_kind = kind;
-      if (largest <= cfg.velocity_tolerance) {
+      if (largest <= cfg.velocity_tolerance ||
+          (cfg.velocity_change_tolerance > 0.0 && velocitiesSettled(ctx, iterations))) {
         end = SolveEnd::Tolerance;
         break;
       }

@@ -65,6 +65,13 @@ struct Motors;
 struct MotorBlocks;
 class ContactSolver;
 
+/// The velocities of the velocity solve's last two sweeps (SolverSettings::
+/// velocity_change_tolerance): bodies (v, w) then rotors over their gear ratios.
+struct SweepVelocities {
+  std::vector<double> sweep[2];  ///< [k % 2]: after sweep k
+  std::vector<double> current;   ///< Scratch for the sweep just done.
+};
+
 struct StepContext {
   const Model& model;
   State& state;
@@ -77,6 +84,7 @@ struct StepContext {
   Motors& motors;
   MotorBlocks& blocks;
   ContactSolver& contacts;
+  SweepVelocities& sweep_velocities;
 };
 
 }  // namespace sim::dynamics::detail

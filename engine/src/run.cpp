@@ -128,15 +128,20 @@ std::string formatSolveSummary(const dynamics::SolverSettings& solver, const Run
   std::string text;
   auto out = std::back_inserter(text);
   auto solve = [&](const char* name, const SolveStats& s, double tolerance, int cap,
-                   const char* unit) {
+                   const char* unit, const std::string& also) {
     fmt::format_to(out,
                    "{}{} solve: steps ended by tolerance {}, cap {}, no work {} (tolerance {:g} "
-                   "{}, cap {}); residual at the end p50 {:.3g}  p99 {:.3g}  max {:.3g} {}\n",
-                   indent, name, s.tolerance, s.cap, s.no_work, tolerance, unit, cap,
+                   "{}{}, cap {}); residual at the end p50 {:.3g}  p99 {:.3g}  max {:.3g} {}\n",
+                   indent, name, s.tolerance, s.cap, s.no_work, tolerance, unit, also, cap,
                    s.residual.quantile(0.5), s.residual.p99(), s.residual.max(), unit);
   };
+  const std::string velocity_change =
+      solver.velocity_change_tolerance > 0.0
+          ? fmt::format(" or velocities within {:g} over two sweeps",
+                        solver.velocity_change_tolerance)
+          : std::string();
   solve("velocity", result.velocity_solve, solver.velocity_tolerance, solver.velocity_iterations,
-        "N s");
+        "N s", velocity_change);
   if (result.velocity_solve.cap > 0) {
     fmt::format_to(
         out, "{}  steps at the cap by the row kind that changed most in the last sweep:", indent);
@@ -148,7 +153,7 @@ std::string formatSolveSummary(const dynamics::SolverSettings& solver, const Run
     text += '\n';
   }
   solve("position", result.position_solve, solver.position_tolerance_m, solver.position_iterations,
-        "m");
+        "m", "");
   return text;
 }
 

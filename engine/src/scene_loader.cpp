@@ -277,13 +277,14 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
   MapReader m(
       ctx, node, "solver",
       {"time_step", "substeps", "velocity_iterations", "position_iterations", "velocity_tolerance",
-       "position_tolerance", "position_correction", "max_linear_speed", "max_angular_speed",
-       "max_motor_speed", "warm_start", "articulated_contacts"});
+       "velocity_change_tolerance", "position_tolerance", "position_correction", "max_linear_speed",
+       "max_angular_speed", "max_motor_speed", "warm_start", "articulated_contacts"});
   s.time_step_s = m.number("time_step", s.time_step_s);
   s.substeps = m.integer("substeps", s.substeps);
   s.velocity_iterations = m.integer("velocity_iterations", s.velocity_iterations);
   s.position_iterations = m.integer("position_iterations", s.position_iterations);
   s.velocity_tolerance = m.number("velocity_tolerance", s.velocity_tolerance);
+  s.velocity_change_tolerance = m.number("velocity_change_tolerance", s.velocity_change_tolerance);
   s.position_tolerance_m = m.number("position_tolerance", s.position_tolerance_m);
   s.position_correction = m.number("position_correction", s.position_correction);
   s.max_linear_speed_mps = m.number("max_linear_speed", s.max_linear_speed_mps);

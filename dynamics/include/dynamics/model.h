@@ -225,6 +225,13 @@ struct SolverSettings {
   /// The velocity solve stops early when no row changes its impulse by more than this
   /// (N s or N m s) in a full sweep.
   double velocity_tolerance = 1e-10;
+  /// The velocity solve also stops when no body's velocity (m/s and rad/s) and no motor's rotor
+  /// speed over its gear ratio (the driven joint's rad/s or m/s) changed by more than this
+  /// between sweeps k - 2 and k (two sweeps: the contacts alternate their order). 0: off.
+  /// Redundant contacts can trade load without moving anything, so velocity_tolerance may
+  /// never be met where the motion has settled; but under slow convergence a small change per
+  /// sweep is not a small error either (docs/dynamics.md, "How each solve ends").
+  double velocity_change_tolerance = 0.0;
   double position_tolerance_m = 1e-7;   ///< Position passes stop below this error (m or rad).
   double position_correction = 0.8;     ///< Fraction of position error removed per pass (0, 1].
   double max_linear_speed_mps = 500.0;  ///< Above this a body is reported as runaway.

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The MF-4 scenario's velocity-solve settings against a converged run (bench/README.md, "The cap
+against a converged run").
+
+Plays scenes/scenarios/mf4_grip_lift.scenario.yaml headless once per setting (a copy of the
+scenario with the setting as `set:` overrides, written next to it and removed after), keeps each
+trace, and prints for each run: how its velocity solves ended, the mean sweeps per step, the
+scenario's verdict, and how far the container and the chassis came from the reference run (the
+first setting) — over the whole scenario, before the grip (0-12 s), and at the end. Deterministic:
+counts and distances do not depend on the machine; no timing is taken here.
+
+Usage: python3 bench/mf4_convergence.py [--build build]   (about 2 minutes)
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENARIO = os.path.join(ROOT, "scenes", "scenarios", "mf4_grip_lift.scenario.yaml")
+
+# name: (overrides); the first is the reference every run is compared with.
+CONVERGED = {"solver.velocity_tolerance": 0, "solver.velocity_change_tolerance": 1e-7,
+             "solver.velocity_iterations": 20000}
+RUNS = {
+    "converged (1e-7 m/s over two sweeps, cap 20000)": CONVERGED,
+    "default (1e-4 N s, cap 20)": {},
+    "cap 40": {"solver.velocity_iterations": 40},
+    "1e-3 m/s over two sweeps, cap 400": {"solver.velocity_tolerance": 0,
+                                          "solver.velocity_change_tolerance": 1e-3,
+                                          "solver.velocity_iterations": 400},
+    "1e-4 m/s over two sweeps, cap 400": {"solver.velocity_tolerance": 0,
+                                          "solver.velocity_change_tolerance": 1e-4,
+                                          "solver.velocity_iterations": 400},
+    "1e-5 m/s over two sweeps, cap 2000": {"solver.velocity_tolerance": 0,
+                                           "solver.velocity_change_tolerance": 1e-5,
+                                           "solver.velocity_iterations": 2000},
+    "1e-6 m/s over two sweeps, cap 5000": {"solver.velocity_tolerance": 0,
+                                           "solver.velocity_change_tolerance": 1e-6,
+                                           "solver.velocity_iterations": 5000},
+    # The time step's own error: the converged solve at half and a quarter of the step.
+    "converged, time step 1/480 s": dict(CONVERGED, **{"solver.time_step": 1 / 480}),
+    "converged, time step 1/960 s": dict(CONVERGED, **{"solver.time_step": 1 / 960}),
+}
+
+
+def play(simtrainer, name, overrides, workdir):
+    """Plays the scenario with `overrides`; returns (summary text, trace rows by time)."""
+    with open(SCENARIO) as f:
+        text = f.read()
+    if overrides:
+        items = ", ".join(f"{k}: {v!r}" for k, v in overrides.items())
+        text = re.sub(r"^scene: (.*)$", lambda m: f"{m.group(0)}\nset: {{{items}}}", text,
+                      count=1, flags=re.M)
+    # Next to the original: the scene path in it is relative.
+    fd, path = tempfile.mkstemp(suffix=".scenario.yaml", dir=os.path.dirname(SCENARIO))
+    trace = os.path.join(workdir, re.sub(r"\W+", "_", name) + ".csv")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        out = subprocess.run([simtrainer, "play", path, "--headless", "--threads", "1",
+                              "--trace", trace], capture_output=True, text=True)
+    finally:
+        os.unlink(path)
+    rows = {round(float(r["time"]), 5): r for r in csv.DictReader(open(trace))}
+    return out.stdout + out.stderr, out.returncode, rows
+
+
+def position(row, body):
+    return [float(row[f"body.{body}.{a}"]) for a in "xyz"]
+
+
+def largest_distance(a, b, body, t0, t1):
+    times = [t for t in a if t in b and t0 <= t <= t1]
+    return max(math.dist(position(a[t], body), position(b[t], body)) for t in times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = parser.parse_args()
+    simtrainer = os.path.join(args.build, "bin", "simtrainer")
+    with tempfile.TemporaryDirectory() as workdir:
+        reference = None
+        print("| run | velocity solves ended by tolerance / cap | sweeps per step, mean / max "
+              "| expectations | container vs converged, max over 0-30 s / at 30 s (mm) "
+              "| chassis, max over 0-12 s / 0-30 s (mm) |")
+        print("|---|---|---|---|---|---|")
+        for name, overrides in RUNS.items():
+            summary, code, rows = play(simtrainer, name, overrides, workdir)
+            ended = re.search(r"velocity solve: steps ended by tolerance (\d+), cap (\d+)", summary)
+            sweeps = [int(float(r["solver.velocity.iterations"])) for r in rows.values()]
+            # Expectations, not the exit code: a graded exercise exits by its score.
+            failed = re.findall(r"FAIL ([^:]+):", summary)
+            verdict = "fail: " + "; ".join(failed) if failed else "pass"
+            if code not in (0, 1):
+                sys.exit(f"{name}: simtrainer play failed (exit {code}):\n{summary}")
+            if reference is None:
+                reference = rows
+            last = max(t for t in rows if t in reference)
+            container = (largest_distance(rows, reference, "container", 0, 30),
+                         math.dist(position(rows[last], "container"),
+                                   position(reference[last], "container")))
+            chassis = (largest_distance(rows, reference, "chassis", 0, 12),
+                       largest_distance(rows, reference, "chassis", 0, 30))
+            print(f"| {name} | {ended.group(1)} / {ended.group(2)} | "
+                  f"{sum(sweeps) / len(sweeps):.1f} / {max(sweeps)} | {verdict} | "
+                  f"{container[0] * 1e3:.2f} / {container[1] * 1e3:.2f} | "
+                  f"{chassis[0] * 1e3:.3f} / {chassis[1] * 1e3:.2f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
