@@ -10,6 +10,9 @@
 //   build/bin/bench_mf4 --set solver.substeps=2  # any scene override, as with --set
 //   build/bin/bench_mf4 --threads 2              # the step on 2 threads (the CPU time then
 //                                                # counts both: compare the wall figures)
+//   build/bin/bench_mf4 --containers 200         # the site with 200 more loose containers
+//                                                # (copies of `container`, in a grid west of
+//                                                # the robot's path: x -9..-3.6, y -9.5..1.9)
 #include <engine/run.h>
 #include <engine/scenario.h>
 #include <engine/scene.h>
@@ -19,6 +22,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,8 +33,28 @@ const std::string kSourceDir = SIMTRAINER_SOURCE_DIR;
 int usage() {
   std::fprintf(stderr,
                "usage: bench_mf4 [--scene] [--duration S] [--repeats N] [--threads N] "
-               "[--set KEY=VALUE]...\n");
+               "[--containers N] [--set KEY=VALUE]...\n");
   return 2;
+}
+
+/// Adds `count` copies of the scene's `container` body, resting on the floor in a grid of 20
+/// rows 0.6 m apart, 10 to a row, west of everything the scenario drives through.
+void addLooseContainers(sim::engine::Scene& scene, int count) {
+  const auto& bodies = scene.model.bodies;
+  const auto it = std::find_if(bodies.begin(), bodies.end(),
+                               [](const auto& b) { return b.name == "container"; });
+  if (it == bodies.end()) throw std::runtime_error("the scene has no body named container");
+  const auto index = static_cast<std::size_t>(it - bodies.begin());
+  const sim::dynamics::BodyDef original = *it;
+  const sim::engine::BodyLook look = scene.looks.at(index);
+  for (int i = 0; i < count; ++i) {
+    sim::dynamics::BodyDef copy = original;
+    copy.name = "loose_container_" + std::to_string(i + 1);
+    copy.position_m.x() = -9.0 + 0.6 * (i % 10);
+    copy.position_m.y() = -9.5 + 0.6 * (i / 10);
+    scene.model.bodies.push_back(copy);
+    scene.looks.push_back(look);
+  }
 }
 
 }  // namespace
@@ -42,6 +66,7 @@ int main(int argc, char** argv) {
   bool duration_given = false;
   int repeats = 3;
   int threads = 1;
+  int containers = 0;
   std::vector<Override> overrides;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -55,6 +80,8 @@ int main(int argc, char** argv) {
       repeats = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--threads" && has_value) {
       threads = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--containers" && has_value) {
+      containers = std::max(0, std::atoi(argv[++i]));
     } else if (arg == "--set" && has_value) {
       try {
         overrides.push_back(parseOverride(argv[++i]));
@@ -85,6 +112,7 @@ int main(int argc, char** argv) {
       // Longer than the timeline: the pult holds its last values (the robot holds its pose).
       if (duration_given) scenario.duration_s = duration_s;
     }
+    addLooseContainers(scene_only ? scene : scenario.scene, containers);
     for (int r = 0; r < repeats; ++r) {
       RunResult run;
       const std::clock_t cpu0 = std::clock();

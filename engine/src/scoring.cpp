@@ -104,12 +104,12 @@ struct Scorer::Impl {
     std::size_t velocities_seen = 0;
     bool time_announced = false;
     double time_excess = 0.0, time_points = 0.0;
+    std::vector<char> in_a, in_b;  // Collision: whether a body is on side_a, side_b (by index)
   };
   std::vector<Rule> rules;
   std::vector<Penalty> penalties;
   std::vector<dynamics::BodyState> previous_bodies;
   std::vector<double> previous_joint_speed;
-  std::vector<dynamics::ContactReport> contacts;
   bool needs_contacts = false;
   bool complete = false;
 };
@@ -146,6 +146,14 @@ void Scorer::reset() {
   for (std::size_t r = 0; r < def.penalties.size(); ++r) {
     const PenaltyRule& rule = def.penalties[r];
     im.rules[r].items.resize(std::max(rule.motors.size(), rule.joints.size()));
+    // A flag per body: a site's every contact is tested against both sides each step.
+    const auto flags = [&](const std::vector<int>& side) {
+      std::vector<char> in(scene_->model.bodies.size(), 0);
+      for (const int b : side) in.at(static_cast<std::size_t>(b)) = 1;
+      return in;
+    };
+    im.rules[r].in_a = flags(rule.side_a);
+    im.rules[r].in_b = flags(rule.side_b);
     im.needs_contacts = im.needs_contacts || rule.kind == Kind::Collision || !rule.held_by.empty();
   }
   live_.scored = def.enabled;
@@ -196,7 +204,9 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
   const std::vector<ExpectationResult>& results = im.checker->results();
 
   if (!def.enabled) return;
-  if (im.needs_contacts) im.contacts = session.simulator().contacts(state);
+  static const std::vector<dynamics::ContactReport> kNoContacts;
+  const std::vector<dynamics::ContactReport>& contacts =
+      im.needs_contacts ? session.contacts() : kNoContacts;
   const double h = model.solver.time_step_s;
   auto bodyName = [&](int b) { return model.bodies[static_cast<std::size_t>(b)].name; };
   // A penalty of rule r now, about `bodies` / `item`, measuring `value` in `unit`.
@@ -212,7 +222,7 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
     firePenalty(r, std::move(pen), def.penalties[r].points);
   };
   auto touching = [&](int body, const std::vector<int>& others) {
-    for (const dynamics::ContactReport& c : im.contacts) {
+    for (const dynamics::ContactReport& c : contacts) {
       if (!(c.normal_force_N > 0.0)) continue;
       if ((c.body_a == body && contains(others, c.body_b)) ||
           (c.body_b == body && contains(others, c.body_a)))
@@ -229,12 +239,16 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
       case Kind::Collision: {
         // This step's impulse and approach speed per pair (side a body, side b body).
         std::map<std::pair<int, int>, std::pair<double, double>> now;
-        for (const dynamics::ContactReport& c : im.contacts) {
+        const auto on = [](const std::vector<char>& side, int b) {
+          return b >= 0 && static_cast<std::size_t>(b) < side.size() &&
+                 side[static_cast<std::size_t>(b)] != 0;
+        };
+        for (const dynamics::ContactReport& c : contacts) {
           if (!(c.normal_force_N > 0.0)) continue;
           std::pair<int, int> key;
-          if (contains(rule.side_a, c.body_a) && contains(rule.side_b, c.body_b))
+          if (on(rs.in_a, c.body_a) && on(rs.in_b, c.body_b))
             key = {c.body_a, c.body_b};
-          else if (contains(rule.side_a, c.body_b) && contains(rule.side_b, c.body_a))
+          else if (on(rs.in_a, c.body_b) && on(rs.in_b, c.body_a))
             key = {c.body_b, c.body_a};
           else
             continue;

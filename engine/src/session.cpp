@@ -191,6 +191,7 @@ dynamics::StepReport Session::step() {
     scheme_seconds_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+  contacts_made_ = false;
   if (!any_fault_) return simulator_.step(state_.dynamics);
   // Step with the faulted voltages, then put the commanded ones back: the fault acts on every
   // step without compounding (a per-frame scheme writes the command once per frame).
@@ -205,12 +206,18 @@ dynamics::StepReport Session::step() {
   return report;
 }
 
+const std::vector<dynamics::ContactReport>& Session::contacts() const {
+  if (!contacts_made_) {
+    contacts_ = simulator_.contacts(state_.dynamics);
+    contacts_made_ = true;
+  }
+  return contacts_;
+}
+
 void Session::readSensors(const std::vector<SensorDef>& sensors,
                           std::vector<double>& values) const {
   const dynamics::State& s = state_.dynamics;
   values.resize(sensors.size());
-  std::vector<dynamics::ContactReport> contacts;
-  bool contacts_read = false;
   for (std::size_t i = 0; i < sensors.size(); ++i) {
     const SensorDef& d = sensors[i];
     const auto k = static_cast<std::size_t>(d.index);
@@ -228,11 +235,7 @@ void Session::readSensors(const std::vector<SensorDef>& sensors,
       case SensorKind::MotorVoltage: v = s.motors[k].voltage; break;
       case SensorKind::MotorTorque: v = s.motors[k].torque_Nm; break;
       case SensorKind::ContactForce:
-        if (!contacts_read) {
-          contacts = simulator_.contacts(s);
-          contacts_read = true;
-        }
-        for (const dynamics::ContactReport& c : contacts) {
+        for (const dynamics::ContactReport& c : contacts()) {
           const bool on_a = c.body_a == d.index && (d.other < 0 || c.body_b == d.other);
           const bool on_b = c.body_b == d.index && (d.other < 0 || c.body_a == d.other);
           if (on_a || on_b) v += c.normal_force_N;
@@ -296,6 +299,7 @@ std::string Session::changeScene(Scene next) {
   const int threads = simulator_.threads();
   simulator_ = dynamics::Simulator(next.model);
   simulator_.setThreads(threads);
+  contacts_made_ = false;
   scene_ = std::move(next);
   for (const ConstantInput& input : scene_.inputs) {
     state_.dynamics.motors[static_cast<std::size_t>(input.motor)].voltage = input.voltage;

@@ -140,6 +140,10 @@ class Session {
 
   /// Values of `sensors` measured on the current state, in order.
   void readSensors(const std::vector<SensorDef>& sensors, std::vector<double>& values) const;
+  /// The current state's contacts (dynamics::Simulator::contacts), made once per state: the
+  /// scheme's sensors, a scenario's and its scoring all read them after a step. Not for use
+  /// from two threads at once (nor is the rest of a Session).
+  const std::vector<dynamics::ContactReport>& contacts() const;
   /// A signal's current value; `sensor_values` are those of the list it was resolved against.
   double signal(const SignalRef& ref, const std::vector<double>& sensor_values) const;
 
@@ -161,6 +165,7 @@ class Session {
   std::string changeScene(Scene next);
   void restore(const SessionState& state) {
     state_ = state;
+    contacts_made_ = false;
     holdStuckControls();      // a stuck control shows its held value in any state
     scheme_sensors_.clear();  // a dropout set now holds the restored reading, not the old one
     syncBrakes();             // the faults in force, not those of the state's moment
@@ -178,7 +183,10 @@ class Session {
   SessionState state_;
   std::vector<double> scheme_sensors_;    // scratch, sized once
   std::vector<MotorFault> motor_faults_;  // one per motor
-  std::vector<double> commanded_;         // scratch: commanded voltages during a faulted step
+  std::vector<double> commanded_;
+  // contacts(): the current state's, when contacts_made_.
+  mutable std::vector<dynamics::ContactReport> contacts_;
+  mutable bool contacts_made_ = false;  // scratch: commanded voltages during a faulted step
   bool any_fault_ = false;
   std::vector<ControlFault> control_faults_;  // one per pult control
   std::vector<SensorFault> sensor_faults_;    // one per scheme sensor
