@@ -1048,6 +1048,22 @@ TEST(Net, SecuredClassIgnoresIntrudersAndObeysItsInstructor) {
                    server.output().c_str());
       continue;
     }
+    // Fast DDS 2.9.1 can also fail alice's handshake with the server while the intruders' are
+    // retried around it under load (AddressSanitizer, two test jobs: the server logged a class
+    // participant "failed authentication" and alice's station found no server in 120 s); the
+    // library does not retry a failed handshake. Alice's station never matching the server is
+    // that layer's failure, not our pult path's: reported, and the class is run once more. A
+    // station our files make unable to authenticate fails both runs.
+    if (!alice_seen && attempt == 1 && server.running()) {
+      station.wait(15.0);  // its --server-timeout, 120 s, ends with the loop above
+      if (station.output().find("no server in domain") != std::string::npos) {
+        std::fprintf(stderr,
+                     "alice's station never matched the server (Fast DDS handshake); once "
+                     "more:\n%s%s",
+                     server.output().c_str(), station.output().c_str());
+        continue;
+      }
+    }
     EXPECT_EQ(seen_open, 0u) << "(a) a participant without a certificate saw the class";
     EXPECT_EQ(open_instructor.commandSubscribers(), 0)
         << "(a) its command writer matched the server";
