@@ -183,10 +183,10 @@ class Session {
   SessionState state_;
   std::vector<double> scheme_sensors_;    // scratch, sized once
   std::vector<MotorFault> motor_faults_;  // one per motor
-  std::vector<double> commanded_;
+  std::vector<double> commanded_;         // scratch: commanded voltages during a faulted step
   // contacts(): the current state's, when contacts_made_.
   mutable std::vector<dynamics::ContactReport> contacts_;
-  mutable bool contacts_made_ = false;  // scratch: commanded voltages during a faulted step
+  mutable bool contacts_made_ = false;
   bool any_fault_ = false;
   std::vector<ControlFault> control_faults_;  // one per pult control
   std::vector<SensorFault> sensor_faults_;    // one per scheme sensor
