@@ -71,6 +71,11 @@ struct ContactManifold {
   /// normal speed per unit normal impulse at point j (J_i M^-1 J_j^T). The local sweeps over a
   /// manifold's points run on these numbers and touch the bodies once.
   double k[4][4] = {};
+  /// Soft contact (MaterialDef::contact_stiffness_npm): each normal row solves
+  /// Cdot + (soft_bias / h) C + compliance * lambda = 0 (soft_row.h), C the separation; its
+  /// k[i][i] and mass include the compliance. 0: rigid rows (the position passes remove overlap).
+  double compliance = 0.0;
+  double soft_bias = 0.0;
   /// Side (0: a, 1: b) that is a link of a block seen through its block's response (see
   /// ContactSolver::articulate), or -1: both sides rigid.
   int articulated_side = -1;

@@ -81,6 +81,10 @@ std::vector<ModelError> validate(const Model& model) {
     if (!(m.restitution >= 0.0 && m.restitution <= 1.0))
       fail(at + ".restitution", "must be in [0, 1]");
     if (!(m.torsion_radius_m >= 0.0)) fail(at + ".torsion_radius", "must be >= 0 m");
+    if (!(m.contact_stiffness_npm >= 0.0) || !std::isfinite(m.contact_stiffness_npm))
+      fail(at + ".stiffness", "must be a finite number >= 0 N/m (0: rigid)");
+    if (!(m.contact_damping_nspm >= 0.0) || !std::isfinite(m.contact_damping_nspm))
+      fail(at + ".damping", "must be a finite number >= 0 N s/m");
   }
 
   // Bodies: positive mass and a symmetric positive-definite inertia tensor.

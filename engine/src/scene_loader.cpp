@@ -313,13 +313,16 @@ void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings
 // A material; "default" replaces material 0, any other name is appended.
 void readMaterial(Context& ctx, const YAML::Node& node, const std::string& path, Scene& scene,
                   LoadState& state) {
-  MapReader m(ctx, node, path, {"name", "friction", "restitution", "torsion_radius"});
+  MapReader m(ctx, node, path,
+              {"name", "friction", "restitution", "torsion_radius", "stiffness", "damping"});
   dynamics::MaterialDef material;
   material.name = m.string("name");
   claimName(ctx, state, m, "material", material.name);
   material.friction = m.number("friction", material.friction);
   material.restitution = m.number("restitution", material.restitution);
   material.torsion_radius_m = m.number("torsion_radius", material.torsion_radius_m);
+  material.contact_stiffness_npm = m.number("stiffness", material.contact_stiffness_npm);
+  material.contact_damping_nspm = m.number("damping", material.contact_damping_nspm);
   if (material.name == scene.model.materials.front().name) {
     scene.model.materials.front() = std::move(material);
   } else {

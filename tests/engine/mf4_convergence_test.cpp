@@ -2,7 +2,7 @@
 // bench/README.md, "The cap against a converged run"): through the grip and the lift-off, the
 // container at the scene's 20-sweep cap stays within 3 mm of the run solved until no velocity
 // changes by 1e-7 m/s. 3 mm is below the time step's own error there (the converged run at
-// 1/480 s is 3.8 mm away): what the cap leaves is less than what the step already costs. The
+// 1/480 s is 4.5 mm away): what the cap leaves is less than what the step already costs. The
 // jaws' articulated contacts make it so: without them the container ran 10.5 mm off at the
 // lift-off (the held container closes a loop jaw, container, other jaw, motor).
 #include <engine/scenario.h>

@@ -696,7 +696,7 @@ TEST(SceneLoader, UnknownMaterialIsAnError) {
 TEST(SceneLoader, BadMaterialsAreErrors) {
   expectErrorText(replace(kShapes, "    torsion_radius: 0.02", "    torsion: 0.02"),
                   "test.yaml:7: materials[rubber].torsion: unknown key (expected one of: name, "
-                  "friction, restitution, torsion_radius)");
+                  "friction, restitution, torsion_radius, stiffness, damping)");
   expectErrorText(replace(kShapes, "  - name: rubber", "  - name: default"),
                   "test.yaml:4: materials[1].name: duplicate name \"default\"");
   expectErrorText(replace(kShapes, "  - name: rubber\n", "  - \n"),

@@ -62,6 +62,12 @@ struct MaterialDef {
   /// Torsional friction radius (m): the contact resists spinning about its normal with a torque
   /// up to friction * radius * normal force (0 disables; a pinched object should not spin).
   double torsion_radius_m = 0.0;
+  /// Normal compliance of each contact point (N/m; 0: rigid). A soft contact point pushes back
+  /// with stiffness * sinkage + damping * sinking speed instead of holding zero penetration, so
+  /// the load of a body resting on many points (a track's belt) spreads as on an elastic
+  /// foundation instead of being left to the solver's order. Two soft materials act in series.
+  double contact_stiffness_npm = 0.0;
+  double contact_damping_nspm = 0.0;  ///< N s/m per contact point; used where stiffness > 0.
 };
 
 /// A rigid body. Its reference frame origin is the centre of mass; the pose given here is the
