@@ -708,6 +708,22 @@ TEST(SceneLoader, BadMaterialsAreErrors) {
                 "materials[rubber].restitution");
   expectInvalid(replace(kShapes, "    friction: 0.8", "    friction: -1"), 3,
                 "materials[default].friction");
+  expectInvalid(
+      replace(kShapes, "    torsion_radius: 0.02", "    torsion_radius: 0.02\n    stiffness: -5"),
+      8, "materials[rubber].stiffness");
+  expectInvalid(
+      replace(kShapes, "    torsion_radius: 0.02", "    torsion_radius: 0.02\n    damping: -1"), 8,
+      "materials[rubber].damping");
+}
+
+TEST(SceneLoader, SoftMaterialsLoad) {
+  const Scene scene = loadSceneFromString(
+      replace(kShapes, "    torsion_radius: 0.02",
+              "    torsion_radius: 0.02\n    stiffness: 6.0e4\n    damping: 1700"),
+      "test.yaml");
+  EXPECT_DOUBLE_EQ(scene.model.materials[1].contact_stiffness_npm, 6.0e4);
+  EXPECT_DOUBLE_EQ(scene.model.materials[1].contact_damping_nspm, 1700.0);
+  EXPECT_DOUBLE_EQ(scene.model.materials[0].contact_stiffness_npm, 0.0);  // rigid by default
 }
 
 TEST(SceneLoader, SleepSettingsLoad) {
