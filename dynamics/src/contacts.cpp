@@ -46,7 +46,7 @@ void projectOntoDisc(double (&fresh)[2], double bound) {
 /// rows' own metric, the 2x2 block `k` (J M^-1 J^T of the two rows, rotors included). Sliding,
 /// the rows' speed after the update is then opposite to the impulse: friction opposes the slip
 /// (maximum dissipation). Projecting each row's update radially, as projectOntoDisc does, makes
-/// the impulse opposite to diag(mass) times the slip instead: up to 30 degrees off the slip on
+/// the impulse opposite to diag(mass) times the slip instead: up to 34 degrees off the slip on
 /// the MF-4's tracks, which turned them 30 % too fast. `fresh` holds the impulses on entry,
 /// `speed` the rows' speeds; on return, the new impulses.
 void solveFrictionDisc(const Eigen::Matrix2d& k, const double (&speed)[2], double bound,
@@ -421,7 +421,9 @@ void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& o
     // Allowed normal speed: close the gap, no more; bounce on fast impacts that close it now.
     // A soft point pushes an overlap out as its spring does (the position passes leave it).
     const double vn = rowVelocity(p.normal, a, b);
-    p.target = mp.separation > 0.0 ? -mp.separation / h : -cm.soft_bias * mp.separation / h;
+    p.target = mp.separation > 0.0   ? -mp.separation / h
+               : cm.compliance > 0.0 ? -cm.soft_bias * mp.separation / h
+                                     : 0.0;
     if (e > 0.0 && vn < -cfg.restitution_threshold_mps && mp.separation + vn * h < 0.0)
       p.target = std::max(p.target, -e * vn);
     // Warm start from the same feature of the same pair last substep or, when the

@@ -89,15 +89,17 @@ TEST(SoftContact, ABoxSetDownOscillatesAsAMassOnItsSprings) {
     checkedStep(sim, s);
     const double t = n * h;
     const double closed =
-        rest * (1.0 - std::exp(-zeta * omega * t) *
-                          (std::cos(wd * t) + zeta / std::sqrt(1.0 - zeta * zeta) * std::sin(wd * t)));
+        rest *
+        (1.0 - std::exp(-zeta * omega * t) *
+                   (std::cos(wd * t) + zeta / std::sqrt(1.0 - zeta * zeta) * std::sin(wd * t)));
     worst = std::max(worst, std::abs(sinkage(s, box, 0.05) - closed));
     deepest = std::max(deepest, sinkage(s, box, 0.05));
   }
   const double overshoot = std::exp(-zeta * std::numbers::pi / std::sqrt(1.0 - zeta * zeta));
-  std::printf("soft box set down: deepest %.4e m (closed form %.4e), largest error %.2e m "
-              "(%.2f %% of the static sinkage)\n",
-              deepest, rest * (1.0 + overshoot), worst, 100.0 * worst / rest);
+  std::printf(
+      "soft box set down: deepest %.4e m (closed form %.4e), largest error %.2e m "
+      "(%.2f %% of the static sinkage)\n",
+      deepest, rest * (1.0 + overshoot), worst, 100.0 * worst / rest);
   EXPECT_LT(worst, 0.01 * rest);
   EXPECT_NEAR(deepest, rest * (1.0 + overshoot), 0.01 * rest);
 }

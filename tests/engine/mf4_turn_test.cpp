@@ -82,9 +82,9 @@ TEST(Mf4SpotTurn, TheScenesSolveStaysWithinTheTimeStepsErrorOfAConvergedOne) {
     heading = std::max(heading, std::abs(capped[i].yaw_rad - converged[i].yaw_rad));
   }
   const double turned_deg = converged.back().yaw_rad * 180.0 / kPi;
-  std::printf("spot turn: %.2f° converged, %.2f° at the scene's settings; chassis within %.3f mm, %.3f°\n",
-              turned_deg, capped.back().yaw_rad * 180.0 / kPi, distance * 1e3,
-              heading * 180.0 / kPi);
+  std::printf(
+      "spot turn: %.2f° converged, %.2f° at the scene's settings; chassis within %.3f mm, %.3f°\n",
+      turned_deg, capped.back().yaw_rad * 180.0 / kPi, distance * 1e3, heading * 180.0 / kPi);
   EXPECT_LT(distance, 3e-3) << "the chassis's largest distance from the converged run (m)";
   EXPECT_LT(heading, 0.5 * kPi / 180.0) << "largest heading difference (rad)";
   EXPECT_GT(turned_deg, 45.0);  // it did turn
@@ -148,7 +148,8 @@ TEST(Mf4SpotTurn, YawRateMatchesTheSkidSteerBalanceOfItsBelts) {
                                                                     : -1;
     if (side < 0 || c.normal_force_N <= 0.0) continue;
     const int body = track[side];
-    const int shape = (c.body_a == body ? c.shape_a : c.shape_b) - shape_base[static_cast<std::size_t>(body)];
+    const int shape =
+        (c.body_a == body ? c.shape_a : c.shape_b) - shape_base[static_cast<std::size_t>(body)];
     const dynamics::ShapeDef& def =
         model.bodies[static_cast<std::size_t>(body)].shapes[static_cast<std::size_t>(shape)];
     ASSERT_GE(def.belt_motor, 0);
@@ -252,9 +253,10 @@ TEST(Mf4SpotTurn, YawRateMatchesTheSkidSteerBalanceOfItsBelts) {
   }
   std::printf("friction against the slip: at most %.2f° off\n", worst_deg);
   EXPECT_LT(worst_deg, 3.0);
-  std::printf("skid-steer balance: yaw rate %.4f rad/s (simulated %.4f; %.4f 0.4 s before), "
-              "centre of mass at %.4f m/s (simulated %.4f)\n",
-              x[2], w_sim, yaw_rate_before, std::hypot(x[0], x[1]), v_sim.head<2>().norm());
+  std::printf(
+      "skid-steer balance: yaw rate %.4f rad/s (simulated %.4f; %.4f 0.4 s before), "
+      "centre of mass at %.4f m/s (simulated %.4f)\n",
+      x[2], w_sim, yaw_rate_before, std::hypot(x[0], x[1]), v_sim.head<2>().norm());
   EXPECT_GT(w_sim, 1.0);
   EXPECT_NEAR(w_sim, x[2], 0.03 * x[2]);
   EXPECT_NEAR(w_sim, yaw_rate_before, 0.01 * w_sim);  // steady
