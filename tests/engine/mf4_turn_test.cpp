@@ -4,7 +4,7 @@
 // Each track stands on 12 belt points (3 segments, 4 corners each), 24 on a rigid robot: rigid,
 // how the load shares among them is left to the solver's order, the turning resistance depends on
 // that share, and no number of sweeps settles it (rigid belts: the spot turn's heading is 133° at
-// the 20-sweep cap, 150° at 20 000 sweeps with 112 steps still not converged; bench/README.md).
+// the 20-sweep cap, 134° at 20 000 sweeps with 94 steps still not converged; bench/README.md).
 // The tracks' rubber is soft (scenes/mf4.yaml, material `track`): the load spreads as on an
 // elastic foundation, every step's solve converges (57 sweeps a step on average), and the cap
 // costs less than the time step does. A belt point's friction is solved in its rows' own metric
