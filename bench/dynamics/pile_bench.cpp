@@ -15,6 +15,8 @@
 //              [--no-grasp] [--trace [--trace-steps N]]
 //              [--sleep on|off] [--height H] [--position-iterations P]
 //              [--position-correction F]   (contact.position_correction; the sample's 0.2)
+//              [--manifold-reuse D A]   (contact.manifold_reuse_distance D m and _angle A rad;
+//                                        Jolt's defaults are 1e-3 m and 0.0349 rad, i.e. 2 deg)
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
 
@@ -51,6 +53,7 @@ int g_position_iterations = 2;
 int g_height = 10;
 int g_threads = 1;  // --threads: the step's threads (the same state for any count)
 double g_position_correction = -1.0;  // < 0: the sample's own
+double g_reuse_distance_m = 0.0, g_reuse_angle_rad = 0.0;  // --manifold-reuse; 0: off
 
 Result run(int columns, bool sleep, double seconds, int iterations) {
   Model model = samples::boxPile(columns, columns, g_height, 1.0 / 240.0);
@@ -58,6 +61,8 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
   model.solver.position_iterations = g_position_iterations;
   model.contact.sleep_enabled = sleep;
   if (g_position_correction >= 0.0) model.contact.position_correction = g_position_correction;
+  model.contact.manifold_reuse_distance_m = g_reuse_distance_m;
+  model.contact.manifold_reuse_angle_rad = g_reuse_angle_rad;
   Simulator sim(model);
   sim.setThreads(g_threads);
   State s = sim.initialState();
@@ -207,7 +212,10 @@ int main(int argc, char** argv) {
       grasp_repeats = std::atoi(next());
     else if (!std::strcmp(argv[i], "--grasp-iterations"))
       grasp_iterations = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--threads"))
+    else if (!std::strcmp(argv[i], "--manifold-reuse")) {
+      g_reuse_distance_m = std::atof(next());
+      g_reuse_angle_rad = std::atof(next());
+    } else if (!std::strcmp(argv[i], "--threads"))
       g_threads = std::max(1, std::atoi(next()));
     else {
       std::fprintf(stderr, "bench_pile: unknown argument %s\n", argv[i]);

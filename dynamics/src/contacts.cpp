@@ -178,7 +178,7 @@ double seriesSpring(double a, double b) {
 auto key(const ContactState& c) {
   return std::tie(c.shape_a, c.shape_b, c.feature);
 }
-bool keyLess(const ContactState& x, const ContactState& y) {
+[[gnu::always_inline]] inline bool keyLess(const ContactState& x, const ContactState& y) {
   return key(x) < key(y);
 }
 
@@ -213,6 +213,54 @@ const ContactState* previousContact(const ContactState* first, const ContactStat
   return best;
 }
 
+/// The pair's stored manifold [first, last) moved with the two bodies (poses x, q), when every
+/// point is anchored and the pair's relative pose is within `distance` and the turn whose half
+/// angle has cosine `cos_half_angle` of the pose the points were found at; false otherwise.
+/// Separations are measured at the new poses along the normal fixed in body a.
+bool reuseManifold(const ContactState* first, const ContactState* last,
+                   const ContactAnchor* anchors, const Vec3& xa, const Quat& qa, const Vec3& xb,
+                   const Quat& qb, double distance, double cos_half_angle, Manifold& out) {
+  if (first == last || last - first > static_cast<std::ptrdiff_t>(out.points.size()))
+    return false;
+  for (std::ptrdiff_t k = 0; k < last - first; ++k)
+    if (!anchors[k].valid) return false;
+  const ContactAnchor& found_at = anchors[0];
+  const Quat qa_inv = qa.conjugate();
+  if ((qa_inv * (xb - xa) - found_at.b_in_a_m).squaredNorm() > distance * distance) return false;
+  if (std::abs((qa_inv * qb).coeffs().dot(found_at.b_to_a.coeffs())) < cos_half_angle)
+    return false;
+  out.normal = qa * found_at.normal_local;
+  out.count = static_cast<int>(last - first);
+  for (int k = 0; k < out.count; ++k) {
+    const ContactState& c = first[k];
+    ManifoldPoint& p = out.points[static_cast<std::size_t>(k)];
+    p.on_a = xa + qa * anchors[k].on_a_local_m;
+    p.on_b = xb + qb * anchors[k].on_b_local_m;
+    p.separation = out.normal.dot(p.on_b - p.on_a);
+    p.feature = c.feature;
+  }
+  return true;
+}
+
+/// Orders each pair's run of contacts by feature (insertion sort: a run holds a few points, or a
+/// mesh pair's triangles); `anchors`, when given, follow their contacts.
+template <bool kWithAnchors>
+void sortPairRuns(std::vector<ContactState>& contacts, std::vector<ContactAnchor>& anchors) {
+  for (std::size_t run = 0; run < contacts.size();) {
+    std::size_t end = run + 1;
+    while (end < contacts.size() && contacts[end].shape_a == contacts[run].shape_a &&
+           contacts[end].shape_b == contacts[run].shape_b)
+      ++end;
+    for (std::size_t i = run + 1; i < end; ++i) {
+      for (std::size_t k = i; k > run && keyLess(contacts[k], contacts[k - 1]); --k) {
+        std::swap(contacts[k], contacts[k - 1]);
+        if constexpr (kWithAnchors) std::swap(anchors[k], anchors[k - 1]);
+      }
+    }
+    run = end;
+  }
+}
+
 }  // namespace
 
 void ContactSolver::init(const Model& model) {
@@ -237,6 +285,8 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
                             const std::vector<Quat>& orientations,
                             const std::vector<SolverBody>& bodies, const State& s, double h) {
   point_count_ = 0;
+  anchors_on_ =
+      model.contact.manifold_reuse_distance_m > 0.0 && model.contact.manifold_reuse_angle_rad > 0.0;
   manifolds_.clear();
   batches_.clear();
   batched_ = false;
@@ -282,6 +332,9 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   // The pairs that may touch, with their stored contacts. The pairs come sorted, like the stored
   // contacts: one forward walk finds each pair's old points.
   pair_work_.clear();
+  const ContactAnchor* const stored_anchors =
+      anchors_on_ && s.contact_anchors.size() == s.contacts.size() ? s.contact_anchors.data()
+                                                                   : nullptr;
   const ContactState* stored = s.contacts.data();
   const ContactState* const stored_end = stored + s.contacts.size();
   for (const auto& [i, j] : pairs_) {
@@ -303,8 +356,12 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     if (std::binary_search(no_collide_.begin(), no_collide_.end(),
                            std::pair{std::min(oa, ob), std::max(oa, ob)}))
       continue;
-    pair_work_.push_back({i, j, oa, ob, stored, pair_end, 0, 0, 0});
+    const bool convex =
+        da.type != ShapeType::TriangleMesh && db.type != ShapeType::TriangleMesh;
+    pair_work_.push_back({i, j, oa, ob, stored, pair_end, 0, 0, 0, convex, false,
+                          stored_anchors ? stored_anchors + (stored - s.contacts.data()) : nullptr});
   }
+  const double cos_half_angle = std::cos(0.5 * cfg.manifold_reuse_angle_rad);
   // The narrow phase, pairs shared among the threads: one manifold for convex pairs, one per
   // touched triangle against a mesh, each thread's into its own list in pair order.
   if (found_.size() < static_cast<std::size_t>(threads()))
@@ -316,7 +373,15 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     for (int k = first; k < last; ++k) {
       PairWork& w = pair_work_[static_cast<std::size_t>(k)];
       const std::size_t before = found.size();
-      collideAppend(world_shapes_[w.i], world_shapes_[w.j], cfg.margin_m, found);
+      w.reused = false;
+      if (w.convex && w.anchors) {
+        Manifold kept;
+        w.reused = reuseManifold(w.stored, w.stored_end, w.anchors, positions[w.oa],
+                                 orientations[w.oa], positions[w.ob], orientations[w.ob],
+                                 cfg.manifold_reuse_distance_m, cos_half_angle, kept);
+        if (w.reused) found.push_back(kept);
+      }
+      if (!w.reused) collideAppend(world_shapes_[w.i], world_shapes_[w.j], cfg.margin_m, found);
       w.list = t;
       w.found_first = static_cast<int>(before);
       w.found_count = static_cast<int>(found.size() - before);
@@ -337,6 +402,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   if (points_.size() < static_cast<std::size_t>(point_count_))
     points_.resize(static_cast<std::size_t>(point_count_));
   manifolds_.resize(manifold_work_.size());
+  manifold_anchors_.resize(anchors_on_ ? manifolds_.size() : 0);
   // The manifolds' rows, shared among the threads: each writes only its own records.
   runShared(static_cast<int>(manifold_work_.size()), kPairsPerThread,
             [&](int, int first, int last) {
@@ -376,6 +442,18 @@ void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& o
   cm.count = m.count;
   cm.friction = mu;
   cm.torsion_radius = std::max(ma.torsion_radius_m, mb.torsion_radius_m);
+  if (anchors_on_) {
+    ContactAnchor& found_at = manifold_anchors_[static_cast<std::size_t>(manifold_index)];
+    if (w.reused) {
+      found_at = w.anchors[0];
+    } else {
+      const Quat qa_inv = orientations[oa].conjugate();
+      found_at.valid = w.convex;
+      found_at.normal_local = qa_inv * n;
+      found_at.b_in_a_m = qa_inv * (positions[ob] - positions[oa]);
+      found_at.b_to_a = qa_inv * orientations[ob];
+    }
+  }
   const ContactState* claimed[4] = {nullptr, nullptr, nullptr, nullptr};
   ContactPoint* const manifold_points = points_.data() + cm.first;
   for (int k = 0; k < m.count; ++k) {
@@ -389,8 +467,13 @@ void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& o
     p.point = mid;
     p.r_a = mid - positions[oa];
     p.r_b = mid - positions[ob];
-    p.local_a = orientations[oa].conjugate() * (mp.on_a - positions[oa]);
-    p.local_b = orientations[ob].conjugate() * (mp.on_b - positions[ob]);
+    if (w.reused) {  // exactly the anchors found, so that reuse does not drift
+      p.local_a = w.anchors[k].on_a_local_m;
+      p.local_b = w.anchors[k].on_b_local_m;
+    } else {
+      p.local_a = orientations[oa].conjugate() * (mp.on_a - positions[oa]);
+      p.local_b = orientations[ob].conjugate() * (mp.on_b - positions[ob]);
+    }
     p.separation = mp.separation;
     p.friction = mu;
     p.normal.dir = n;
@@ -932,6 +1015,12 @@ void ContactSolver::storeManifold(int manifold_index) {
     c.friction_impulse =
         p.tangent[0].impulse * p.tangent[0].dir + p.tangent[1].impulse * p.tangent[1].dir;
     c.torsion_impulse = k == m.first ? m.torsion.impulse : 0.0;
+    if (anchors_on_) {
+      ContactAnchor& anchor = fresh_anchors_[static_cast<std::size_t>(k)];
+      anchor = manifold_anchors_[static_cast<std::size_t>(manifold_index)];
+      anchor.on_a_local_m = p.local_a;
+      anchor.on_b_local_m = p.local_b;
+    }
   }
 }
 
@@ -939,6 +1028,7 @@ void ContactSolver::store(State& s) {
   unbatch();
   // The manifolds' points are consecutive, in manifold order: point k is record k.
   fresh_.resize(static_cast<std::size_t>(point_count_));
+  fresh_anchors_.resize(anchors_on_ ? fresh_.size() : 0);
   runShared(static_cast<int>(manifolds_.size()), kPairsPerThread, [&](int, int first, int last) {
     for (int mi = first; mi < last; ++mi) storeManifold(mi);
   });
@@ -948,19 +1038,35 @@ void ContactSolver::store(State& s) {
   // pile's instructions). A full std::sort remains as the fallback should the order ever differ;
   // both are deterministic for a fixed input order (keys are unique within a step). The carried
   // contacts are sorted already.
-  for (std::size_t run = 0; run < fresh_.size();) {
-    std::size_t end = run + 1;
-    while (end < fresh_.size() && fresh_[end].shape_a == fresh_[run].shape_a &&
-           fresh_[end].shape_b == fresh_[run].shape_b)
-      ++end;
-    for (std::size_t i = run + 1; i < end; ++i) {
-      for (std::size_t k = i; k > run && keyLess(fresh_[k], fresh_[k - 1]); --k)
-        std::swap(fresh_[k], fresh_[k - 1]);
+  if (anchors_on_)
+    sortPairRuns<true>(fresh_, fresh_anchors_);
+  else
+    sortPairRuns<false>(fresh_, fresh_anchors_);
+  if (!std::is_sorted(fresh_.begin(), fresh_.end(), keyLess)) {
+    if (anchors_on_) {  // the anchors follow their contacts
+      order_.resize(fresh_.size());
+      for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
+      std::sort(order_.begin(), order_.end(),
+                [&](int x, int y) { return keyLess(fresh_[x], fresh_[y]); });
+      merged_.clear();
+      merged_anchors_.clear();
+      for (const int i : order_) {
+        merged_.push_back(fresh_[i]);
+        merged_anchors_.push_back(fresh_anchors_[i]);
+      }
+      fresh_.swap(merged_);
+      fresh_anchors_.swap(merged_anchors_);
+    } else {
+      std::sort(fresh_.begin(), fresh_.end(), keyLess);
     }
-    run = end;
   }
-  if (!std::is_sorted(fresh_.begin(), fresh_.end(), keyLess))
-    std::sort(fresh_.begin(), fresh_.end(), keyLess);
+  // Anchors are kept one per contact while reuse is on, and not at all otherwise; carried
+  // contacts that have none (reuse just turned on) get an invalid one.
+  const bool stored_anchors = s.contact_anchors.size() == s.contacts.size();
+  if (!anchors_on_)
+    s.contact_anchors.clear();
+  else if (!stored_anchors)
+    s.contact_anchors.assign(s.contacts.size(), ContactAnchor{});
   if (fresh_.empty() && (all_carried_ || carried_.size() == s.contacts.size())) return;  // in place
   if (all_carried_) {  // not expected (nothing awake finds nothing fresh), but kept correct
     carried_.resize(s.contacts.size());
@@ -968,17 +1074,29 @@ void ContactSolver::store(State& s) {
   }
   if (carried_.empty()) {  // nothing asleep: the fresh list is the whole list
     s.contacts.swap(fresh_);
+    if (anchors_on_) s.contact_anchors.swap(fresh_anchors_);
     return;
   }
   merged_.clear();
+  merged_anchors_.clear();
   std::size_t f = 0;
   for (const int at : carried_) {
     const ContactState& c = s.contacts[at];
-    for (; f < fresh_.size() && keyLess(fresh_[f], c); ++f) merged_.push_back(fresh_[f]);
+    for (; f < fresh_.size() && keyLess(fresh_[f], c); ++f) {
+      merged_.push_back(fresh_[f]);
+      if (anchors_on_) merged_anchors_.push_back(fresh_anchors_[f]);
+    }
     merged_.push_back(c);
+    if (anchors_on_) merged_anchors_.push_back(s.contact_anchors[at]);
   }
   merged_.insert(merged_.end(), fresh_.begin() + static_cast<std::ptrdiff_t>(f), fresh_.end());
   s.contacts.swap(merged_);
+  if (anchors_on_) {
+    merged_anchors_.insert(merged_anchors_.end(),
+                           fresh_anchors_.begin() + static_cast<std::ptrdiff_t>(f),
+                           fresh_anchors_.end());
+    s.contact_anchors.swap(merged_anchors_);
+  }
 }
 
 }  // namespace sim::dynamics::detail

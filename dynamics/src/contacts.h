@@ -157,6 +157,9 @@ class ContactSolver {
     const ContactState* stored = nullptr;
     const ContactState* stored_end = nullptr;
     int list = 0, found_first = 0, found_count = 0;
+    bool convex = false;  ///< One manifold at most (no mesh): may be reused.
+    bool reused = false;  ///< This substep's manifold is the stored one, moved with the bodies.
+    const ContactAnchor* anchors = nullptr;  ///< The stored points' anchors, or none.
   };
   /// A manifold of this substep, in pair order: its pair, what the narrow phase found, and its
   /// first point's index.
@@ -205,6 +208,14 @@ class ContactSolver {
   bool all_carried_ = false;  // every contact is carried (nothing awake); carried_ left empty
   std::vector<ContactState> fresh_;   // this substep's contacts, sorted (scratch of store)
   std::vector<ContactState> merged_;  // scratch of store: carried and fresh, swapped in
+  // Manifold reuse (ContactSettings::manifold_reuse_distance_m > 0 and angle > 0): the anchors
+  // kept beside the contacts, in the same order, and their scratch lists.
+  bool anchors_on_ = false;
+  /// Per manifold while reuse is on: the pair's relative pose and normal, in body a's frame, when
+  /// the narrow phase found its points (`valid` false for mesh pairs).
+  std::vector<ContactAnchor> manifold_anchors_;
+  std::vector<ContactAnchor> fresh_anchors_, merged_anchors_;
+  std::vector<int> order_;  // scratch of store: the fallback sort's permutation
   std::vector<char> frozen_;          // per flat shape: its body does not move this substep
   std::vector<Vec3> placed_at_;       // per flat shape: the body pose its world shape has
   std::vector<Quat> placed_as_;

@@ -73,6 +73,10 @@ std::vector<ModelError> validate(const Model& model) {
   if (!(c.sleep_angular_speed_radps >= 0.0))
     fail("contact.sleep_angular_speed", "must be >= 0 rad/s");
   if (!(c.sleep_time_s >= 0.0)) fail("contact.sleep_time", "must be >= 0 s");
+  if (!(c.manifold_reuse_distance_m >= 0.0) || !std::isfinite(c.manifold_reuse_distance_m))
+    fail("contact.manifold_reuse_distance", "must be >= 0 m (0: off)");
+  if (!(c.manifold_reuse_angle_rad >= 0.0 && c.manifold_reuse_angle_rad <= 0.5))
+    fail("contact.manifold_reuse_angle", "must be in [0, 0.5] rad (0: off)");
   if (model.materials.empty()) fail("materials", "must hold at least the default material");
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     const MaterialDef& m = model.materials[i];

@@ -12,7 +12,8 @@ namespace sim::dynamics {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x53545331;  // "STS1"
-constexpr std::uint32_t kVersion = 5;  // 2: contacts, 3: sleeping, 4: drive units, LuGre, 5: brakes
+// 2: contacts, 3: sleeping, 4: drive units, LuGre, 5: brakes, 6: contact anchors
+constexpr std::uint32_t kVersion = 6;
 
 // Visits every field of a state in canonical order; the same order serves serialize,
 // deserialize and hash, so the three can never disagree.
@@ -60,6 +61,15 @@ void visitFields(S& s, F&& f) {
     f(c.normal_impulse);
     f(c.friction_impulse);
     f(c.torsion_impulse);
+  }
+  // Empty with manifold reuse off: such states hash as they did before anchors existed.
+  for (auto& a : s.contact_anchors) {
+    f(a.valid);
+    f(a.on_a_local_m);
+    f(a.on_b_local_m);
+    f(a.normal_local);
+    f(a.b_in_a_m);
+    f(a.b_to_a.coeffs());
   }
 }
 
@@ -143,6 +153,7 @@ std::vector<std::uint8_t> State::serialize() const {
   w.raw(static_cast<std::uint64_t>(motors.size()));
   w.raw(static_cast<std::uint64_t>(repeaters.size()));
   w.raw(static_cast<std::uint64_t>(contacts.size()));
+  w.raw(static_cast<std::uint64_t>(contact_anchors.size()));
   visitFields(*this, w);
   return w.bytes;
 }
@@ -158,14 +169,18 @@ State State::deserialize(std::span<const std::uint8_t> bytes) {
   State s;
   const auto nb = r.raw<std::uint64_t>(), nj = r.raw<std::uint64_t>();
   const auto nm = r.raw<std::uint64_t>(), nr = r.raw<std::uint64_t>();
-  const auto nc = r.raw<std::uint64_t>();
+  const auto nc = r.raw<std::uint64_t>(), na = r.raw<std::uint64_t>();
   if (nb > kMaxItems || nj > kMaxItems || nm > kMaxItems || nr > kMaxItems || nc > kMaxItems)
     throw std::runtime_error("state image has implausible item counts");
+  if (na != 0 && na != nc)
+    throw std::runtime_error("state image has " + std::to_string(na) + " contact anchors for " +
+                             std::to_string(nc) + " contacts (expected 0 or one each)");
   s.bodies.resize(nb);
   s.joints.resize(nj);
   s.motors.resize(nm);
   s.repeaters.resize(nr);
   s.contacts.resize(nc);
+  s.contact_anchors.resize(na);
   visitFields(s, r);
   if (!r.done()) throw std::runtime_error("state image has trailing bytes");
   return s;

@@ -298,7 +298,8 @@ void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings
   MapReader m(
       ctx, node, "contact",
       {"margin", "slop", "restitution_threshold", "max_position_correction", "position_correction",
-       "sleep", "sleep_linear_speed", "sleep_angular_speed", "sleep_time"});
+       "sleep", "sleep_linear_speed", "sleep_angular_speed", "sleep_time", "manifold_reuse_distance",
+       "manifold_reuse_angle"});
   c.margin_m = m.number("margin", c.margin_m);
   c.slop_m = m.number("slop", c.slop_m);
   c.restitution_threshold_mps = m.number("restitution_threshold", c.restitution_threshold_mps);
@@ -308,6 +309,8 @@ void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings
   c.sleep_linear_speed_mps = m.number("sleep_linear_speed", c.sleep_linear_speed_mps);
   c.sleep_angular_speed_radps = m.number("sleep_angular_speed", c.sleep_angular_speed_radps);
   c.sleep_time_s = m.number("sleep_time", c.sleep_time_s);
+  c.manifold_reuse_distance_m = m.number("manifold_reuse_distance", c.manifold_reuse_distance_m);
+  c.manifold_reuse_angle_rad = m.number("manifold_reuse_angle", c.manifold_reuse_angle_rad);
 }
 
 // A material; "default" replaces material 0, any other name is appended.

@@ -159,7 +159,7 @@ TEST(StateSerialization, RejectsWrongMagicVersionAndTrailingBytes) {
   expectRejected(magic, "not a simtrainer state image");
   std::vector<std::uint8_t> version = bytes;
   version[4] += 1;  // the version follows the 4-byte magic
-  expectRejected(version, "version 6, expected 5");
+  expectRejected(version, "version 7, expected 6");
   std::vector<std::uint8_t> trailing = bytes;
   trailing.push_back(0);
   expectRejected(trailing, "trailing bytes");

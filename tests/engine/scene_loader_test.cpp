@@ -738,11 +738,30 @@ TEST(SceneLoader, SleepSettingsLoad) {
                 13, "contact.sleep_time");
 }
 
+TEST(SceneLoader, ManifoldReuseSettingsLoad) {
+  const Scene scene = loadSceneFromString(
+      replace(kShapes, "  max_position_correction: 0.1\n",
+              "  max_position_correction: 0.1\n  manifold_reuse_distance: 0.001\n"
+              "  manifold_reuse_angle: 0.0349\n"),
+      "test.yaml");
+  EXPECT_DOUBLE_EQ(scene.model.contact.manifold_reuse_distance_m, 0.001);
+  EXPECT_DOUBLE_EQ(scene.model.contact.manifold_reuse_angle_rad, 0.0349);
+  EXPECT_DOUBLE_EQ(loadSceneFromString(kShapes, "test.yaml").model.contact.manifold_reuse_distance_m,
+                   0.0);  // off by default
+  expectInvalid(replace(kShapes, "  max_position_correction: 0.1\n",
+                        "  max_position_correction: 0.1\n  manifold_reuse_distance: -1\n"),
+                13, "contact.manifold_reuse_distance");
+  expectInvalid(replace(kShapes, "  max_position_correction: 0.1\n",
+                        "  max_position_correction: 0.1\n  manifold_reuse_angle: 1\n"),
+                13, "contact.manifold_reuse_angle");
+}
+
 TEST(SceneLoader, BadContactIsAnError) {
   expectErrorText(replace(kShapes, "  slop: 0.001", "  slope: 0.001"),
                   "test.yaml:10: contact.slope: unknown key (expected one of: margin, slop, "
                   "restitution_threshold, max_position_correction, position_correction, sleep, "
-                  "sleep_linear_speed, sleep_angular_speed, sleep_time)");
+                  "sleep_linear_speed, sleep_angular_speed, sleep_time, manifold_reuse_distance, "
+                  "manifold_reuse_angle)");
   expectErrorText(replace(kShapes,
                           "contact:\n  margin: 0.02\n  slop: 0.001\n"
                           "  restitution_threshold: 0.2\n  max_position_correction: 0.1\n",

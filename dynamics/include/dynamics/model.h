@@ -271,6 +271,13 @@ struct ContactSettings {
   double sleep_linear_speed_mps = 0.02;
   double sleep_angular_speed_radps = 0.05;
   double sleep_time_s = 0.5;
+  /// Manifold reuse (off at 0): a convex pair whose relative pose moved less than both of these
+  /// since its manifold was found keeps that manifold's points, fixed in the two bodies, instead
+  /// of running the narrow phase again; separations are measured anew each substep. Resting
+  /// piles skip most of their collision work. Off by default: a reused manifold misses features
+  /// that came into reach within the tolerances (docs/contacts.md, "Manifold reuse").
+  double manifold_reuse_distance_m = 0.0;
+  double manifold_reuse_angle_rad = 0.0;
 };
 
 /// The complete, immutable description of a mechanism.

@@ -68,6 +68,18 @@ struct RepeaterState {
 /// One contact point, kept from one step to the next: its impulses warm-start the next substep,
 /// and with its point and normal it answers contact queries (force = impulse / substep).
 /// Shapes are numbered in order over all bodies' shape lists (body 0's shapes first).
+/// A contact point fixed in its two bodies (centre-of-mass frames), with the pair's relative pose
+/// when the narrow phase found it: a manifold reused from it is measured against that pose
+/// (ContactSettings::manifold_reuse_distance_m).
+struct ContactAnchor {
+  bool valid = false;  ///< False: the point cannot be reused (a mesh pair's, or not recorded).
+  Vec3 on_a_local_m = Vec3::Zero();  ///< Witness point on shape a, in body a's frame.
+  Vec3 on_b_local_m = Vec3::Zero();  ///< Witness point on shape b, in body b's frame.
+  Vec3 normal_local = Vec3::UnitZ();  ///< The pair's normal in body a's frame.
+  Vec3 b_in_a_m = Vec3::Zero();       ///< Body b's centre of mass in body a's frame.
+  Quat b_to_a = Quat::Identity();     ///< Body b's orientation relative to body a.
+};
+
 struct ContactState {
   std::uint32_t shape_a = 0, shape_b = 0;  ///< shape_a < shape_b.
   std::uint32_t feature = 0;               ///< Persistent id of the point within the pair.
@@ -87,6 +99,8 @@ struct State {
   std::vector<MotorState> motors;
   std::vector<RepeaterState> repeaters;
   std::vector<ContactState> contacts;  ///< Sorted by (shape_a, shape_b, feature).
+  /// With manifold reuse on, one per contact (same order); otherwise empty.
+  std::vector<ContactAnchor> contact_anchors;
 
   /// Exact binary image (native doubles, little-endian layout of this machine), versioned.
   std::vector<std::uint8_t> serialize() const;
