@@ -52,7 +52,7 @@ int g_trace_steps = 60;
 int g_position_iterations = 2;
 int g_height = 10;
 int g_threads = 1;  // --threads: the step's threads (the same state for any count)
-double g_position_correction = -1.0;  // < 0: the sample's own
+double g_position_correction = -1.0;                       // < 0: the sample's own
 double g_reuse_distance_m = 0.0, g_reuse_angle_rad = 0.0;  // --manifold-reuse; 0: off
 
 Result run(int columns, bool sleep, double seconds, int iterations) {

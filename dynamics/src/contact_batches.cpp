@@ -1,8 +1,10 @@
 #include "contact_batches.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "check.h"
 #include "contacts.h"
@@ -15,26 +17,57 @@ namespace {
 // with AVX2 too.
 #define SIM_LANES_INLINE [[gnu::always_inline]] inline
 
-SIM_LANES_INLINE Lanes splat(double x) {
-  return Lanes{x, x, x, x};
+/// x in every lane of V (Lanes: a manifold's points; BatchLanes: a batch's manifolds).
+template <class V = Lanes>
+SIM_LANES_INLINE V splat(double x) {
+  V v;
+  for (int l = 0; l < static_cast<int>(sizeof(V) / sizeof(double)); ++l) v[l] = x;
+  return v;
 }
-SIM_LANES_INLINE Lanes maxLanes(Lanes a, Lanes b) {
+template <class V>
+SIM_LANES_INLINE V maxLanes(V a, V b) {
   return a > b ? a : b;
 }
-SIM_LANES_INLINE Lanes absLanes(Lanes a) {
+template <class V>
+SIM_LANES_INLINE V absLanes(V a) {
   return a < 0.0 ? -a : a;
 }
 /// x.y per lane, summed left to right as Eigen's 3-vector dot: (x0 y0 + x1 y1) + x2 y2.
-SIM_LANES_INLINE Lanes dot3(const Lanes (&x)[3], const Lanes (&y)[3]) {
+template <class V>
+SIM_LANES_INLINE V dot3(const V (&x)[3], const V (&y)[3]) {
   return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
 }
 
-SIM_LANES_INLINE void gather(const std::vector<SolverBody>& bodies, const int (&index)[4],
-                             Lanes (&v)[3], Lanes (&w)[3]) {
-  for (int c = 0; c < 3; ++c) v[c] = w[c] = splat(0.0);
-  for (int l = 0; l < 4; ++l) {
-    if (index[l] < 0) continue;
-    const SolverBody& b = bodies[index[l]];
+using B = BatchLanes;
+/// Half a batch's lanes: the AVX2 and baseline sweeps take a batch in two halves, one after the
+/// other (eight lanes at once do not fit their registers).
+using HalfLanes = double __attribute__((vector_size(4 * kBatchLanes)));
+
+/// Lanes of vector type V.
+#define SIM_WIDTH(V) static_cast<int>(sizeof(V) / sizeof(double))
+
+/// Lanes [H W, H W + W) of a batch value as a W-lane vector V: the whole value (V = BatchLanes,
+/// H = 0) or one half (V = HalfLanes, H = 0 or 1). Copied (one vector load or store), not
+/// aliased, so the half's type need not alias the whole's.
+template <class V, int H>
+SIM_LANES_INLINE V part(const B& x) {
+  V v;
+  std::memcpy(&v, reinterpret_cast<const char*>(&x) + H * sizeof(V), sizeof(V));
+  return v;
+}
+template <class V, int H>
+SIM_LANES_INLINE void put(B& x, const V& v) {
+  std::memcpy(reinterpret_cast<char*>(&x) + H * sizeof(V), &v, sizeof(V));
+}
+
+template <class V, int H>
+SIM_LANES_INLINE void gather(const std::vector<SolverBody>& bodies, const int (&index)[kBatchLanes],
+                             V (&v)[3], V (&w)[3]) {
+  for (int c = 0; c < 3; ++c) v[c] = w[c] = splat<V>(0.0);
+  for (int l = 0; l < SIM_WIDTH(V); ++l) {
+    const int body = index[H * SIM_WIDTH(V) + l];
+    if (body < 0) continue;
+    const SolverBody& b = bodies[body];
     for (int c = 0; c < 3; ++c) {
       v[c][l] = b.v[c];
       w[c][l] = b.w[c];
@@ -42,11 +75,12 @@ SIM_LANES_INLINE void gather(const std::vector<SolverBody>& bodies, const int (&
   }
 }
 
-SIM_LANES_INLINE void scatter(std::vector<SolverBody>& bodies, const int (&index)[4],
-                              const bool (&write)[4], const Lanes (&v)[3], const Lanes (&w)[3]) {
-  for (int l = 0; l < 4; ++l) {
-    if (!write[l]) continue;
-    SolverBody& b = bodies[index[l]];
+template <class V, int H>
+SIM_LANES_INLINE void scatter(std::vector<SolverBody>& bodies, const int (&index)[kBatchLanes],
+                              const bool (&write)[kBatchLanes], const V (&v)[3], const V (&w)[3]) {
+  for (int l = 0; l < SIM_WIDTH(V); ++l) {
+    if (!write[H * SIM_WIDTH(V) + l]) continue;
+    SolverBody& b = bodies[index[H * SIM_WIDTH(V) + l]];
     for (int c = 0; c < 3; ++c) {
       b.v[c] = v[c][l];
       b.w[c] = w[c][l];
@@ -55,45 +89,54 @@ SIM_LANES_INLINE void scatter(std::vector<SolverBody>& bodies, const int (&index
 }
 
 /// Row speed dir.(v_b - v_a) + ang_b.w_b - ang_a.w_a, per lane.
-SIM_LANES_INLINE Lanes rowSpeed(const Lanes (&dir)[3], const ContactBatch::Row& r,
-                                const Lanes (&dv)[3], const Lanes (&wa)[3], const Lanes (&wb)[3]) {
-  return dot3(dir, dv) + dot3(r.ang_b, wb) - dot3(r.ang_a, wa);
+template <class V, int H>
+SIM_LANES_INLINE V rowSpeed(const B (&batch_dir)[3], const ContactBatch::Row& r, const V (&dv)[3],
+                            const V (&wa)[3], const V (&wb)[3]) {
+  const V dir[3] = {part<V, H>(batch_dir[0]), part<V, H>(batch_dir[1]), part<V, H>(batch_dir[2])};
+  const V ang_a[3] = {part<V, H>(r.ang_a[0]), part<V, H>(r.ang_a[1]), part<V, H>(r.ang_a[2])};
+  const V ang_b[3] = {part<V, H>(r.ang_b[0]), part<V, H>(r.ang_b[1]), part<V, H>(r.ang_b[2])};
+  return dot3(dir, dv) + dot3(ang_b, wb) - dot3(ang_a, wa);
 }
 
-/// ContactSolver::solveVelocity's rigid-manifold sweep, four manifolds of N points at a time.
-template <int N, bool Reverse>
-SIM_LANES_INLINE Lanes solveBatch(ContactBatch& bt, std::vector<SolverBody>& bodies) {
-  Lanes va[3], wa[3], vb[3], wb[3];
-  gather(bodies, bt.body_a, va, wa);
-  gather(bodies, bt.body_b, vb, wb);
-  Lanes largest = splat(0.0);
+/// ContactSolver::solveVelocity's rigid-manifold sweep over lanes [H W, H W + W) of a batch: W
+/// manifolds of N points at a time.
+template <int N, bool Reverse, class V, int H>
+SIM_LANES_INLINE V solveBatch(ContactBatch& bt, std::vector<SolverBody>& bodies) {
+#define SIM_PART(x) part<V, H>(x)
+  V va[3], wa[3], vb[3], wb[3];
+  gather<V, H>(bodies, bt.body_a, va, wa);
+  gather<V, H>(bodies, bt.body_b, vb, wb);
+  V largest = splat<V>(0.0);
   // Friction first, bounded by the current normal impulses: the Coulomb disc per point.
 #pragma GCC unroll 4
   for (int kk = 0; kk < N; ++kk) {
     ContactBatch::Point& p = bt.point[Reverse ? N - 1 - kk : kk];
-    Lanes dv[3];
+    V dv[3];
     for (int c = 0; c < 3; ++c) dv[c] = vb[c] - va[c];
-    Lanes fresh[2];
-    for (int t = 0; t < 2; ++t)
-      fresh[t] =
-          p.tangent[t].impulse - rowSpeed(bt.t[t], p.tangent[t], dv, wa, wb) * p.tangent[t].mass;
-    const Lanes bound = bt.friction * p.normal.impulse;
-    const Lanes len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
+    V fresh[2];
+    for (int tt = 0; tt < 2; ++tt)
+      fresh[tt] =
+          SIM_PART(p.tangent[tt].impulse) -
+          rowSpeed<V, H>(bt.t[tt], p.tangent[tt], dv, wa, wb) * SIM_PART(p.tangent[tt].mass);
+    const V bound = SIM_PART(bt.friction) * SIM_PART(p.normal.impulse);
+    const V len2 = fresh[0] * fresh[0] + fresh[1] * fresh[1];
     // Inside the cone by a margin no rounding can cross (the usual case for resting contacts)
     // in every lane: no scaling, and no square root or division. (Correctly rounded products
     // and root: len2 < b^2 (1 - 1e-14) gives sqrt(len2) < b (1 - 4e-15) with b^2 normal, which
     // b > 1e-150 ensures; otherwise the lane takes the full test.)
-    const auto inside = (len2 < bound * bound * splat(1.0 - 1e-14)) & (bound > splat(1e-150));
-    if (!(inside[0] && inside[1] && inside[2] && inside[3])) {
-      Lanes len = len2;
-      for (int l = 0; l < 4; ++l) len[l] = std::sqrt(len[l]);
+    const auto inside = (len2 < bound * bound * splat<V>(1.0 - 1e-14)) & (bound > splat<V>(1e-150));
+    bool all_inside = true;
+    for (int l = 0; l < SIM_WIDTH(V); ++l) all_inside = all_inside && inside[l];
+    if (!all_inside) {
+      V len = len2;
+      for (int l = 0; l < SIM_WIDTH(V); ++l) len[l] = std::sqrt(len[l]);
       // len > bound implies len > 0 (bound >= 0), so the division is only used where it is finite.
-      const Lanes scale = len > bound ? bound / len : splat(1.0);
+      const V scale = len > bound ? bound / len : splat<V>(1.0);
       fresh[0] *= scale;
       fresh[1] *= scale;
     }
     if constexpr (kValidate) {
-      for (int l = 0; l < 4; ++l) {
+      for (int l = 0; l < SIM_WIDTH(V); ++l) {
         SIM_VALIDATE(!(bound[l] < 0.0),
                      "a contact's friction bound (mu * normal impulse) is negative");
         SIM_VALIDATE(
@@ -102,26 +145,28 @@ SIM_LANES_INLINE Lanes solveBatch(ContactBatch& bt, std::vector<SolverBody>& bod
             "a contact's friction impulse is outside its Coulomb cone (|f| > mu * normal)");
       }
     }
-    const Lanes d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
-    p.tangent[0].impulse = fresh[0];
-    p.tangent[1].impulse = fresh[1];
+    const V d0 = fresh[0] - SIM_PART(p.tangent[0].impulse);
+    const V d1 = fresh[1] - SIM_PART(p.tangent[1].impulse);
+    put<V, H>(p.tangent[0].impulse, fresh[0]);
+    put<V, H>(p.tangent[1].impulse, fresh[1]);
     for (int c = 0; c < 3; ++c) {
-      const Lanes push = d0 * bt.t[0][c] + d1 * bt.t[1][c];
-      va[c] -= bt.inv_mass_a * push;
-      wa[c] -= d0 * p.tangent[0].dw_a[c] + d1 * p.tangent[1].dw_a[c];
-      vb[c] += bt.inv_mass_b * push;
-      wb[c] += d0 * p.tangent[0].dw_b[c] + d1 * p.tangent[1].dw_b[c];
+      const V push = d0 * SIM_PART(bt.t[0][c]) + d1 * SIM_PART(bt.t[1][c]);
+      va[c] -= SIM_PART(bt.inv_mass_a) * push;
+      wa[c] -= d0 * SIM_PART(p.tangent[0].dw_a[c]) + d1 * SIM_PART(p.tangent[1].dw_a[c]);
+      vb[c] += SIM_PART(bt.inv_mass_b) * push;
+      wb[c] += d0 * SIM_PART(p.tangent[0].dw_b[c]) + d1 * SIM_PART(p.tangent[1].dw_b[c]);
     }
     largest = maxLanes(largest, maxLanes(absLanes(d0), absLanes(d1)));
   }
   // The normal rows: local alternating sweeps on the coupling numbers, then one body update.
-  Lanes speed[N], lambda[N], start[N];
+  V speed[N], lambda[N], start[N];
   {
-    Lanes dv[3];
+    V dv[3];
     for (int c = 0; c < 3; ++c) dv[c] = vb[c] - va[c];
     for (int i = 0; i < N; ++i) {
-      speed[i] = rowSpeed(bt.n, bt.point[i].normal, dv, wa, wb) - bt.point[i].target;
-      start[i] = lambda[i] = bt.point[i].normal.impulse;
+      speed[i] =
+          rowSpeed<V, H>(bt.n, bt.point[i].normal, dv, wa, wb) - SIM_PART(bt.point[i].target);
+      start[i] = lambda[i] = SIM_PART(bt.point[i].normal.impulse);
     }
   }
   constexpr int inner = N > 1 ? kManifoldSweeps : 1;
@@ -131,43 +176,103 @@ SIM_LANES_INLINE Lanes solveBatch(ContactBatch& bt, std::vector<SolverBody>& bod
 #pragma GCC unroll 4
     for (int kk = 0; kk < N; ++kk) {
       const int i = back ? N - 1 - kk : kk;
-      const Lanes old = lambda[i];
-      lambda[i] = maxLanes(splat(0.0), old - speed[i] * bt.point[i].normal.mass);
-      const Lanes d = lambda[i] - old;
+      const V old = lambda[i];
+      lambda[i] = maxLanes(splat<V>(0.0), old - speed[i] * SIM_PART(bt.point[i].normal.mass));
+      const V d = lambda[i] - old;
 #pragma GCC unroll 4
-      for (int j = 0; j < N; ++j) speed[j] += bt.k[j][i] * d;
+      for (int j = 0; j < N; ++j) speed[j] += SIM_PART(bt.k[j][i]) * d;
       largest = maxLanes(largest, absLanes(d));
     }
   }
-  Lanes sum = splat(0.0), turn_a[3] = {}, turn_b[3] = {};
+  V sum = splat<V>(0.0), turn_a[3] = {}, turn_b[3] = {};
   for (int i = 0; i < N; ++i) {
     ContactBatch::Row& row = bt.point[i].normal;
-    const Lanes d = lambda[i] - start[i];
-    row.impulse = lambda[i];
+    const V d = lambda[i] - start[i];
+    put<V, H>(row.impulse, lambda[i]);
     sum += d;
     for (int c = 0; c < 3; ++c) {
-      turn_a[c] += d * row.dw_a[c];
-      turn_b[c] += d * row.dw_b[c];
+      turn_a[c] += d * SIM_PART(row.dw_a[c]);
+      turn_b[c] += d * SIM_PART(row.dw_b[c]);
     }
   }
   for (int c = 0; c < 3; ++c) {
-    va[c] -= bt.inv_mass_a * sum * bt.n[c];
+    va[c] -= SIM_PART(bt.inv_mass_a) * sum * SIM_PART(bt.n[c]);
     wa[c] -= turn_a[c];
-    vb[c] += bt.inv_mass_b * sum * bt.n[c];
+    vb[c] += SIM_PART(bt.inv_mass_b) * sum * SIM_PART(bt.n[c]);
     wb[c] += turn_b[c];
   }
-  scatter(bodies, bt.body_a, bt.write_a, va, wa);
-  scatter(bodies, bt.body_b, bt.write_b, vb, wb);
+  scatter<V, H>(bodies, bt.body_a, bt.write_a, va, wa);
+  scatter<V, H>(bodies, bt.body_b, bt.write_b, vb, wb);
   return largest;
+#undef SIM_PART
 }
 
-template <bool Reverse>
-SIM_LANES_INLINE Lanes solveAny(ContactBatch& bt, std::vector<SolverBody>& bodies) {
+template <bool Reverse, class V, int H>
+SIM_LANES_INLINE V solveAny(ContactBatch& bt, std::vector<SolverBody>& bodies) {
   switch (bt.points) {
-    case 1: return solveBatch<1, Reverse>(bt, bodies);
-    case 2: return solveBatch<2, Reverse>(bt, bodies);
-    case 3: return solveBatch<3, Reverse>(bt, bodies);
-    default: return solveBatch<4, Reverse>(bt, bodies);
+    case 1: return solveBatch<1, Reverse, V, H>(bt, bodies);
+    case 2: return solveBatch<2, Reverse, V, H>(bt, bodies);
+    case 3: return solveBatch<3, Reverse, V, H>(bt, bodies);
+    default: return solveBatch<4, Reverse, V, H>(bt, bodies);
+  }
+}
+
+/// The batches [first, last) whole, eight lanes at a time (AVX-512: one register per value).
+[[gnu::target("avx512f")]] double solveBatchesWide(ContactBatch* first, ContactBatch* last,
+                                                   std::vector<SolverBody>& bodies, bool reverse) {
+  B largest = splat<B>(0.0);
+  for (ContactBatch* bt = first; bt != last; ++bt)
+    largest = maxLanes(
+        largest, reverse ? solveAny<true, B, 0>(*bt, bodies) : solveAny<false, B, 0>(*bt, bodies));
+  double most = 0.0;
+  for (int l = 0; l < kBatchLanes; ++l) most = std::max(most, largest[l]);
+  return most;
+}
+
+/// The batches [first, last) in halves of four lanes (the lanes are independent manifolds).
+SIM_LANES_INLINE double solveBatchesHalves(ContactBatch* first, ContactBatch* last,
+                                           std::vector<SolverBody>& bodies, bool reverse) {
+  using V = HalfLanes;
+  V largest = splat<V>(0.0);
+  for (ContactBatch* bt = first; bt != last; ++bt) {
+    if (reverse) {
+      largest = maxLanes(largest, solveAny<true, V, 0>(*bt, bodies));
+      largest = maxLanes(largest, solveAny<true, V, 1>(*bt, bodies));
+    } else {
+      largest = maxLanes(largest, solveAny<false, V, 0>(*bt, bodies));
+      largest = maxLanes(largest, solveAny<false, V, 1>(*bt, bodies));
+    }
+  }
+  double most = 0.0;
+  for (int l = 0; l < SIM_WIDTH(V); ++l) most = std::max(most, largest[l]);
+  return most;
+}
+
+/// AVX2: one register per half.
+[[gnu::target("avx2")]] double solveBatchesAvx2(ContactBatch* first, ContactBatch* last,
+                                                std::vector<SolverBody>& bodies, bool reverse) {
+  return solveBatchesHalves(first, last, bodies, reverse);
+}
+
+/// The x86-64 baseline: two SSE2 registers per half.
+double solveBatchesBaseline(ContactBatch* first, ContactBatch* last,
+                            std::vector<SolverBody>& bodies, bool reverse) {
+  return solveBatchesHalves(first, last, bodies, reverse);
+}
+
+/// Solves batches [first, last); returns the largest impulse change. The widest form this
+/// processor runs, chosen once; all do the same IEEE operations per lane, so they give the same
+/// bits (the test of the batched sweep and the pile's state hash check it on whichever runs).
+std::atomic<int> g_forced_sweep{-1};
+
+double solveBatches(ContactBatch* first, ContactBatch* last, std::vector<SolverBody>& bodies,
+                    bool reverse) {
+  static const int widest = batchSweepWidest();
+  const int forced = g_forced_sweep.load(std::memory_order_relaxed);
+  switch (forced >= 0 ? std::min(forced, widest) : widest) {
+    case 2: return solveBatchesWide(first, last, bodies, reverse);
+    case 1: return solveBatchesAvx2(first, last, bodies, reverse);
+    default: return solveBatchesBaseline(first, last, bodies, reverse);
   }
 }
 
@@ -179,18 +284,6 @@ SIM_LANES_INLINE Lanes solveAny(ContactBatch& bt, std::vector<SolverBody>& bodie
 #else
 #define SIMTRAINER_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
 #endif
-
-/// Solves batches [first, last); returns the largest impulse change. Cloned for AVX2 (one
-/// register per four lanes) and the x86-64 baseline (two SSE2 registers), chosen at load time;
-/// both do the same IEEE operations per lane, so they give the same bits.
-SIMTRAINER_AVX2_CLONES double solveBatches(ContactBatch* first, ContactBatch* last,
-                                           std::vector<SolverBody>& bodies, bool reverse) {
-  Lanes largest = splat(0.0);
-  for (ContactBatch* bt = first; bt != last; ++bt)
-    largest =
-        maxLanes(largest, reverse ? solveAny<true>(*bt, bodies) : solveAny<false>(*bt, bodies));
-  return std::max(std::max(largest[0], largest[1]), std::max(largest[2], largest[3]));
-}
 
 SIM_LANES_INLINE void crossLanes(const Lanes (&r)[3], const Lanes (&d)[3], Lanes (&out)[3]) {
   out[0] = r[1] * d[2] - r[2] * d[1];
@@ -233,6 +326,14 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
 }
 
 }  // namespace
+
+int batchSweepWidest() {
+  return __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+}
+
+void forceBatchSweep(int isa) {
+  g_forced_sweep.store(isa, std::memory_order_relaxed);
+}
 
 SIMTRAINER_AVX2_CLONES void measureManifold(const ContactPoint* points, int count, const Vec3& x_a,
                                             const Quat& q_a, const Vec3& x_b, const Quat& q_b,
@@ -378,9 +479,9 @@ void ContactBatches::fill(int first, int last, const std::vector<ContactManifold
   for (int b = first; b < last; ++b) {
     ContactBatch& bt = batches_[static_cast<std::size_t>(b)];
     bt.points = 0;
-    for (int lane = 0; lane < 4; ++lane)
-      fillLane(bt, lane, batch_lanes_[static_cast<std::size_t>(b) * 4 + lane], manifolds, points,
-               bodies);
+    for (int lane = 0; lane < kBatchLanes; ++lane)
+      fillLane(bt, lane, batch_lanes_[static_cast<std::size_t>(b) * kBatchLanes + lane], manifolds,
+               points, bodies);
   }
 }
 
@@ -419,7 +520,8 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
   level_next_.assign(level_start_.begin(), level_start_.end() - 1);
   for (int mi = 0; mi < nm; ++mi)
     if (level_of_[mi] >= 0) by_level_[level_next_[level_of_[mi]]++] = mi;
-  // Each level: its batchable manifolds four to a batch, the others listed for the scalar sweep.
+  // Each level: its batchable manifolds kBatchLanes to a batch, the others listed for the scalar
+  // sweep.
   // Single-point manifolds get batches of their own: the scalar sweep gives them one normal pass,
   // not kManifoldSweeps.
   level_batch_.assign(1, 0);
@@ -439,18 +541,18 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
       const int mi = by_level_[at];
       const int kind = manifolds[mi].count > 1 ? 1 : 0;
       if (scheduling[mi] != Scheduling::Batched ||
-          (left[kind] == 1 && (open[kind] < 0 || lanes[kind] == 4))) {
+          (left[kind] == 1 && (open[kind] < 0 || lanes[kind] == kBatchLanes))) {
         scalar_.push_back(mi);
         continue;
       }
       --left[kind];
-      if (open[kind] < 0 || lanes[kind] == 4) {
+      if (open[kind] < 0 || lanes[kind] == kBatchLanes) {
         if (static_cast<int>(batches_.size()) <= batch_count_) batches_.emplace_back();
         open[kind] = batch_count_++;
         lanes[kind] = 0;
-        batch_lanes_.insert(batch_lanes_.end(), 4, -1);
+        batch_lanes_.insert(batch_lanes_.end(), kBatchLanes, -1);
       }
-      batch_lanes_[static_cast<std::size_t>(open[kind]) * 4 + lanes[kind]++] = mi;
+      batch_lanes_[static_cast<std::size_t>(open[kind]) * kBatchLanes + lanes[kind]++] = mi;
     }
     level_batch_.push_back(batch_count_);
     level_scalar_.push_back(static_cast<int>(scalar_.size()));
@@ -468,7 +570,7 @@ void ContactBatches::storeImpulses(int first, int last, std::vector<ContactPoint
                                    const std::vector<ContactManifold>& manifolds) const {
   for (int bi = first; bi < last; ++bi) {
     const ContactBatch& bt = batches_[bi];
-    for (int lane = 0; lane < 4; ++lane) {
+    for (int lane = 0; lane < kBatchLanes; ++lane) {
       if (bt.manifold[lane] < 0) continue;
       const ContactManifold& m = manifolds[bt.manifold[lane]];
       for (int i = 0; i < m.count; ++i) {

@@ -29,26 +29,40 @@ struct ContactManifold;
 /// AVX2 clone of the solver loads it with aligned 32-byte moves.
 using Lanes = double __attribute__((vector_size(32), aligned(32)));
 
-/// The rows of four manifolds, structure of arrays. Empty lanes and the points beyond a lane's
-/// own count have zero masses and directions, so their impulses stay zero.
-struct alignas(32) ContactBatch {
+/// Manifolds per batch, one per lane. Eight: two AVX2 registers (or one AVX-512) per value, so
+/// each step of a batch's long chain of dependent operations has two independent halves in
+/// flight; four lanes left the sweep waiting on that chain.
+inline constexpr int kBatchLanes = 8;
+using BatchLanes = double __attribute__((vector_size(8 * kBatchLanes), aligned(8 * kBatchLanes)));
+
+/// The rows of kBatchLanes manifolds, structure of arrays. Empty lanes and the points beyond a
+/// lane's own count have zero masses and directions, so their impulses stay zero.
+struct alignas(64) ContactBatch {
   struct Row {
-    Lanes ang_a[3], ang_b[3], dw_a[3], dw_b[3];
-    Lanes mass, impulse;
+    BatchLanes ang_a[3], ang_b[3], dw_a[3], dw_b[3];
+    BatchLanes mass, impulse;
   };
   struct Point {
     Row normal, tangent[2];
-    Lanes target;  ///< Smallest allowed normal speed (m/s).
+    BatchLanes target;  ///< Smallest allowed normal speed (m/s).
   };
-  Lanes n[3], t[2][3];  ///< Normal and tangents, shared by a manifold's points.
-  Lanes inv_mass_a, inv_mass_b, friction;
-  Lanes k[4][4];  ///< ContactManifold::k
+  BatchLanes n[3], t[2][3];  ///< Normal and tangents, shared by a manifold's points.
+  BatchLanes inv_mass_a, inv_mass_b, friction;
+  BatchLanes k[4][4];  ///< ContactManifold::k
   Point point[4];
-  int manifold[4];              ///< -1: empty lane.
-  int body_a[4], body_b[4];     ///< -1: empty lane (reads zero velocity).
-  bool write_a[4], write_b[4];  ///< Whether the side moves (static and sleeping bodies do not).
-  int points;                   ///< Largest point count over the lanes.
+  int manifold[kBatchLanes];                     ///< -1: empty lane.
+  int body_a[kBatchLanes], body_b[kBatchLanes];  ///< -1: empty lane (reads zero velocity).
+  /// Whether the side moves (static and sleeping bodies do not).
+  bool write_a[kBatchLanes], write_b[kBatchLanes];
+  int points;  ///< Largest point count over the lanes.
 };
+
+/// The widest form of the batched sweep this processor runs: 2 AVX-512 (a batch's eight lanes at
+/// once), 1 AVX2, 0 the x86-64 baseline (both a batch in two halves of four lanes). All do the
+/// same IEEE operations per lane: the same bits.
+int batchSweepWidest();
+/// For tests: sweep as `isa` (at most batchSweepWidest()) from now on; -1: the widest.
+void forceBatchSweep(int isa);
 
 /// Sets up the normal and tangent rows of a manifold's points (their dir, r_a and r_b set) and
 /// the manifold's normal coupling numbers k, with the points in SIMD lanes. Each lane does the
@@ -118,7 +132,7 @@ class ContactBatches {
   std::vector<int> level_batch_{0};   // level l's batches: [level_batch_[l], level_batch_[l+1])
   std::vector<int> level_scalar_{0};  // level l's scalar manifolds, likewise, in scalar_
   std::vector<int> scalar_;
-  std::vector<int> batch_lanes_;  // per batch, its four lanes' manifolds (-1: empty)
+  std::vector<int> batch_lanes_;  // per batch, its kBatchLanes lanes' manifolds (-1: empty)
   std::vector<int> last_level_;   // per body, then per rotor: the level that last touched it
   std::vector<int> level_of_;     // per manifold, -1: skipped
   std::vector<int> level_start_, by_level_, level_next_;  // counting sort by level

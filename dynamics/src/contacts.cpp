@@ -220,15 +220,13 @@ const ContactState* previousContact(const ContactState* first, const ContactStat
 bool reuseManifold(const ContactState* first, const ContactState* last,
                    const ContactAnchor* anchors, const Vec3& xa, const Quat& qa, const Vec3& xb,
                    const Quat& qb, double distance, double cos_half_angle, Manifold& out) {
-  if (first == last || last - first > static_cast<std::ptrdiff_t>(out.points.size()))
-    return false;
+  if (first == last || last - first > static_cast<std::ptrdiff_t>(out.points.size())) return false;
   for (std::ptrdiff_t k = 0; k < last - first; ++k)
     if (!anchors[k].valid) return false;
   const ContactAnchor& found_at = anchors[0];
   const Quat qa_inv = qa.conjugate();
   if ((qa_inv * (xb - xa) - found_at.b_in_a_m).squaredNorm() > distance * distance) return false;
-  if (std::abs((qa_inv * qb).coeffs().dot(found_at.b_to_a.coeffs())) < cos_half_angle)
-    return false;
+  if (std::abs((qa_inv * qb).coeffs().dot(found_at.b_to_a.coeffs())) < cos_half_angle) return false;
   out.normal = qa * found_at.normal_local;
   out.count = static_cast<int>(last - first);
   for (int k = 0; k < out.count; ++k) {
@@ -356,10 +354,10 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     if (std::binary_search(no_collide_.begin(), no_collide_.end(),
                            std::pair{std::min(oa, ob), std::max(oa, ob)}))
       continue;
-    const bool convex =
-        da.type != ShapeType::TriangleMesh && db.type != ShapeType::TriangleMesh;
-    pair_work_.push_back({i, j, oa, ob, stored, pair_end, 0, 0, 0, convex, false,
-                          stored_anchors ? stored_anchors + (stored - s.contacts.data()) : nullptr});
+    const bool convex = da.type != ShapeType::TriangleMesh && db.type != ShapeType::TriangleMesh;
+    pair_work_.push_back(
+        {i, j, oa, ob, stored, pair_end, 0, 0, 0, convex, false,
+         stored_anchors ? stored_anchors + (stored - s.contacts.data()) : nullptr});
   }
   const double cos_half_angle = std::cos(0.5 * cfg.manifold_reuse_angle_rad);
   // The narrow phase, pairs shared among the threads: one manifold for convex pairs, one per

@@ -215,9 +215,9 @@ class ContactSolver {
   /// the narrow phase found its points (`valid` false for mesh pairs).
   std::vector<ContactAnchor> manifold_anchors_;
   std::vector<ContactAnchor> fresh_anchors_, merged_anchors_;
-  std::vector<int> order_;  // scratch of store: the fallback sort's permutation
-  std::vector<char> frozen_;          // per flat shape: its body does not move this substep
-  std::vector<Vec3> placed_at_;       // per flat shape: the body pose its world shape has
+  std::vector<int> order_;       // scratch of store: the fallback sort's permutation
+  std::vector<char> frozen_;     // per flat shape: its body does not move this substep
+  std::vector<Vec3> placed_at_;  // per flat shape: the body pose its world shape has
   std::vector<Quat> placed_as_;
   std::vector<ArticulatedRows> articulated_;  // per point of the articulated manifolds
   // Articulated manifolds grouped by block: (first, count) ranges into articulated_order_.

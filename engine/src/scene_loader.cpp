@@ -295,11 +295,10 @@ void readSolver(Context& ctx, const YAML::Node& node, dynamics::SolverSettings& 
 }
 
 void readContact(Context& ctx, const YAML::Node& node, dynamics::ContactSettings& c) {
-  MapReader m(
-      ctx, node, "contact",
-      {"margin", "slop", "restitution_threshold", "max_position_correction", "position_correction",
-       "sleep", "sleep_linear_speed", "sleep_angular_speed", "sleep_time", "manifold_reuse_distance",
-       "manifold_reuse_angle"});
+  MapReader m(ctx, node, "contact",
+              {"margin", "slop", "restitution_threshold", "max_position_correction",
+               "position_correction", "sleep", "sleep_linear_speed", "sleep_angular_speed",
+               "sleep_time", "manifold_reuse_distance", "manifold_reuse_angle"});
   c.margin_m = m.number("margin", c.margin_m);
   c.slop_m = m.number("slop", c.slop_m);
   c.restitution_threshold_mps = m.number("restitution_threshold", c.restitution_threshold_mps);

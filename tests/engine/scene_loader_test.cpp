@@ -746,8 +746,9 @@ TEST(SceneLoader, ManifoldReuseSettingsLoad) {
       "test.yaml");
   EXPECT_DOUBLE_EQ(scene.model.contact.manifold_reuse_distance_m, 0.001);
   EXPECT_DOUBLE_EQ(scene.model.contact.manifold_reuse_angle_rad, 0.0349);
-  EXPECT_DOUBLE_EQ(loadSceneFromString(kShapes, "test.yaml").model.contact.manifold_reuse_distance_m,
-                   0.0);  // off by default
+  EXPECT_DOUBLE_EQ(
+      loadSceneFromString(kShapes, "test.yaml").model.contact.manifold_reuse_distance_m,
+      0.0);  // off by default
   expectInvalid(replace(kShapes, "  max_position_correction: 0.1\n",
                         "  max_position_correction: 0.1\n  manifold_reuse_distance: -1\n"),
                 13, "contact.manifold_reuse_distance");

@@ -73,8 +73,8 @@ struct RepeaterState {
 /// (ContactSettings::manifold_reuse_distance_m).
 struct ContactAnchor {
   bool valid = false;  ///< False: the point cannot be reused (a mesh pair's, or not recorded).
-  Vec3 on_a_local_m = Vec3::Zero();  ///< Witness point on shape a, in body a's frame.
-  Vec3 on_b_local_m = Vec3::Zero();  ///< Witness point on shape b, in body b's frame.
+  Vec3 on_a_local_m = Vec3::Zero();   ///< Witness point on shape a, in body a's frame.
+  Vec3 on_b_local_m = Vec3::Zero();   ///< Witness point on shape b, in body b's frame.
   Vec3 normal_local = Vec3::UnitZ();  ///< The pair's normal in body a's frame.
   Vec3 b_in_a_m = Vec3::Zero();       ///< Body b's centre of mass in body a's frame.
   Quat b_to_a = Quat::Identity();     ///< Body b's orientation relative to body a.
