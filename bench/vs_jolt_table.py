@@ -19,7 +19,7 @@ for line in open(path):
     f = line.split()
     if not f:
         continue
-    if f[0] in ("ours-pile", "ours-pile-reuse") and len(f) > 4 and f[1] == "1000":
+    if f[0] in ("ours-pile", "ours-pile-reuse", "ours-pile-avx2") and len(f) > 4 and f[1] == "1000":
         keep((f[0], "pile", f[3]), f[4])
     elif f[0] == "ours-grasp":
         m = re.search(r"([0-9.]+) us/step", line)
@@ -43,8 +43,11 @@ print("| scene | ours µs/step | Jolt µs/step | ours / Jolt |")
 print("|---|---:|---:|---:|")
 for sleep in ("off", "on"):
     j = best[("jolt", "pile", sleep)]
-    for who, label in (("ours-pile", ""), ("ours-pile-reuse", ", manifold reuse 1 mm / 2°")):
+    for who, label in (("ours-pile", ""), ("ours-pile-reuse", ", manifold reuse 1 mm / 2°"),
+                       ("ours-pile-avx2", ", our sweep's AVX2 form")):
         o = best[(who, "pile", sleep)]
+        if o == float("inf"):
+            continue
         print(f"| 1000-box pile, 10 it, sleeping {sleep}{label} | {o:.1f} | {j:.1f} | {o / j:.2f} |")
 o = best[("ours", "grasp")]
 for v in ("SI-10vel-2pos", "SI-50vel-2pos"):

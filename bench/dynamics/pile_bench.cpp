@@ -15,10 +15,15 @@
 //              [--no-grasp] [--trace [--trace-steps N]]
 //              [--sleep on|off] [--height H] [--position-iterations P]
 //              [--position-correction F]   (contact.position_correction; the sample's 0.2)
-//              [--manifold-reuse D A]   (contact.manifold_reuse_distance D m and _angle A rad;
-//                                        Jolt's defaults are 1e-3 m and 0.0349 rad, i.e. 2 deg)
+//              [--manifold-reuse D A]   (contact.manifold_reuse_distance D m and _angle A rad,
+//                                        pile and grasp; Jolt's defaults are 1e-3 m and 0.0349
+//                                        rad, i.e. 2 deg)
+//              [--batch-sweep F]   (the batched contact sweep's form: 2 AVX-512, 1 AVX2,
+//                                   0 baseline; default the widest this processor runs)
 #include <dynamics/samples.h>
 #include <dynamics/simulator.h>
+
+#include "contact_batches.h"
 
 #include <algorithm>
 #include <chrono>
@@ -124,6 +129,8 @@ void grasp(int iterations, const GraspVariant& v) {
   Model model = samples::graspScene(1.0 / 240.0);
   if (iterations > 0) model.solver.velocity_iterations = iterations;
   model.solver.articulated_contacts = v.articulated;
+  model.contact.manifold_reuse_distance_m = g_reuse_distance_m;
+  model.contact.manifold_reuse_angle_rad = g_reuse_angle_rad;
   if (v.engine_tolerances) {
     const SolverSettings defaults;
     model.solver.velocity_tolerance = defaults.velocity_tolerance;
@@ -215,6 +222,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--manifold-reuse")) {
       g_reuse_distance_m = std::atof(next());
       g_reuse_angle_rad = std::atof(next());
+    } else if (!std::strcmp(argv[i], "--batch-sweep")) {
+      sim::dynamics::detail::forceBatchSweep(std::atoi(next()));
     } else if (!std::strcmp(argv[i], "--threads"))
       g_threads = std::max(1, std::atoi(next()));
     else {

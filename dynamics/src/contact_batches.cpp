@@ -235,12 +235,15 @@ SIM_LANES_INLINE double solveBatchesHalves(ContactBatch* first, ContactBatch* la
   using V = HalfLanes;
   V largest = splat<V>(0.0);
   for (ContactBatch* bt = first; bt != last; ++bt) {
+    // Lanes fill in order: an empty first lane of the second half leaves that half empty (a
+    // level's last batch), and it is skipped.
+    const bool second = bt->manifold[SIM_WIDTH(V)] >= 0;
     if (reverse) {
       largest = maxLanes(largest, solveAny<true, V, 0>(*bt, bodies));
-      largest = maxLanes(largest, solveAny<true, V, 1>(*bt, bodies));
+      if (second) largest = maxLanes(largest, solveAny<true, V, 1>(*bt, bodies));
     } else {
       largest = maxLanes(largest, solveAny<false, V, 0>(*bt, bodies));
-      largest = maxLanes(largest, solveAny<false, V, 1>(*bt, bodies));
+      if (second) largest = maxLanes(largest, solveAny<false, V, 1>(*bt, bodies));
     }
   }
   double most = 0.0;

@@ -1,4 +1,4 @@
-// Internal header, not API: rigid contact manifolds solved four at a time.
+// Internal header, not API: rigid contact manifolds solved eight at a time (kBatchLanes).
 //
 // The Gauss-Seidel sweep visits manifolds in a fixed order. A manifold only has to wait for the
 // earlier ones that share a moving body (or a belt's rotor) with it, so each gets a level: one

@@ -583,7 +583,7 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies,
   }
   if (!batched_) batch(bodies, static_cast<int>(rotor_speed.size()));
   // The others level by level (see ContactBatches): the sequential sweep's order, with each
-  // level's batchable manifolds four at a time.
+  // level's batchable manifolds kBatchLanes at a time.
   const int levels = batches_.levels();
   thread_largest_.assign(workers_ ? static_cast<std::size_t>(workers_->threads()) : 1, 0.0);
   for (int k = 0; k < levels; ++k) {

@@ -9,7 +9,7 @@
 // One row representation, Row: a row's linear and angular parts on each of its two bodies. Rows
 // whose linear parts are opposite on the two bodies (one direction pulls one body and pushes the
 // other) are kept in a compact form where the sweeps run over them: AxisRow (a joint's axis, a
-// slider's line rows) and ContactRow (contacts.h; four at a time in SIMD lanes in
+// slider's line rows) and ContactRow (contacts.h; eight at a time in SIMD lanes in
 // contact_batches.h). A compact row stores its direction once, with I^-1 of its angular parts,
 // and takes its speed from the bodies' velocity difference: three dot products and fewer loads
 // than a Row's four, on the paths that run every sweep. The forms are not converted into one

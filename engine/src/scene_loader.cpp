@@ -254,7 +254,7 @@ std::shared_ptr<const ImportedModel> importModel(const Context& ctx, const MapRe
 // path per idea (docs/dynamics.md), so a scene that still sets one is told what became of it.
 constexpr std::array<std::pair<const char*, const char*>, 3> kRemovedSolverKeys{{
     {"batched_contacts",
-     "rigid contact manifolds are always solved four at a time (the same "
+     "rigid contact manifolds are always solved in SIMD batches (the same "
      "results bit for bit as one by one)"},
     {"low_rank_responses",
      "a mechanism's link responses now come from its rotor coordinates or, "
