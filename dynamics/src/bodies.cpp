@@ -37,8 +37,8 @@ void Bodies::compile(const Model& model) {
   orientations.assign(n, Quat::Identity());
 }
 
-void Bodies::load(const State& s) {
-  for (std::size_t i = 0; i < static_cast<std::size_t>(world); ++i) {
+void Bodies::load(const State& s, int first, int last) {
+  for (std::size_t i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
     const BodyState& bs = s.bodies[i];
     positions[i] = bs.position_m;
     orientations[i] = bs.orientation;
@@ -49,9 +49,9 @@ void Bodies::load(const State& s) {
   }
 }
 
-void Bodies::integrateForces(const Vec3& gravity, double h) {
+void Bodies::integrateForces(const Vec3& gravity, double h, int first, int last) {
   const Vec3 dv = gravity * h;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(world); ++i) {
+  for (std::size_t i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
     SolverBody& b = solver[i];
     if (b.inv_mass == 0.0) continue;
     b.v += dv + (b.inv_mass * h) * load_force[i];
@@ -60,7 +60,7 @@ void Bodies::integrateForces(const Vec3& gravity, double h) {
       b.w += h * (r * inv_inertia_local[i] * r.transpose() * load_torque[i]);
     }
   }
-  for (std::size_t i = 0; i < static_cast<std::size_t>(world); ++i) {
+  for (std::size_t i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
     SolverBody& b = solver[i];
     if (b.inv_mass == 0.0 || !gyroscopic[i]) continue;
     const Quat& q = orientations[i];
@@ -76,8 +76,8 @@ void Bodies::integrateForces(const Vec3& gravity, double h) {
   }
 }
 
-void Bodies::updateInertia() {
-  for (std::size_t i = 0; i < static_cast<std::size_t>(world); ++i) {
+void Bodies::updateInertia(int first, int last) {
+  for (std::size_t i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
     if (solver[i].inv_mass == 0.0) {
       solver[i].inv_inertia.setZero();
       continue;
@@ -87,16 +87,16 @@ void Bodies::updateInertia() {
   }
 }
 
-void Bodies::integratePositions(double h) {
-  for (std::size_t i = 0; i < static_cast<std::size_t>(world); ++i) {
+void Bodies::integratePositions(double h, int first, int last) {
+  for (std::size_t i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
     if (solver[i].inv_mass == 0.0) continue;
     positions[i] += solver[i].v * h;
     orientations[i] = rotateBy(orientations[i], solver[i].w * h);
   }
 }
 
-void Bodies::store(State& s) const {
-  for (std::size_t i = 0; i < static_cast<std::size_t>(world); ++i) {
+void Bodies::store(State& s, int first, int last) const {
+  for (std::size_t i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
     BodyState& bs = s.bodies[i];
     bs.position_m = positions[i];
     bs.orientation = orientations[i];

@@ -476,72 +476,96 @@ void fillLane(ContactBatch& bt, int lane, int mi, const std::vector<ContactManif
 
 }  // namespace
 
-void ContactBatches::fill(int first, int last, const std::vector<ContactManifold>& manifolds,
+void ContactBatches::fill(int thread, const std::vector<ContactManifold>& manifolds,
                           const std::vector<ContactPoint>& points,
                           const std::vector<SolverBody>& bodies) {
-  for (int b = first; b < last; ++b) {
-    ContactBatch& bt = batches_[static_cast<std::size_t>(b)];
-    bt.points = 0;
-    for (int lane = 0; lane < kBatchLanes; ++lane)
-      fillLane(bt, lane, batch_lanes_[static_cast<std::size_t>(b) * kBatchLanes + lane], manifolds,
-               points, bodies);
+  for (int level = 0; level < levels_; ++level) {
+    const int s = share(level, thread);
+    for (int b = share_batch_[s]; b < share_batch_[s + 1]; ++b) {
+      ContactBatch& bt = batches_[static_cast<std::size_t>(b)];
+      bt.points = 0;
+      for (int lane = 0; lane < kBatchLanes; ++lane)
+        fillLane(bt, lane, batch_lanes_[static_cast<std::size_t>(b) * kBatchLanes + lane],
+                 manifolds, points, bodies);
+    }
   }
+}
+
+int ownerThread(const std::vector<SolverBody>& bodies, int a, int b, int threads) {
+  return bodyThread(moves(bodies[static_cast<std::size_t>(a)]) ? a : b,
+                    static_cast<int>(bodies.size()), threads);
+}
+
+int ContactBatches::touches(const ContactManifold& m, const std::vector<ContactPoint>& points,
+                            const std::vector<SolverBody>& bodies, int (&out)[10]) const {
+  const int nb = static_cast<int>(bodies.size());
+  const ContactPoint& p0 = points[m.first];
+  int n = 0;
+  if (moves(bodies[p0.a])) out[n++] = p0.a;
+  if (moves(bodies[p0.b])) out[n++] = p0.b;
+  for (int k = m.first; k < m.first + m.count; ++k)
+    for (const int rotor : points[k].rotor)
+      if (rotor >= 0 && n < 10) out[n++] = nb + rotor;
+  return n;
 }
 
 void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
                            const std::vector<ContactPoint>& points,
                            const std::vector<SolverBody>& bodies, int rotors,
-                           const std::vector<Scheduling>& scheduling) {
+                           const std::vector<Scheduling>& scheduling, int threads) {
   const int nm = static_cast<int>(manifolds.size());
   const int nb = static_cast<int>(bodies.size());
+  threads_ = threads;
   last_level_.assign(static_cast<std::size_t>(nb + rotors), -1);
   level_of_.assign(static_cast<std::size_t>(nm), -1);
+  share_of_.assign(static_cast<std::size_t>(nm), -1);
   int levels = 0;
   int touched[10];
   for (int mi = 0; mi < nm; ++mi) {
     if (scheduling[mi] == Scheduling::Skip) continue;
-    const ContactManifold& m = manifolds[mi];
-    const ContactPoint& p0 = points[m.first];
-    int n = 0;
-    if (moves(bodies[p0.a])) touched[n++] = p0.a;
-    if (moves(bodies[p0.b])) touched[n++] = p0.b;
-    for (int k = m.first; k < m.first + m.count; ++k)
-      for (const int rotor : points[k].rotor)
-        if (rotor >= 0 && n < 10) touched[n++] = nb + rotor;
+    const int n = touches(manifolds[mi], points, bodies, touched);
     int level = 0;
     for (int i = 0; i < n; ++i) level = std::max(level, last_level_[touched[i]] + 1);
     for (int i = 0; i < n; ++i) last_level_[touched[i]] = level;
     level_of_[mi] = level;
     levels = std::max(levels, level + 1);
   }
-  // Counting sort by level (stable: manifold order within a level).
-  level_start_.assign(static_cast<std::size_t>(levels) + 1, 0);
+  levels_ = levels;
+  // Each manifold's share: its level, and the thread of its first moving body.
+  for (int mi = 0; mi < nm; ++mi) {
+    if (level_of_[mi] < 0) continue;
+    const ContactPoint& p0 = points[manifolds[mi].first];
+    share_of_[mi] = share(level_of_[mi], ownerThread(bodies, p0.a, p0.b, threads));
+  }
+  // Counting sort by share (stable: manifold order within a share).
+  const int shares = levels * threads;
+  share_start_.assign(static_cast<std::size_t>(shares) + 1, 0);
   for (int mi = 0; mi < nm; ++mi)
-    if (level_of_[mi] >= 0) ++level_start_[level_of_[mi] + 1];
-  for (int l = 0; l < levels; ++l) level_start_[l + 1] += level_start_[l];
-  by_level_.resize(static_cast<std::size_t>(level_start_[levels]));
-  level_next_.assign(level_start_.begin(), level_start_.end() - 1);
+    if (share_of_[mi] >= 0) ++share_start_[share_of_[mi] + 1];
+  for (int s = 0; s < shares; ++s) share_start_[s + 1] += share_start_[s];
+  by_share_.resize(static_cast<std::size_t>(share_start_[shares]));
+  share_next_.assign(share_start_.begin(), share_start_.end() - 1);
   for (int mi = 0; mi < nm; ++mi)
-    if (level_of_[mi] >= 0) by_level_[level_next_[level_of_[mi]]++] = mi;
-  // Each level: its batchable manifolds kBatchLanes to a batch, the others listed for the scalar
+    if (share_of_[mi] >= 0) by_share_[share_next_[share_of_[mi]]++] = mi;
+  // Each share: its batchable manifolds kBatchLanes to a batch, the others listed for the scalar
   // sweep.
   // Single-point manifolds get batches of their own: the scalar sweep gives them one normal pass,
   // not kManifoldSweeps.
-  level_batch_.assign(1, 0);
-  level_scalar_.assign(1, 0);
+  share_batch_.assign(1, 0);
+  share_scalar_.assign(1, 0);
   scalar_.clear();
   batch_lanes_.clear();
   batch_count_ = 0;
-  for (int l = 0; l < levels; ++l) {
+  for (int s = 0; s < shares; ++s) {
     // A batch with one lane in use costs more than the scalar sweep: a kind's last manifold
     // goes scalar when it would be alone in its batch.
     int left[2] = {0, 0};  // batchable manifolds of each kind not yet placed
-    for (int at = level_start_[l]; at < level_start_[l + 1]; ++at)
-      if (const int mi = by_level_[at]; scheduling[mi] == Scheduling::Batched)
+    for (int at = share_start_[s]; at < share_start_[s + 1]; ++at)
+      if (const int mi = by_share_[at]; scheduling[mi] == Scheduling::Batched)
         ++left[manifolds[mi].count > 1 ? 1 : 0];
-    int open[2] = {-1, -1}, lanes[2] = {0, 0};  // the level's batch being filled, per kind
-    for (int at = level_start_[l]; at < level_start_[l + 1]; ++at) {
-      const int mi = by_level_[at];
+    int open[2] = {-1, -1}, lanes[2] = {0, 0};  // the share's batch being filled, per kind
+    for (int at = share_start_[s]; at < share_start_[s + 1]; ++at) {
+      const int mi = by_share_[at];
       const int kind = manifolds[mi].count > 1 ? 1 : 0;
       if (scheduling[mi] != Scheduling::Batched ||
           (left[kind] == 1 && (open[kind] < 0 || lanes[kind] == kBatchLanes))) {
@@ -557,30 +581,71 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
       }
       batch_lanes_[static_cast<std::size_t>(open[kind]) * kBatchLanes + lanes[kind]++] = mi;
     }
-    level_batch_.push_back(batch_count_);
-    level_scalar_.push_back(static_cast<int>(scalar_.size()));
+    share_batch_.push_back(batch_count_);
+    share_scalar_.push_back(static_cast<int>(scalar_.size()));
+  }
+  computeWaits(manifolds, points, bodies, rotors);
+}
+
+void ContactBatches::computeWaits(const std::vector<ContactManifold>& manifolds,
+                                  const std::vector<ContactPoint>& points,
+                                  const std::vector<SolverBody>& bodies, int rotors) {
+  const int shares = levels_ * threads_;
+  wait_forward_.assign(static_cast<std::size_t>(shares * threads_), 0);
+  wait_reverse_.assign(static_cast<std::size_t>(shares * threads_), 0);
+  if (threads_ == 1) return;
+  int touched[10];
+  // Visiting the shares in sweep order, each body remembers the last share that touched it; a
+  // share of another thread is one to wait for.
+  for (const bool reverse : {false, true}) {
+    std::vector<int>& wait = reverse ? wait_reverse_ : wait_forward_;
+    last_share_.assign(bodies.size() + static_cast<std::size_t>(rotors), -1);
+    for (int k = 0; k < levels_; ++k) {
+      const int level = reverse ? levels_ - 1 - k : k;
+      for (int thread = 0; thread < threads_; ++thread) {
+        const int s = share(level, thread);
+        for (int at = share_start_[s]; at < share_start_[s + 1]; ++at) {
+          const int n = touches(manifolds[by_share_[at]], points, bodies, touched);
+          for (int i = 0; i < n; ++i) {
+            int& last = last_share_[static_cast<std::size_t>(touched[i])];
+            if (last >= 0 && last % threads_ != thread) {
+              const int last_level = last / threads_;
+              // Levels done by the other thread once it has done last_level, in this order.
+              const int done = reverse ? levels_ - last_level : last_level + 1;
+              int& w = wait[static_cast<std::size_t>(s * threads_ + last % threads_)];
+              w = std::max(w, done);
+            }
+            last = s;
+          }
+        }
+      }
+    }
   }
 }
 
-double ContactBatches::solveLevel(int level, int first, int last, std::vector<SolverBody>& bodies,
+double ContactBatches::solveShare(int level, int thread, std::vector<SolverBody>& bodies,
                                   bool reverse) {
-  if (first >= last) return 0.0;
-  ContactBatch* begin = batches_.data() + level_batch_[level];
-  return solveBatches(begin + first, begin + last, bodies, reverse);
+  const int s = share(level, thread);
+  if (share_batch_[s] >= share_batch_[s + 1]) return 0.0;
+  return solveBatches(batches_.data() + share_batch_[s], batches_.data() + share_batch_[s + 1],
+                      bodies, reverse);
 }
 
-void ContactBatches::storeImpulses(int first, int last, std::vector<ContactPoint>& points,
+void ContactBatches::storeImpulses(int thread, std::vector<ContactPoint>& points,
                                    const std::vector<ContactManifold>& manifolds) const {
-  for (int bi = first; bi < last; ++bi) {
-    const ContactBatch& bt = batches_[bi];
-    for (int lane = 0; lane < kBatchLanes; ++lane) {
-      if (bt.manifold[lane] < 0) continue;
-      const ContactManifold& m = manifolds[bt.manifold[lane]];
-      for (int i = 0; i < m.count; ++i) {
-        ContactPoint& p = points[m.first + i];
-        p.normal.impulse = bt.point[i].normal.impulse[lane];
-        p.tangent[0].impulse = bt.point[i].tangent[0].impulse[lane];
-        p.tangent[1].impulse = bt.point[i].tangent[1].impulse[lane];
+  for (int level = 0; level < levels_; ++level) {
+    const int s = share(level, thread);
+    for (int bi = share_batch_[s]; bi < share_batch_[s + 1]; ++bi) {
+      const ContactBatch& bt = batches_[bi];
+      for (int lane = 0; lane < kBatchLanes; ++lane) {
+        if (bt.manifold[lane] < 0) continue;
+        const ContactManifold& m = manifolds[bt.manifold[lane]];
+        for (int i = 0; i < m.count; ++i) {
+          ContactPoint& p = points[m.first + i];
+          p.normal.impulse = bt.point[i].normal.impulse[lane];
+          p.tangent[0].impulse = bt.point[i].tangent[0].impulse[lane];
+          p.tangent[1].impulse = bt.point[i].tangent[1].impulse[lane];
+        }
       }
     }
   }

@@ -5,9 +5,17 @@
 // more than the highest level among those. Manifolds of one level share nothing and may run in
 // any order, and visiting the levels in order (in reverse for a reverse sweep) keeps the order of
 // every pair that does share something: the result is the sequential sweep's, bit for bit. A
-// level's rigid manifolds without belt or torsion rows go through the solver in batches of four,
-// one manifold per SIMD lane, with the same IEEE operations as the scalar sweep (no contraction,
-// so with or without AVX). In a pile of columns a level holds one contact of every column.
+// level's rigid manifolds without belt or torsion rows go through the solver in batches of
+// kBatchLanes, one manifold per SIMD lane, with the same IEEE operations as the scalar sweep (no
+// contraction, so with or without AVX). In a pile of columns a level holds one contact of every
+// column.
+//
+// With several threads each manifold belongs to one thread, by its bodies, and each level is cut
+// into the threads' shares. A thread runs its shares level after level and waits only where one
+// of its manifolds shares a body with a manifold of another thread from an earlier level (from a
+// later one in a reverse sweep): separate parts of a scene (the columns of a pile) never wait for
+// each other, and a body's data stays in one processor's cache from stage to stage instead of
+// crossing to the other processor at every level.
 //
 // (Colouring the contact graph instead, as wide solvers often do, would change the order to
 // red-black along each column: 10 sweeps then no longer carry the load down a stack of 10, and
@@ -79,6 +87,22 @@ void measureManifold(const ContactPoint* points, int count, const Vec3& x_a, con
                      const Vec3& x_b, const Quat& q_b, const Vec3& n, double slop,
                      double (&depth)[4], Vec3 (&mid)[4]);
 
+/// The thread, of `threads`, that owns body `body` of `bodies`: bodies are dealt out to the
+/// threads in contiguous ranges of index.
+inline int bodyThread(int body, int bodies, int threads) {
+  return static_cast<int>(static_cast<long long>(body) * threads / bodies);
+}
+
+/// The first body thread `thread` of `threads` owns (bodyThread); thread `threads`: `bodies`.
+inline int firstBodyOf(int thread, int bodies, int threads) {
+  return static_cast<int>((static_cast<long long>(thread) * bodies + threads - 1) / threads);
+}
+
+/// The thread, of `threads`, that a manifold between bodies a and b belongs to: that of its
+/// first moving body (a, else b), bodies dealt out to the threads in contiguous ranges of index.
+/// Every stage shares its work by it, so a body's data stays with one thread.
+int ownerThread(const std::vector<SolverBody>& bodies, int a, int b, int threads);
+
 /// How ContactBatches::build treats a manifold.
 enum class Scheduling : char {
   Skip,     ///< Solved elsewhere (articulated manifolds, by block).
@@ -88,54 +112,82 @@ enum class Scheduling : char {
 
 class ContactBatches {
  public:
-  /// Levels the manifolds (in index order) and places each level's batchable ones in batches
-  /// (filled by fill()). `rotors`: the number of motor rotors a belt row may reach.
+  /// Levels the manifolds (in index order), gives each to one of `threads` threads (the thread of
+  /// the first moving body it touches, bodies dealt out in `threads` contiguous ranges of index, so
+  /// that a body's manifolds stay with one thread in every level and every stage), and places the
+  /// batchable manifolds of each level's share of each thread in batches (filled by fill()).
+  /// `rotors`: the number of motor rotors a belt row may reach.
   void build(const std::vector<ContactManifold>& manifolds, const std::vector<ContactPoint>& points,
              const std::vector<SolverBody>& bodies, int rotors,
-             const std::vector<Scheduling>& scheduling);
-  int batchCount() const { return batch_count_; }
-  /// Fills batches [first, last) with their manifolds' rows (batches are independent: any
-  /// ranges, in any order or at the same time).
-  void fill(int first, int last, const std::vector<ContactManifold>& manifolds,
+             const std::vector<Scheduling>& scheduling, int threads);
+  int threads() const { return threads_; }
+  /// Fills the batches of thread `thread`'s shares with their manifolds' rows.
+  void fill(int thread, const std::vector<ContactManifold>& manifolds,
             const std::vector<ContactPoint>& points, const std::vector<SolverBody>& bodies);
   void clear() {
-    batch_count_ = 0;
-    level_batch_.assign(1, 0);
-    level_scalar_.assign(1, 0);
+    levels_ = 0;
+    share_batch_.assign(1, 0);
+    share_scalar_.assign(1, 0);
+    share_start_.assign(1, 0);
     scalar_.clear();
   }
-  int levels() const { return static_cast<int>(level_batch_.size()) - 1; }
-  /// Solves level `level`'s batches; returns the largest impulse change.
-  double solveLevel(int level, std::vector<SolverBody>& bodies, bool reverse) {
-    return solveLevel(level, 0, levelBatches(level), bodies, reverse);
+  int levels() const { return levels_; }
+  /// Solves thread `thread`'s batches of level `level`; returns the largest impulse change. The
+  /// manifolds of one level share no moving body (nor rotor), so the threads' shares of a level
+  /// may run at the same time.
+  double solveShare(int level, int thread, std::vector<SolverBody>& bodies, bool reverse);
+  /// Thread `thread`'s manifolds of level `level` (batched or not), in manifold order.
+  const int* manifoldsBegin(int level, int thread) const {
+    return by_share_.data() + share_start_[share(level, thread)];
   }
-  /// Level `level`'s batches number `levelBatches(level)`; they share no moving body, so any
-  /// of them may be solved in any order or at the same time (WorkerPool).
-  int levelBatches(int level) const { return level_batch_[level + 1] - level_batch_[level]; }
-  /// Solves the level's batches [first, last); returns the largest impulse change.
-  double solveLevel(int level, int first, int last, std::vector<SolverBody>& bodies, bool reverse);
-  /// Every manifold of level `level` (batched or not), in manifold order.
-  const int* levelManifoldsBegin(int level) const { return by_level_.data() + level_start_[level]; }
-  const int* levelManifoldsEnd(int level) const {
-    return by_level_.data() + level_start_[level + 1];
+  const int* manifoldsEnd(int level, int thread) const {
+    return by_share_.data() + share_start_[share(level, thread) + 1];
   }
-  /// The manifolds of level `level` to be solved one by one.
-  const int* scalarBegin(int level) const { return scalar_.data() + level_scalar_[level]; }
-  const int* scalarEnd(int level) const { return scalar_.data() + level_scalar_[level + 1]; }
-  /// Writes the impulses of batches [first, last) back to their contact points.
-  void storeImpulses(int first, int last, std::vector<ContactPoint>& points,
+  /// Those of them to be solved one by one.
+  const int* scalarBegin(int level, int thread) const {
+    return scalar_.data() + share_scalar_[share(level, thread)];
+  }
+  const int* scalarEnd(int level, int thread) const {
+    return scalar_.data() + share_scalar_[share(level, thread) + 1];
+  }
+  /// How many levels thread `other` must have finished, in a sweep in forward (or reverse)
+  /// level order, before thread `thread` may solve its share of level `level`: the ones in which
+  /// `other` touched a body (or rotor) that this share touches. The sequential sweep's order of
+  /// every two manifolds that share something is kept, so the result is the same for any
+  /// thread count.
+  int waitFor(int level, int thread, int other, bool reverse) const {
+    const std::vector<int>& wait = reverse ? wait_reverse_ : wait_forward_;
+    return wait[static_cast<std::size_t>(share(level, thread) * threads_ + other)];
+  }
+  /// Writes the impulses of thread `thread`'s batches back to their contact points.
+  void storeImpulses(int thread, std::vector<ContactPoint>& points,
                      const std::vector<ContactManifold>& manifolds) const;
 
  private:
+  int share(int level, int thread) const { return level * threads_ + thread; }
+  /// The moving bodies (index) and then the rotors (body count + rotor) manifold `mi` touches.
+  int touches(const ContactManifold& m, const std::vector<ContactPoint>& points,
+              const std::vector<SolverBody>& bodies, int (&out)[10]) const;
+  void computeWaits(const std::vector<ContactManifold>& manifolds,
+                    const std::vector<ContactPoint>& points, const std::vector<SolverBody>& bodies,
+                    int rotors);
+
   std::vector<ContactBatch> batches_;  // grows only; the first batch_count_ are in use
   int batch_count_ = 0;
-  std::vector<int> level_batch_{0};   // level l's batches: [level_batch_[l], level_batch_[l+1])
-  std::vector<int> level_scalar_{0};  // level l's scalar manifolds, likewise, in scalar_
+  int threads_ = 1;
+  int levels_ = 0;
+  // Shares (level, thread), numbered level * threads_ + thread:
+  std::vector<int> share_batch_{0};   // share s's batches: [share_batch_[s], share_batch_[s+1])
+  std::vector<int> share_scalar_{0};  // share s's scalar manifolds, likewise, in scalar_
+  std::vector<int> share_start_{0};   // share s's manifolds, likewise, in by_share_
   std::vector<int> scalar_;
   std::vector<int> batch_lanes_;  // per batch, its kBatchLanes lanes' manifolds (-1: empty)
   std::vector<int> last_level_;   // per body, then per rotor: the level that last touched it
   std::vector<int> level_of_;     // per manifold, -1: skipped
-  std::vector<int> level_start_, by_level_, level_next_;  // counting sort by level
+  std::vector<int> share_of_;     // per manifold, -1: skipped
+  std::vector<int> by_share_, share_next_;        // counting sort by share
+  std::vector<int> wait_forward_, wait_reverse_;  // per share, per other thread (waitFor)
+  std::vector<int> last_share_;  // per body, then per rotor: the share that last touched it
 };
 
 }  // namespace sim::dynamics::detail

@@ -285,7 +285,6 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   point_count_ = 0;
   anchors_on_ =
       model.contact.manifold_reuse_distance_m > 0.0 && model.contact.manifold_reuse_angle_rad > 0.0;
-  manifolds_.clear();
   batches_.clear();
   batched_ = false;
   articulated_.clear();
@@ -293,22 +292,33 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   articulation_ = nullptr;
   carried_.clear();
   all_carried_ = false;
-  if (shapes_.empty()) return;
+  if (shapes_.empty()) {
+    manifolds_.clear();
+    return;
+  }
   const ContactSettings& cfg = model.contact;
   frozen_.resize(shapes_.size());
   placed_at_.resize(shapes_.size(), Vec3::Constant(std::numeric_limits<double>::quiet_NaN()));
   placed_as_.resize(shapes_.size(), Quat(0.0, 0.0, 0.0, 0.0));
-  for (std::size_t i = 0; i < shapes_.size(); ++i) {
-    const int body = shape_owner_[i];
-    frozen_[i] = bodies[body].inv_mass == 0.0;
-    // Static and sleeping bodies keep their poses: their shapes are placed once.
-    if (positions[body] == placed_at_[i] && orientations[body].coeffs() == placed_as_[i].coeffs())
-      continue;
-    world_shapes_[i] =
-        placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
-    placed_at_[i] = positions[body];
-    placed_as_[i] = orientations[body];
-  }
+  // Each shape by the thread of its body.
+  const int shape_count = static_cast<int>(shapes_.size());
+  const int place_threads = threadsFor(shape_count);
+  runPerThread(place_threads, [&](int t) {
+    for (int i = 0; i < shape_count; ++i) {
+      const int body = shape_owner_[i];
+      if (place_threads > 1 &&
+          bodyThread(body, static_cast<int>(bodies.size()), place_threads) != t)
+        continue;
+      frozen_[i] = bodies[body].inv_mass == 0.0;
+      // Static and sleeping bodies keep their poses: their shapes are placed once.
+      if (positions[body] == placed_at_[i] && orientations[body].coeffs() == placed_as_[i].coeffs())
+        continue;
+      world_shapes_[i] =
+          placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
+      placed_at_[i] = positions[body];
+      placed_as_[i] = orientations[body];
+    }
+  });
   // Frozen pairs (sleeping, or sleeping on static) keep their last contacts as they were, so
   // the group wakes warm-started and queries still see the load it carries. `s.contacts` is
   // sorted, so the kept ones stay sorted.
@@ -356,8 +366,8 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       continue;
     const bool convex = da.type != ShapeType::TriangleMesh && db.type != ShapeType::TriangleMesh;
     pair_work_.push_back(
-        {i, j, oa, ob, stored, pair_end, 0, 0, 0, convex, false,
-         stored_anchors ? stored_anchors + (stored - s.contacts.data()) : nullptr});
+        {i, j, oa, ob, stored, pair_end, ownerThread(bodies, oa, ob, threads()), 0, 0, 0, convex,
+         false, stored_anchors ? stored_anchors + (stored - s.contacts.data()) : nullptr});
   }
   const double cos_half_angle = std::cos(0.5 * cfg.manifold_reuse_angle_rad);
   // The narrow phase, pairs shared among the threads: one manifold for convex pairs, one per
@@ -365,11 +375,13 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   if (found_.size() < static_cast<std::size_t>(threads()))
     found_.resize(static_cast<std::size_t>(threads()));
   const int pair_count = static_cast<int>(pair_work_.size());
-  runShared(pair_count, kPairsPerThread, [&](int t, int first, int last) {
-    std::vector<Manifold>& found = found_[static_cast<std::size_t>(t)];
+  const int pair_threads = threadsFor(pair_count);
+  runPerThread(pair_threads, [&](int t) {
+    std::vector<Manifold>& found = found_[static_cast<std::size_t>(t)].manifolds;
     found.clear();
-    for (int k = first; k < last; ++k) {
+    for (int k = 0; k < pair_count; ++k) {
       PairWork& w = pair_work_[static_cast<std::size_t>(k)];
+      if (pair_threads > 1 && w.thread != t) continue;
       const std::size_t before = found.size();
       w.reused = false;
       if (w.convex && w.anchors) {
@@ -390,8 +402,8 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   for (int k = 0; k < pair_count; ++k) {
     const PairWork& w = pair_work_[static_cast<std::size_t>(k)];
     for (int f = 0; f < w.found_count; ++f) {
-      const Manifold& m =
-          found_[static_cast<std::size_t>(w.list)][static_cast<std::size_t>(w.found_first + f)];
+      const Manifold& m = found_[static_cast<std::size_t>(w.list)]
+                              .manifolds[static_cast<std::size_t>(w.found_first + f)];
       manifold_work_.push_back({k, &m, point_count_});
       point_count_ += m.count;
     }
@@ -399,14 +411,18 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   // The records are large: they are reused from earlier substeps, every field set below.
   if (points_.size() < static_cast<std::size_t>(point_count_))
     points_.resize(static_cast<std::size_t>(point_count_));
+  // Kept from earlier substeps (setupManifold sets every field): growing it is the only
+  // initialisation, and clearing it first made every substep zero the whole list once more.
   manifolds_.resize(manifold_work_.size());
   manifold_anchors_.resize(anchors_on_ ? manifolds_.size() : 0);
-  // The manifolds' rows, shared among the threads: each writes only its own records.
-  runShared(static_cast<int>(manifold_work_.size()), kPairsPerThread,
-            [&](int, int first, int last) {
-              for (int mi = first; mi < last; ++mi)
-                setupManifold(model, orientations, positions, bodies, h, mi);
-            });
+  // The manifolds' rows, each by the thread of its pair: each writes only its own records.
+  const int manifold_count = static_cast<int>(manifold_work_.size());
+  const int setup_threads = threadsFor(manifold_count);
+  runPerThread(setup_threads, [&](int t) {
+    for (int mi = 0; mi < manifold_count; ++mi)
+      if (setup_threads == 1 || manifoldThread(mi) == t)
+        setupManifold(model, orientations, positions, bodies, h, mi);
+  });
 }
 
 void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& orientations,
@@ -539,15 +555,30 @@ void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& o
 
 void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
                               const std::vector<double>& rotor_inv_inertia) {
-  for (int k = 0; k < point_count_; ++k) {
-    const ContactPoint& p = points_[k];
-    SolverBody& a = bodies[p.a];
-    SolverBody& b = bodies[p.b];
-    applyRow(p.normal, a, b, p.normal.impulse);
-    for (int t = 0; t < 2; ++t) {
-      applyRow(p.tangent[t], a, b, p.tangent[t].impulse);
-      warmStartBelt(p.rotor, p.rotor_coef, t, p.tangent[t].impulse, rotor_speed, rotor_inv_inertia);
+  auto apply = [&](const ContactManifold& m) {
+    for (int k = m.first; k < m.first + m.count; ++k) {
+      const ContactPoint& p = points_[k];
+      SolverBody& a = bodies[p.a];
+      SolverBody& b = bodies[p.b];
+      applyRow(p.normal, a, b, p.normal.impulse);
+      for (int t = 0; t < 2; ++t) {
+        applyRow(p.tangent[t], a, b, p.tangent[t].impulse);
+        warmStartBelt(p.rotor, p.rotor_coef, t, p.tangent[t].impulse, rotor_speed,
+                      rotor_inv_inertia);
+      }
     }
+  };
+  // With several threads, level by level as the sweeps, each thread its own manifolds: every
+  // body takes the same impulses in the same order. (Articulated manifolds are not levelled.)
+  if (threads() > 1 && articulated_groups_.empty()) {
+    if (!batched_) batch(bodies, static_cast<int>(rotor_speed.size()));
+    sweepLevels(false, [&](int t, int level) {
+      for (const int* mi = batches_.manifoldsBegin(level, t); mi != batches_.manifoldsEnd(level, t);
+           ++mi)
+        apply(manifolds_[static_cast<std::size_t>(*mi)]);
+    });
+  } else {
+    for (const ContactManifold& m : manifolds_) apply(m);
   }
   for (const ContactManifold& m : manifolds_) {
     if (m.torsion.impulse != 0.0) {
@@ -582,26 +613,53 @@ double ContactSolver::solveVelocity(std::vector<SolverBody>& bodies,
     }
   }
   if (!batched_) batch(bodies, static_cast<int>(rotor_speed.size()));
-  // The others level by level (see ContactBatches): the sequential sweep's order, with each
-  // level's batchable manifolds kBatchLanes at a time.
-  const int levels = batches_.levels();
-  thread_largest_.assign(workers_ ? static_cast<std::size_t>(workers_->threads()) : 1, 0.0);
-  for (int k = 0; k < levels; ++k) {
-    const int level = reverse ? levels - 1 - k : k;
-    // A level's batches share no moving body: a contiguous share per thread.
-    runShared(batches_.levelBatches(level), kBatchesPerThread, [&](int t, int first, int last) {
-      thread_largest_[static_cast<std::size_t>(t)] =
-          batches_.solveLevel(level, first, last, bodies, reverse);
-    });
-    for (double& d : thread_largest_) {
-      largest = std::max(largest, d);
-      d = 0.0;
-    }
-    for (const int* mi = batches_.scalarBegin(level); mi != batches_.scalarEnd(level); ++mi)
-      largest = std::max(
-          largest, solveRigid(manifolds_[*mi], bodies, rotor_speed, rotor_inv_inertia, reverse));
-  }
+  // The others level by level (see ContactBatches): the sequential sweep's order, each thread
+  // its share of each level, kBatchLanes manifolds at a time and then the scalar ones.
+  sweepLevels(reverse, [&](int t, int level) {
+    double& mine = thread_slots_[t].largest;
+    mine = std::max(mine, batches_.solveShare(level, t, bodies, reverse));
+    for (const int* mi = batches_.scalarBegin(level, t); mi != batches_.scalarEnd(level, t); ++mi)
+      mine = std::max(mine,
+                      solveRigid(manifolds_[*mi], bodies, rotor_speed, rotor_inv_inertia, reverse));
+  });
+  for (int t = 0; t < batches_.threads(); ++t)
+    largest = std::max(largest, thread_slots_[t].largest);
   return largest;
+}
+
+template <class Op>
+void ContactSolver::sweepLevels(bool reverse, Op&& op) {
+  const int threads = batches_.threads();
+  const int levels = batches_.levels();
+  if (thread_slot_count_ < threads) {
+    thread_slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads));
+    thread_slot_count_ = threads;
+  }
+  ThreadSlot* slots = thread_slots_.get();
+  for (int t = 0; t < threads; ++t) {
+    slots[t].largest = 0.0;
+    slots[t].levels_done.store(0, std::memory_order_relaxed);
+  }
+  if (threads == 1) {
+    for (int k = 0; k < levels; ++k) op(0, reverse ? levels - 1 - k : k);
+    return;
+  }
+  runPerThread(threads, [&](int t) {
+    try {
+      for (int k = 0; k < levels; ++k) {
+        const int level = reverse ? levels - 1 - k : k;
+        for (int other = 0; other < threads; ++other)
+          if (other != t)
+            waitAtLeast(slots[other].levels_done, batches_.waitFor(level, t, other, reverse));
+        op(t, level);
+        slots[t].levels_done.store(k + 1, std::memory_order_release);
+      }
+    } catch (...) {
+      // Nobody waits for a thread that stopped.
+      slots[t].levels_done.store(std::numeric_limits<int>::max(), std::memory_order_release);
+      throw;
+    }
+  });
 }
 
 double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bodies,
@@ -705,18 +763,14 @@ void ContactSolver::batch(const std::vector<SolverBody>& bodies, int rotors) {
                       : plain                 ? Scheduling::Batched
                                               : Scheduling::Scalar;
   }
-  batches_.build(manifolds_, points_, bodies, rotors, scheduling_);
-  runShared(batches_.batchCount(), kBatchesPerThread, [&](int, int first, int last) {
-    batches_.fill(first, last, manifolds_, points_, bodies);
-  });
+  batches_.build(manifolds_, points_, bodies, rotors, scheduling_, threads());
+  runPerThread(batches_.threads(), [&](int t) { batches_.fill(t, manifolds_, points_, bodies); });
   batched_ = true;
 }
 
 void ContactSolver::unbatch() {
   if (!batched_) return;
-  runShared(batches_.batchCount(), kBatchesPerThread, [&](int, int first, int last) {
-    batches_.storeImpulses(first, last, points_, manifolds_);
-  });
+  runPerThread(batches_.threads(), [&](int t) { batches_.storeImpulses(t, points_, manifolds_); });
   batches_.clear();
   batched_ = false;
 }
@@ -919,18 +973,15 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, std::vector<Vec3
   }
   // Level by level (ContactBatches: every manifold is in one when none is articulated): the
   // order of any two that share a moving body is the manifolds' order, as above.
-  thread_largest_.assign(static_cast<std::size_t>(threads()), 0.0);
-  for (int level = 0; level < batches_.levels(); ++level) {
-    const int* in_level = batches_.levelManifoldsBegin(level);
-    const int count = static_cast<int>(batches_.levelManifoldsEnd(level) - in_level);
-    runShared(count, kPairsPerThread, [&](int t, int first, int last) {
-      double& mine = thread_largest_[static_cast<std::size_t>(t)];
-      for (int k = first; k < last; ++k)
-        mine = std::max(mine, positionPass(cfg, manifolds_[static_cast<std::size_t>(in_level[k])],
-                                           positions, orientations, bodies));
-    });
-  }
-  for (const double d : thread_largest_) largest = std::max(largest, d);
+  sweepLevels(false, [&](int t, int level) {
+    double& mine = thread_slots_[t].largest;
+    for (const int* mi = batches_.manifoldsBegin(level, t); mi != batches_.manifoldsEnd(level, t);
+         ++mi)
+      mine = std::max(mine, positionPass(cfg, manifolds_[static_cast<std::size_t>(*mi)], positions,
+                                         orientations, bodies));
+  });
+  for (int t = 0; t < batches_.threads(); ++t)
+    largest = std::max(largest, thread_slots_[t].largest);
   return std::max(largest, 0.0);
 }
 
@@ -1027,8 +1078,11 @@ void ContactSolver::store(State& s) {
   // The manifolds' points are consecutive, in manifold order: point k is record k.
   fresh_.resize(static_cast<std::size_t>(point_count_));
   fresh_anchors_.resize(anchors_on_ ? fresh_.size() : 0);
-  runShared(static_cast<int>(manifolds_.size()), kPairsPerThread, [&](int, int first, int last) {
-    for (int mi = first; mi < last; ++mi) storeManifold(mi);
+  const int manifold_count = static_cast<int>(manifolds_.size());
+  const int store_threads = threadsFor(manifold_count);
+  runPerThread(store_threads, [&](int t) {
+    for (int mi = 0; mi < manifold_count; ++mi)
+      if (store_threads == 1 || manifoldThread(mi) == t) storeManifold(mi);
   });
   // The manifolds come in the broad phase's sorted pair order, so only each pair's run of points
   // needs ordering by feature: an insertion sort per run (a few points, or a mesh pair's

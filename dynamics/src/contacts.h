@@ -13,6 +13,8 @@
 #include <dynamics/state.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <vector>
 
 #include "articulation.h"
@@ -27,9 +29,8 @@ namespace sim::dynamics::detail {
 /// Local alternating sweeps over a manifold's normal rows per solver sweep (see solveVelocity).
 inline constexpr int kManifoldSweeps = 4;
 
-/// The least work a thread is given (ContactSolver::runShared): a level's batches of four
-/// manifolds, the narrow phase's pairs, the manifolds to set up.
-inline constexpr int kBatchesPerThread = 4;
+/// The least work a thread is given (ContactSolver::threadsFor): the shapes to place, the narrow
+/// phase's pairs, the manifolds to set up and to store.
 inline constexpr int kPairsPerThread = 16;
 
 /// SIM_VALIDATE's allowance on |friction|^2 <= (mu lambda_n)^2: the disc projection scales by
@@ -156,6 +157,7 @@ class ContactSolver {
     int i = 0, j = 0, oa = 0, ob = 0;
     const ContactState* stored = nullptr;
     const ContactState* stored_end = nullptr;
+    int thread = 0;  ///< The thread whose bodies these are (ownerThread).
     int list = 0, found_first = 0, found_count = 0;
     bool convex = false;  ///< One manifold at most (no mesh): may be reused.
     bool reused = false;  ///< This substep's manifold is the stored one, moved with the bodies.
@@ -179,24 +181,20 @@ class ContactSolver {
   void setupManifold(const Model& model, const std::vector<Quat>& orientations,
                      const std::vector<Vec3>& positions, const std::vector<SolverBody>& bodies,
                      double h, int manifold_index);
-  /// Calls part(thread, first, last) for each thread's contiguous share of [0, count), with as
-  /// many threads as get `per_thread` items at least (fewer cost more to hand over than to do).
-  template <class Part>
-  void runShared(int count, int per_thread, Part&& part) {
-    const int threads = workers_ ? std::clamp(count / per_thread, 1, workers_->threads()) : 1;
-    if (threads == 1) {
-      part(0, 0, count);
-      return;
-    }
-    workers_->run(threads, [&](int t) {
-      part(t, static_cast<int>(static_cast<long long>(count) * t / threads),
-           static_cast<int>(static_cast<long long>(count) * (t + 1) / threads));
-    });
+  /// The thread that owns manifold `mi` of this substep (its pair's, ownerThread).
+  int manifoldThread(int mi) const {
+    return pair_work_[static_cast<std::size_t>(manifold_work_[static_cast<std::size_t>(mi)].pair)]
+        .thread;
   }
   int threads() const { return workers_ ? workers_->threads() : 1; }
   std::vector<PairWork> pair_work_;
   std::vector<ManifoldWork> manifold_work_;
-  std::vector<std::vector<Manifold>> found_;  // per thread: the manifolds of its pairs (scratch)
+  /// Per thread, on cache lines of its own (a list's end moves with every manifold found): the
+  /// manifolds of its pairs (scratch).
+  struct alignas(64) FoundList {
+    std::vector<Manifold> manifolds;
+  };
+  std::vector<FoundList> found_;
   BroadPhase broad_;
   std::vector<ContactPoint> points_;  // the first point_count_ are this substep's (never shrinks)
   int point_count_ = 0;
@@ -228,8 +226,32 @@ class ContactSolver {
   ContactBatches batches_;
   bool batched_ = false;  // batches_ holds this substep's rows
   WorkerPool* workers_ = nullptr;
-  std::vector<double> thread_largest_;  // each thread's largest change in a level (scratch)
-  std::vector<Scheduling> scheduling_;  // scratch of batch()
+  /// Per thread, on a cache line of its own: how many levels of the sweep under way it has
+  /// finished (sweepLevels), and its largest change.
+  struct alignas(64) ThreadSlot {
+    std::atomic<int> levels_done{0};
+    double largest = 0.0;
+  };
+  std::unique_ptr<ThreadSlot[]> thread_slots_;
+  int thread_slot_count_ = 0;
+  /// Zeroes each thread's slot, then calls op(thread, level) for every level in sweep order
+  /// (reverse: from the last), each thread for its own shares (ContactBatches), waiting only for
+  /// the levels of other threads its share depends on: the order of every two manifolds that
+  /// share a body is the sequential sweep's, for any thread count.
+  template <class Op>
+  void sweepLevels(bool reverse, Op&& op);
+  /// The threads to share `count` items among (kPairsPerThread each at least), items going to the
+  /// thread that owns their bodies; with one, it takes every item.
+  int threadsFor(int count) const { return count >= kPairsPerThread * threads() ? threads() : 1; }
+  /// Calls task(thread) once on each thread (the caller is thread 0).
+  template <class Task>
+  void runPerThread(int threads, Task&& task) {
+    if (threads == 1 || !workers_)
+      task(0);
+    else
+      workers_->run(threads, task);
+  }
+  std::vector<Scheduling> scheduling_;                      // scratch of batch()
   std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()
   bool articulable(const ContactManifold& m, const BlockArticulation& articulation) const;
 };

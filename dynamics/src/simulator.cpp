@@ -110,8 +110,8 @@ struct Simulator::Impl {
   explicit Impl(Model m);
   detail::StepContext context(State& state) {
     const double h = model.solver.time_step_s / model.solver.substeps;
-    return {model,  state,  h,      1.0 / h, 0,        bodies,
-            rotors, joints, motors, blocks,  contacts, sweep_velocities};
+    return {model,  state,  h,        1.0 / h,          0,      bodies, rotors, joints,
+            motors, blocks, contacts, sweep_velocities, workers};
   }
   Fault check(const State& s) const;
 };
@@ -212,8 +212,29 @@ void validateImpulses(const StepContext& ctx, bool finite_input) {
   }
 }
 
+/// Bodies a thread takes at least in forBodies (fewer cost more to hand over than to do).
+constexpr int kBodiesPerThread = 256;
+
+/// Calls fn(first, last) over the bodies [0, world), each thread its own range (bodyThread, as
+/// the contact stages share their manifolds): the thread that solves a body's contacts also
+/// loads, integrates and stores it, and the body's data stays in that processor's cache.
+template <class Fn>
+void forBodies(StepContext& ctx, Fn&& fn) {
+  const int world = ctx.bodies.world;
+  const int threads = world >= kBodiesPerThread * ctx.workers.threads() ? ctx.workers.threads() : 1;
+  if (threads == 1) {
+    fn(0, world);
+    return;
+  }
+  const int n = static_cast<int>(ctx.bodies.solver.size());
+  ctx.workers.run(threads, [&](int t) {
+    fn(std::min(firstBodyOf(t, n, threads), world),
+       std::min(firstBodyOf(t + 1, n, threads), world));
+  });
+}
+
 void loadStep(StepContext& ctx) {
-  ctx.bodies.load(ctx.state);
+  forBodies(ctx, [&](int first, int last) { ctx.bodies.load(ctx.state, first, last); });
   for (std::size_t m = 0; m < ctx.rotors.angle.size(); ++m) {
     ctx.rotors.angle[m] = ctx.state.motors[m].angle_rad;
     ctx.rotors.speed[m] = ctx.state.motors[m].speed_radps;
@@ -221,11 +242,13 @@ void loadStep(StepContext& ctx) {
 }
 
 void integrateForces(StepContext& ctx) {
-  ctx.bodies.integrateForces(ctx.model.gravity_mps2, ctx.h);
+  forBodies(ctx, [&](int first, int last) {
+    ctx.bodies.integrateForces(ctx.model.gravity_mps2, ctx.h, first, last);
+  });
 }
 
 void prepare(StepContext& ctx) {
-  ctx.bodies.updateInertia();
+  forBodies(ctx, [&](int first, int last) { ctx.bodies.updateInertia(first, last); });
   Joints& joints = ctx.joints;
   for (std::size_t jj = 0; jj < joints.work.size(); ++jj) {
     const int j = static_cast<int>(jj);
@@ -412,7 +435,7 @@ void solveVelocity(StepContext& ctx, StepReport& report) {
 }
 
 void integratePositions(StepContext& ctx) {
-  ctx.bodies.integratePositions(ctx.h);
+  forBodies(ctx, [&](int first, int last) { ctx.bodies.integratePositions(ctx.h, first, last); });
   for (std::size_t m = 0; m < ctx.rotors.angle.size(); ++m)
     ctx.rotors.angle[m] += ctx.rotors.speed[m] * ctx.h;
 }
@@ -472,7 +495,7 @@ void storeImpulses(StepContext& ctx) {
 }
 
 void storeStep(StepContext& ctx) {
-  ctx.bodies.store(ctx.state);
+  forBodies(ctx, [&](int first, int last) { ctx.bodies.store(ctx.state, first, last); });
   motor::store(ctx);
   for (std::size_t jj = 0; jj < ctx.joints.work.size(); ++jj) {
     const int j = static_cast<int>(jj);

@@ -36,16 +36,17 @@ struct Bodies {
   bool isStatic(int i) const { return i == world || inv_mass[static_cast<std::size_t>(i)] == 0.0; }
 
   void compile(const Model& model);
+  // Each of these works on the bodies [first, last) (forBodies: each thread its own range).
   /// Poses and velocities from the state; a sleeping body is frozen (static) until it wakes.
-  void load(const State& s);
+  void load(const State& s, int first, int last);
   /// Gravity, the bodies' loads and the gyroscopic torque over one substep.
-  void integrateForces(const Vec3& gravity, double h);
+  void integrateForces(const Vec3& gravity, double h, int first, int last);
   /// World inverse inertias at the substep's poses.
-  void updateInertia();
+  void updateInertia(int first, int last);
   /// Semi-implicit Euler: positions from the new velocities.
-  void integratePositions(double h);
+  void integratePositions(double h, int first, int last);
   /// Poses and velocities back to the state.
-  void store(State& s) const;
+  void store(State& s, int first, int last) const;
   /// A position pass's move of `body` by dx and the small rotation dtheta (world).
   void shift(int body, const Vec3& dx, const Vec3& dtheta) {
     const auto i = static_cast<std::size_t>(body);
@@ -64,6 +65,7 @@ struct Joints;
 struct Motors;
 struct MotorBlocks;
 class ContactSolver;
+class WorkerPool;
 
 /// The velocities of the velocity solve's last two sweeps (SolverSettings::
 /// velocity_change_tolerance): bodies (v, w) then rotors over their gear ratios.
@@ -85,6 +87,7 @@ struct StepContext {
   MotorBlocks& blocks;
   ContactSolver& contacts;
   SweepVelocities& sweep_velocities;
+  WorkerPool& workers;
 };
 
 }  // namespace sim::dynamics::detail

@@ -87,6 +87,15 @@ void WorkerPool::runErased(int count, void (*call)(void*, int), void* task) {
   if (error) std::rethrow_exception(error);
 }
 
+void waitAtLeast(const std::atomic<int>& value, int at_least) {
+  for (int spins = 0; value.load(std::memory_order_acquire) < at_least; ++spins)
+    if (spins < 4096) {
+      relax();
+    } else {
+      std::this_thread::yield();
+    }
+}
+
 void WorkerPool::workerLoop(int worker) {
   Slot& slot = slots_[worker];
   std::uint32_t seen = slot.done.load(std::memory_order_relaxed);

@@ -1,9 +1,16 @@
 // Internal header, not API: the threads a step may use.
 //
-// A step's parallel parts are sets of independent tasks (the contact manifolds of one level, the
-// pairs of the narrow phase): no task reads what another of the same set writes. So which thread
-// runs which task changes no bit of the result, and the same step gives the same state with one
-// thread or several. The pool only divides a set among its threads and waits for the last.
+// A step's parallel parts are sets of independent tasks (the bodies to integrate, the pairs of
+// the narrow phase), or one task per thread for the contact sweeps, whose threads wait for each
+// other's levels where their manifolds share a body (ContactBatches): no task reads what another
+// writes at the same time. So which thread runs which task changes no bit of the result, and the
+// same step gives the same state with one thread or several. The pool only divides a set among
+// its threads and waits for the last.
+//
+// The stages give each thread the same bodies and the manifolds on them (bodyThread,
+// ownerThread): on this kind of virtual machine a cache line that the other processor wrote last
+// costs far more to reach than one of its own, and the step went slower with two threads than
+// with one while each stage cut its work differently.
 //
 // Each set is split statically: thread t of T runs the contiguous tasks [n t / T, n (t + 1) / T).
 // The caller is thread 0; workers spin briefly between sets (the sets of one step follow each
@@ -62,5 +69,9 @@ class WorkerPool {
   std::unique_ptr<Slot[]> slots_;
   std::vector<std::thread> workers_;
 };
+
+/// Waits until `value` is at least `at_least`: spins, then yields the core (the thread it waits for
+/// may have been descheduled).
+void waitAtLeast(const std::atomic<int>& value, int at_least);
 
 }  // namespace sim::dynamics::detail

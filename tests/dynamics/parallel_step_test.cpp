@@ -52,6 +52,16 @@ TEST(ParallelStep, APileGivesTheSameStateWithOneToThreeThreads) {
   expectSameTraces(model, 240);
 }
 
+TEST(ParallelStep, APyramidWhoseThreadsShareBodiesGivesTheSameState) {
+  // Each box rests on two below it, and the threads own the bodies in ranges of index (rows of
+  // the pyramid): manifolds of one thread touch bodies of another, so the threads' sweeps wait
+  // for each other's levels (ContactBatches::waitFor), forward and in reverse.
+  Model model = samples::boxPyramid(12, 0.2, 0.5, 1.0 / 240.0);
+  model.contact.sleep_enabled = false;
+  model.contact.slop_m = 0.0;
+  expectSameTraces(model, 240);
+}
+
 TEST(ParallelStep, TheGraspAndTheTrackedChassisGiveTheSameStateWithSeveralThreads) {
   expectSameTraces(samples::graspScene(1.0 / 240.0), 120);
   expectSameTraces(samples::trackedChassis(1.0 / 240.0), 120);
