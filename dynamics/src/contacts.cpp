@@ -570,7 +570,7 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
   };
   // With several threads, level by level as the sweeps, each thread its own manifolds: every
   // body takes the same impulses in the same order. (Articulated manifolds are not levelled.)
-  if (threads() > 1 && articulated_groups_.empty()) {
+  if (articulated_groups_.empty() && sweepThreads() > 1) {
     if (!batched_) batch(bodies, static_cast<int>(rotor_speed.size()));
     sweepLevels(false, [&](int t, int level) {
       for (const int* mi = batches_.manifoldsBegin(level, t); mi != batches_.manifoldsEnd(level, t);
@@ -763,7 +763,7 @@ void ContactSolver::batch(const std::vector<SolverBody>& bodies, int rotors) {
                       : plain                 ? Scheduling::Batched
                                               : Scheduling::Scalar;
   }
-  batches_.build(manifolds_, points_, bodies, rotors, scheduling_, threads());
+  batches_.build(manifolds_, points_, bodies, rotors, scheduling_, sweepThreads());
   runPerThread(batches_.threads(), [&](int t) { batches_.fill(t, manifolds_, points_, bodies); });
   batched_ = true;
 }
@@ -966,7 +966,7 @@ double ContactSolver::solvePosition(const ContactSettings& cfg, std::vector<Vec3
                                     std::vector<Quat>& orientations,
                                     const std::vector<SolverBody>& bodies) {
   double largest = 0.0;
-  if (!batched_ || !articulated_groups_.empty() || threads() == 1) {
+  if (!batched_ || !articulated_groups_.empty() || batches_.threads() == 1) {
     for (const ContactManifold& m : manifolds_)
       largest = std::max(largest, positionPass(cfg, m, positions, orientations, bodies));
     return std::max(largest, 0.0);

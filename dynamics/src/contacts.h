@@ -32,6 +32,9 @@ inline constexpr int kManifoldSweeps = 4;
 /// The least work a thread is given (ContactSolver::threadsFor): the shapes to place, the narrow
 /// phase's pairs, the manifolds to set up and to store.
 inline constexpr int kPairsPerThread = 16;
+/// The least a thread is given in the level sweeps (sweepLevels): manifolds (a batched manifold
+/// is some 0.1 us a sweep, handing a sweep over some 1-2 us).
+inline constexpr int kSweepManifoldsPerThread = 64;
 
 /// SIM_VALIDATE's allowance on |friction|^2 <= (mu lambda_n)^2: the disc projection scales by
 /// bound / |f|, a few roundings (about 1e-15 relative), so a wider gap is a solver error.
@@ -243,6 +246,11 @@ class ContactSolver {
   /// The threads to share `count` items among (kPairsPerThread each at least), items going to the
   /// thread that owns their bodies; with one, it takes every item.
   int threadsFor(int count) const { return count >= kPairsPerThread * threads() ? threads() : 1; }
+  /// The threads the level sweeps of this substep's manifolds use.
+  int sweepThreads() const {
+    return static_cast<int>(manifolds_.size()) >= kSweepManifoldsPerThread * threads() ? threads()
+                                                                                       : 1;
+  }
   /// Calls task(thread) once on each thread (the caller is thread 0).
   template <class Task>
   void runPerThread(int threads, Task&& task) {
