@@ -496,8 +496,10 @@ int ownerThread(const std::vector<SolverBody>& bodies, int a, int b, int threads
                     static_cast<int>(bodies.size()), threads);
 }
 
-int ContactBatches::touches(const ContactManifold& m, const std::vector<ContactPoint>& points,
-                            const std::vector<SolverBody>& bodies, int (&out)[10]) const {
+[[gnu::always_inline]] inline int ContactBatches::touches(const ContactManifold& m,
+                                                          const std::vector<ContactPoint>& points,
+                                                          const std::vector<SolverBody>& bodies,
+                                                          int (&out)[10]) const {
   const int nb = static_cast<int>(bodies.size());
   const ContactPoint& p0 = points[m.first];
   int n = 0;
@@ -535,7 +537,8 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
   for (int mi = 0; mi < nm; ++mi) {
     if (level_of_[mi] < 0) continue;
     const ContactPoint& p0 = points[manifolds[mi].first];
-    share_of_[mi] = share(level_of_[mi], ownerThread(bodies, p0.a, p0.b, threads));
+    share_of_[mi] =
+        share(level_of_[mi], threads > 1 ? ownerThread(bodies, p0.a, p0.b, threads) : 0);
   }
   // Counting sort by share (stable: manifold order within a share).
   const int shares = levels * threads;

@@ -366,8 +366,9 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       continue;
     const bool convex = da.type != ShapeType::TriangleMesh && db.type != ShapeType::TriangleMesh;
     pair_work_.push_back(
-        {i, j, oa, ob, stored, pair_end, ownerThread(bodies, oa, ob, threads()), 0, 0, 0, convex,
-         false, stored_anchors ? stored_anchors + (stored - s.contacts.data()) : nullptr});
+        {i, j, oa, ob, stored, pair_end, threads() > 1 ? ownerThread(bodies, oa, ob, threads()) : 0,
+         0, 0, 0, convex, false,
+         stored_anchors ? stored_anchors + (stored - s.contacts.data()) : nullptr});
   }
   const double cos_half_angle = std::cos(0.5 * cfg.manifold_reuse_angle_rad);
   // The narrow phase, pairs shared among the threads: one manifold for convex pairs, one per
@@ -555,8 +556,9 @@ void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& o
 
 void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
                               const std::vector<double>& rotor_inv_inertia) {
-  auto apply = [&](const ContactManifold& m) {
-    for (int k = m.first; k < m.first + m.count; ++k) {
+  // The points [first, last): a manifold's, or every one in order (with one thread).
+  auto apply = [&](int first, int last) {
+    for (int k = first; k < last; ++k) {
       const ContactPoint& p = points_[k];
       SolverBody& a = bodies[p.a];
       SolverBody& b = bodies[p.b];
@@ -574,11 +576,13 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
     if (!batched_) batch(bodies, static_cast<int>(rotor_speed.size()));
     sweepLevels(false, [&](int t, int level) {
       for (const int* mi = batches_.manifoldsBegin(level, t); mi != batches_.manifoldsEnd(level, t);
-           ++mi)
-        apply(manifolds_[static_cast<std::size_t>(*mi)]);
+           ++mi) {
+        const ContactManifold& m = manifolds_[static_cast<std::size_t>(*mi)];
+        apply(m.first, m.first + m.count);
+      }
     });
   } else {
-    for (const ContactManifold& m : manifolds_) apply(m);
+    apply(0, point_count_);
   }
   for (const ContactManifold& m : manifolds_) {
     if (m.torsion.impulse != 0.0) {
