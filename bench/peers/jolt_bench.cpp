@@ -46,16 +46,16 @@
 using peers::Args;
 using peers::Budget;
 using peers::ChainSpec;
+using peers::emit;
 using peers::GripResult;
 using peers::GripSpec;
+using peers::median;
 using peers::MotorCase;
+using peers::note;
+using peers::now_s;
 using peers::PileResult;
 using peers::PileSpec;
 using peers::S1Link;
-using peers::emit;
-using peers::median;
-using peers::note;
-using peers::now_s;
 
 namespace J = JPH;
 
@@ -69,8 +69,8 @@ static int threads() {
 }
 
 static std::string engine_name() {
-  std::string s = "jolt-" + std::to_string(JPH_VERSION_MAJOR) + "." + std::to_string(JPH_VERSION_MINOR) + "." +
-                  std::to_string(JPH_VERSION_PATCH);
+  std::string s = "jolt-" + std::to_string(JPH_VERSION_MAJOR) + "." +
+                  std::to_string(JPH_VERSION_MINOR) + "." + std::to_string(JPH_VERSION_PATCH);
   if (*PEERS_JOLT_TAG) s += std::string("+") + PEERS_JOLT_TAG;
 #if defined(JPH_USE_AVX2)
   s += "-avx2";
@@ -126,7 +126,8 @@ class ObjPair final : public J::ObjectLayerPairFilter {
 static J::TempAllocator* gTemp = nullptr;
 static J::JobSystem* gJobs = nullptr;
 
-static J::PhysicsSettings settings(int vel_steps, int pos_steps, bool allow_sleep = false, bool split = true) {
+static J::PhysicsSettings settings(int vel_steps, int pos_steps, bool allow_sleep = false,
+                                   bool split = true) {
   J::PhysicsSettings s;  // Jolt defaults otherwise
   s.mNumVelocitySteps = vel_steps;
   s.mNumPositionSteps = pos_steps;
@@ -155,12 +156,16 @@ struct World {
   }
   J::Body* add(const J::BodyCreationSettings& bcs) {
     J::Body* b = bi->CreateBody(bcs);
-    if (!b) { note("jolt: body allocation failed"); std::exit(1); }
+    if (!b) {
+      note("jolt: body allocation failed");
+      std::exit(1);
+    }
     bi->AddBody(b->GetID(), bcs.mMotionType == J::EMotionType::Static ? J::EActivation::DontActivate
-                                                                       : J::EActivation::Activate);
+                                                                      : J::EActivation::Activate);
     return b;
   }
-  template <class C> C* add(const J::TwoBodyConstraintSettings& s, J::Body& a, J::Body& b) {
+  template <class C>
+  C* add(const J::TwoBodyConstraintSettings& s, J::Body& a, J::Body& b) {
     J::TwoBodyConstraint* c = s.Create(a, b);
     cons.emplace_back(c);
     ps.AddConstraint(c);
@@ -176,8 +181,12 @@ struct World {
   }
 };
 
-static J::Vec3 V(double x, double y, double z) { return J::Vec3(float(x), float(y), float(z)); }
-static J::RVec3 P(double x, double y, double z) { return J::RVec3(J::Real(x), J::Real(y), J::Real(z)); }
+static J::Vec3 V(double x, double y, double z) {
+  return J::Vec3(float(x), float(y), float(z));
+}
+static J::RVec3 P(double x, double y, double z) {
+  return J::RVec3(J::Real(x), J::Real(y), J::Real(z));
+}
 
 static J::Vec3 box_inertia(double m, double hx, double hy, double hz) {
   const double a = 2 * hx, b = 2 * hy, c = 2 * hz;
@@ -187,11 +196,14 @@ static J::RefConst<J::Shape> box_shape(double hx, double hy, double hz) {
   const double r = 0.1 * std::min(hx, std::min(hy, hz));
   return new J::BoxShape(V(hx, hy, hz), float(r));
 }
-static J::RefConst<J::Shape> ground_shape() { return new J::PlaneShape(J::Plane(J::Vec3::sAxisZ(), 0.0f)); }
+static J::RefConst<J::Shape> ground_shape() {
+  return new J::PlaneShape(J::Plane(J::Vec3::sAxisZ(), 0.0f));
+}
 
 // Dynamic body with explicit mass and principal inertia (body frame = COM frame).
-static J::BodyCreationSettings dyn(const J::Shape* s, J::RVec3 pos, J::Quat rot, J::ObjectLayer layer,
-                                   double mass, J::Vec3 inertia, double mu = 0.2, bool sleep = false) {
+static J::BodyCreationSettings dyn(const J::Shape* s, J::RVec3 pos, J::Quat rot,
+                                   J::ObjectLayer layer, double mass, J::Vec3 inertia,
+                                   double mu = 0.2, bool sleep = false) {
   J::BodyCreationSettings b(s, pos, rot, J::EMotionType::Dynamic, layer);
   b.mOverrideMassProperties = J::EOverrideMassProperties::MassAndInertiaProvided;
   b.mMassPropertiesOverride.mMass = float(mass);
@@ -205,7 +217,8 @@ static J::BodyCreationSettings dyn(const J::Shape* s, J::RVec3 pos, J::Quat rot,
   return b;
 }
 static J::BodyCreationSettings fixed(const J::Shape* s, double mu) {
-  J::BodyCreationSettings b(s, P(0, 0, 0), J::Quat::sIdentity(), J::EMotionType::Static, Layers::STATIC);
+  J::BodyCreationSettings b(s, P(0, 0, 0), J::Quat::sIdentity(), J::EMotionType::Static,
+                            Layers::STATIC);
   b.mFriction = float(mu);
   b.mRestitution = 0;
   return b;
@@ -232,23 +245,26 @@ static J::HingeConstraintSettings hinge(J::RVec3 point, J::Vec3 axis, J::Vec3 no
 //                      meshing gears), so the link's gear axis and hinge axis are -z: w_m = r w_L.
 //   rotor+gear(ratio=1;axis2*r)+torque   diagnostic: the same constraint row written with ratio 1
 //                      and the link's (local-space) gear axis scaled to -r z, velocity level only.
-//                      GearConstraintPart applies lambda I2^-1 a2 to body 2 without the ratio factor
-//                      (the Jacobian has ratio a2), which is only right for ratio 1; with the ratio
-//                      folded into the axis the impulse is J^T lambda again.
+//                      GearConstraintPart applies lambda I2^-1 a2 to body 2 without the ratio
+//                      factor (the Jacobian has ratio a2), which is only right for ratio 1; with
+//                      the ratio folded into the axis the impulse is J^T lambda again.
 static double s1_run(const std::string& var, const MotorCase& mc, double dt, double* w_end) {
   World W(J::Vec3::sZero(), settings(10, 2));
   J::RefConst<J::Shape> dot = new J::SphereShape(0.01f);
   const bool lumped = var.rfind("lumped", 0) == 0;
   const bool axis_r = var.find("axis2*r") != std::string::npos;
   const double Izz = S1Link::Izz_com + (lumped ? mc.Irefl() : 0.0);
-  J::Body* link = W.add(dyn(dot, P(S1Link::com_x, 0, 0), J::Quat::sIdentity(), Layers::NOCOLLIDE, S1Link::mass,
-                            V(S1Link::Ixx, S1Link::Iyy, Izz)));
-  auto* lh = W.add<J::HingeConstraint>(hinge(P(0, 0, 0), V(0, 0, -1), V(1, 0, 0)), J::Body::sFixedToWorld, *link);
+  J::Body* link = W.add(dyn(dot, P(S1Link::com_x, 0, 0), J::Quat::sIdentity(), Layers::NOCOLLIDE,
+                            S1Link::mass, V(S1Link::Ixx, S1Link::Iyy, Izz)));
+  auto* lh = W.add<J::HingeConstraint>(hinge(P(0, 0, 0), V(0, 0, -1), V(1, 0, 0)),
+                                       J::Body::sFixedToWorld, *link);
   J::Body* rotor = nullptr;
   if (!lumped) {
     const double Im = mc.Im();
-    rotor = W.add(dyn(dot, P(0, -0.51, 0), J::Quat::sIdentity(), Layers::NOCOLLIDE, 1.0, V(0.6 * Im, 0.6 * Im, Im)));
-    auto* rh = W.add<J::HingeConstraint>(hinge(P(0, -0.51, 0), V(0, 0, 1), V(1, 0, 0)), J::Body::sFixedToWorld, *rotor);
+    rotor = W.add(dyn(dot, P(0, -0.51, 0), J::Quat::sIdentity(), Layers::NOCOLLIDE, 1.0,
+                      V(0.6 * Im, 0.6 * Im, Im)));
+    auto* rh = W.add<J::HingeConstraint>(hinge(P(0, -0.51, 0), V(0, 0, 1), V(1, 0, 0)),
+                                         J::Body::sFixedToWorld, *rotor);
     J::GearConstraintSettings g;
     if (!axis_r) {
       g.mSpace = J::EConstraintSpace::WorldSpace;
@@ -274,11 +290,13 @@ static double s1_run(const std::string& var, const MotorCase& mc, double dt, dou
     }
     W.step(dt);
   };
-  return peers::s1_max_err(mc, dt, stepfn, [&] { return double(link->GetAngularVelocity().GetZ()); }, w_end);
+  return peers::s1_max_err(
+      mc, dt, stepfn, [&] { return double(link->GetAngularVelocity().GetZ()); }, w_end);
 }
 
 static void s1() {
-  for (const std::string v : {"lumped+torque", "rotor+gear+torque", "rotor+gear(ratio=1;axis2*r)+torque"}) {
+  for (const std::string v :
+       {"lumped+torque", "rotor+gear+torque", "rotor+gear(ratio=1;axis2*r)+torque"}) {
     for (double tm : {1.0, 0.5}) {
       MotorCase mc;
       mc.tm = tm;
@@ -287,8 +305,8 @@ static void s1() {
       peers::s1_emit(kEng, v, mc, 0.01, e1, w_end);
       peers::s1_emit(kEng, v, mc, 0.001, e2, dummy);
       peers::s1_emit_order(kEng, v, mc, e1, e2);
-      note("%s S1 %s tm=%g: maxerr %.4g (dt 0.01) %.4g (dt 0.001), w_end %.6f (w_inf %.6f)", kEng.c_str(),
-           v.c_str(), tm, e1, e2, w_end, mc.winf());
+      note("%s S1 %s tm=%g: maxerr %.4g (dt 0.01) %.4g (dt 0.001), w_end %.6f (w_inf %.6f)",
+           kEng.c_str(), v.c_str(), tm, e1, e2, w_end, mc.winf());
     }
   }
 }
@@ -302,8 +320,8 @@ struct Chain {
     J::RefConst<J::Shape> box = box_shape(0.5 * L, 0.5 * ChainSpec::W, 0.5 * ChainSpec::H);
     const J::Vec3 I = V(ChainSpec::Ixx(), ChainSpec::Iyy(), ChainSpec::Izz());
     for (int i = 0; i < N; ++i) {
-      links.push_back(W.add(dyn(box, P(0.5 * L + i * L, 0, 0), J::Quat::sIdentity(), Layers::NOCOLLIDE,
-                                ChainSpec::mass, I)));
+      links.push_back(W.add(dyn(box, P(0.5 * L + i * L, 0, 0), J::Quat::sIdentity(),
+                                Layers::NOCOLLIDE, ChainSpec::mass, I)));
       J::Body& prev = i == 0 ? J::Body::sFixedToWorld : *links[i - 1];
       W.add<J::HingeConstraint>(hinge(P(i * L, 0, 0), V(0, 1, 0), V(1, 0, 0)), prev, *links[i]);
     }
@@ -333,7 +351,10 @@ static void s2_measure(int N, int vel, bool split, const Budget& B) {
     long k = 0;
     for (; k < nsteps; ++k) {
       sim->W.step(ChainSpec::dt);
-      if (now_s() - t0 > B.budget_s) { ++k; break; }
+      if (now_s() - t0 > B.budget_s) {
+        ++k;
+        break;
+      }
     }
     const double el = now_s() - t0;
     us.push_back(1e6 * el / k);
@@ -350,8 +371,8 @@ static void s2_measure(int N, int vel, bool split, const Budget& B) {
     emit("S2", kEng, var, c, "max_joint_sep_m", s);
     emit("S2", kEng, var, c, "tip_z_end", tz);
   }
-  note("%s S2 %s N=%d: %.1f us/step (%ld steps) sep %.3g tip_z %.4f", kEng.c_str(), var.c_str(), N, median(us),
-       steps_done, s, tz);
+  note("%s S2 %s N=%d: %.1f us/step (%ld steps) sep %.3g tip_z %.4f", kEng.c_str(), var.c_str(), N,
+       median(us), steps_done, s, tz);
 }
 
 static void s2(const Args& args) {
@@ -371,10 +392,12 @@ class CountingListener final : public J::ContactListener {
  public:
   int points = 0, manifolds = 0;
   double pen = 0;
-  void OnContactAdded(const J::Body&, const J::Body&, const J::ContactManifold& m, J::ContactSettings&) override {
+  void OnContactAdded(const J::Body&, const J::Body&, const J::ContactManifold& m,
+                      J::ContactSettings&) override {
     add(m);
   }
-  void OnContactPersisted(const J::Body&, const J::Body&, const J::ContactManifold& m, J::ContactSettings&) override {
+  void OnContactPersisted(const J::Body&, const J::Body&, const J::ContactManifold& m,
+                          J::ContactSettings&) override {
     add(m);
   }
 
@@ -402,18 +425,21 @@ static void contact_set(World& W, const std::vector<J::Body*>& boxes, int& point
     J::AllHitCollisionCollector<J::CollideShapeCollector> col;
     J::IgnoreSingleBodyFilter bf(b->GetID());
     const J::RVec3 base = b->GetCenterOfMassPosition();
-    W.ps.GetNarrowPhaseQueryNoLock().CollideShape(b->GetShape(), J::Vec3::sOne(), b->GetCenterOfMassTransform(), cs,
-                                                  base, col, {}, {}, bf);
+    W.ps.GetNarrowPhaseQueryNoLock().CollideShape(
+        b->GetShape(), J::Vec3::sOne(), b->GetCenterOfMassTransform(), cs, base, col, {}, {}, bf);
     for (const J::CollideShapeResult& h : col.mHits) {
       const J::Body* o = W.ps.GetBodyLockInterfaceNoLock().TryGetBody(h.mBodyID2);
-      if (o && !o->IsStatic() && o->GetID() < b->GetID()) continue;  // box pair seen from the other side
+      if (o && !o->IsStatic() && o->GetID() < b->GetID())
+        continue;  // box pair seen from the other side
       pen = std::max(pen, double(h.mPenetrationDepth));
       J::ContactPoints p1, p2;
       J::ManifoldBetweenTwoFaces(h.mContactPointOn1, h.mContactPointOn2, h.mPenetrationAxis,
-                                 ps.mSpeculativeContactDistance + ps.mManifoldTolerance, h.mShape1Face, h.mShape2Face,
-                                 p1, p2 JPH_IF_DEBUG_RENDERER(, base));
+                                 ps.mSpeculativeContactDistance + ps.mManifoldTolerance,
+                                 h.mShape1Face, h.mShape2Face, p1,
+                                 p2 JPH_IF_DEBUG_RENDERER(, base));
       if (p1.size() > 4)
-        J::PruneContactPoints(h.mPenetrationAxis.Normalized(), p1, p2 JPH_IF_DEBUG_RENDERER(, base));
+        J::PruneContactPoints(h.mPenetrationAxis.Normalized(), p1,
+                              p2 JPH_IF_DEBUG_RENDERER(, base));
       points += int(p1.size());
     }
   }
@@ -429,8 +455,8 @@ static void s3(const Args& args, const PileSpec& p, bool sleep) {
   for (int k = 0; k < p.nz; ++k)
     for (int j = 0; j < p.ny; ++j)
       for (int i = 0; i < p.nx; ++i)
-        boxes.push_back(W.add(dyn(box, P(p.x(i), p.y(j), p.z(k)), J::Quat::sIdentity(), Layers::MOVING,
-                                  PileSpec::mass, I, PileSpec::mu, sleep)));
+        boxes.push_back(W.add(dyn(box, P(p.x(i), p.y(j), p.z(k)), J::Quat::sIdentity(),
+                                  Layers::MOVING, PileSpec::mass, I, PileSpec::mu, sleep)));
   W.ps.OptimizeBroadPhase();
   CountingListener last;
   const long nsteps = std::lround(PileSpec::sim_time / PileSpec::dt);
@@ -440,7 +466,10 @@ static void s3(const Args& args, const PileSpec& p, bool sleep) {
   for (; k < nsteps; ++k) {
     if (k == nsteps - 1) W.ps.SetContactListener(&last);  // last step only (cross-check)
     W.step(PileSpec::dt);
-    if (now_s() - t0 > budget) { ++k; break; }
+    if (now_s() - t0 > budget) {
+      ++k;
+      break;
+    }
   }
   const double el = now_s() - t0;
   W.ps.SetContactListener(nullptr);
@@ -455,8 +484,9 @@ static void s3(const Args& args, const PileSpec& p, bool sleep) {
   contact_set(W, boxes, r.contacts, r.pen);
   const std::string var = solver_tag(10, 2) + (sleep ? "/sleeping-on(default)" : "/sleeping-off");
   peers::s3_emit(kEng, var, p, r);
-  note("  (last step's solver contacts, awake bodies only: %d manifolds, %d points, deepest %.3g m)", last.manifolds,
-       last.points, last.pen);
+  note(
+      "  (last step's solver contacts, awake bodies only: %d manifolds, %d points, deepest %.3g m)",
+      last.manifolds, last.points, last.pen);
 }
 
 // ------------------------------------------------------------------------------------- S4
@@ -473,11 +503,12 @@ static GripResult s4_once(int vel) {
   J::RefConst<J::Shape> boxs = box_shape(G::box_half, G::box_half, G::box_half);
   J::RefConst<J::Shape> jaws = box_shape(G::jaw_hx, G::jaw_hy, G::jaw_hz);
   J::RefConst<J::Shape> dot = new J::SphereShape(0.01f);
-  J::Body* box = W.add(dyn(boxs, P(0, 0, G::box_half), J::Quat::sIdentity(), Layers::MOVING, G::box_mass,
-                           box_inertia(G::box_mass, G::box_half, G::box_half, G::box_half), G::mu));
+  J::Body* box =
+      W.add(dyn(boxs, P(0, 0, G::box_half), J::Quat::sIdentity(), Layers::MOVING, G::box_mass,
+                box_inertia(G::box_mass, G::box_half, G::box_half, G::box_half), G::mu));
   // kinematic base, collides with nothing
-  J::BodyCreationSettings bs(dot, P(0, 0, G::pivot_z), J::Quat::sIdentity(), J::EMotionType::Kinematic,
-                             Layers::NOCOLLIDE);
+  J::BodyCreationSettings bs(dot, P(0, 0, G::pivot_z), J::Quat::sIdentity(),
+                             J::EMotionType::Kinematic, Layers::NOCOLLIDE);
   bs.mAllowSleeping = false;
   J::Body* base = W.add(bs);
   J::Body* jaw[2];
@@ -487,8 +518,8 @@ static GripResult s4_once(int vel) {
     const J::Quat rot = J::Quat::sRotation(J::Vec3::sAxisY(), float(q0));
     // centre = pivot + R (0, 0, -hz)
     const J::RVec3 c = P(px, 0, G::pivot_z) + J::RVec3(rot * V(0, 0, -G::jaw_hz));
-    jaw[s] = W.add(dyn(jaws, c, rot, Layers::MOVING, G::jaw_mass, box_inertia(G::jaw_mass, G::jaw_hx, G::jaw_hy, G::jaw_hz),
-                       G::mu));
+    jaw[s] = W.add(dyn(jaws, c, rot, Layers::MOVING, G::jaw_mass,
+                       box_inertia(G::jaw_mass, G::jaw_hx, G::jaw_hy, G::jaw_hz), G::mu));
     J::HingeConstraintSettings h = hinge(P(px, 0, G::pivot_z), V(0, 1, 0), V(1, 0, 0));
     if (s == 0) h.mMotorSettings.SetTorqueLimit(float(G::tau_max));
     hg[s] = W.add<J::HingeConstraint>(h, *base, *jaw[s]);  // angle rate = (w_jaw - w_base) . y
@@ -509,11 +540,13 @@ static GripResult s4_once(int vel) {
   double el = 0;
   for (long k = 0; k < n; ++k) {
     const double t = k * G::dt;
-    W.bi->MoveKinematic(base->GetID(), P(0, 0, G::pivot_z + G::lift_z(t + G::dt)), J::Quat::sIdentity(), float(G::dt));
+    W.bi->MoveKinematic(base->GetID(), P(0, 0, G::pivot_z + G::lift_z(t + G::dt)),
+                        J::Quat::sIdentity(), float(G::dt));
     const double t0 = now_s();
     W.step(G::dt);
     el += now_s() - t0;
-    const double bz = box->GetCenterOfMassPosition().GetZ(), basez = base->GetCenterOfMassPosition().GetZ();
+    const double bz = box->GetCenterOfMassPosition().GetZ(),
+                 basez = base->GetCenterOfMassPosition().GetZ();
     const double qL = yangle(jaw[0]), qR = yangle(jaw[1]);
     peers::s4_trace((k + 1) * G::dt, qL, qR, box->GetCenterOfMassPosition().GetX(), bz, basez);
     if (k + 1 == k0) r.rel0 = bz - basez;
@@ -536,8 +569,8 @@ static void s4() {
     g.us_per_step = median(us);
     const std::string v = solver_tag(vel, 2) + "/hinge-motor+GearConstraint";
     peers::s4_emit(kEng, v, g);
-    note("%s S4 %s: slip %.3f mm, box z %.4f, couple err %.2e, %.1f us/step", kEng.c_str(), v.c_str(),
-         1000 * g.slip(), g.box_z_end, g.max_couple_err, g.us_per_step);
+    note("%s S4 %s: slip %.3f mm, box z %.4f, couple err %.2e, %.1f us/step", kEng.c_str(),
+         v.c_str(), 1000 * g.slip(), g.box_z_end, g.max_couple_err, g.us_per_step);
   }
 }
 
@@ -566,7 +599,8 @@ int main(int argc, char** argv) {
     gTemp = &temp;
     gJobs = jobs.get();
     note("Jolt %d.%d.%d (%s), float, %s, %s (%d threads)", JPH_VERSION_MAJOR, JPH_VERSION_MINOR,
-         JPH_VERSION_PATCH, *PEERS_JOLT_TAG ? PEERS_JOLT_TAG : "no tag", J::GetConfigurationString(),
+         JPH_VERSION_PATCH, *PEERS_JOLT_TAG ? PEERS_JOLT_TAG : "no tag",
+         J::GetConfigurationString(),
          threads() > 1 ? "JobSystemThreadPool" : "JobSystemSingleThreaded", threads());
     if (args.want("S1")) s1();
     if (args.want("S2")) s2(args);

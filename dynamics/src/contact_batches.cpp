@@ -408,10 +408,6 @@ SIMTRAINER_AVX2_CLONES void setupManifoldRows(ContactPoint* points, int count, c
 
 namespace {
 
-bool moves(const SolverBody& b) {
-  return b.inv_mass > 0.0 || !b.inv_inertia.isZero(0.0);
-}
-
 void setLane(ContactBatch::Row& dst, int lane, const ContactRow& src) {
   for (int c = 0; c < 3; ++c) {
     dst.ang_a[c][lane] = src.ang_a[c];
@@ -461,8 +457,8 @@ void fillLane(ContactBatch& bt, int lane, int mi, const std::vector<ContactManif
   const ContactPoint& p0 = points[manifolds[mi].first];
   bt.body_a[lane] = p0.a;
   bt.body_b[lane] = p0.b;
-  bt.write_a[lane] = moves(bodies[p0.a]);
-  bt.write_b[lane] = moves(bodies[p0.b]);
+  bt.write_a[lane] = bodyMoves(bodies[p0.a]);
+  bt.write_b[lane] = bodyMoves(bodies[p0.b]);
   for (int c = 0; c < 3; ++c) {
     bt.n[c][lane] = p0.normal.dir[c];
     bt.t[0][c][lane] = p0.tangent[0].dir[c];
@@ -492,40 +488,36 @@ void ContactBatches::fill(int thread, const std::vector<ContactManifold>& manifo
 }
 
 int ownerThread(const std::vector<SolverBody>& bodies, int a, int b, int threads) {
-  return bodyThread(moves(bodies[static_cast<std::size_t>(a)]) ? a : b,
+  return bodyThread(bodyMoves(bodies[static_cast<std::size_t>(a)]) ? a : b,
                     static_cast<int>(bodies.size()), threads);
 }
 
-[[gnu::always_inline]] inline int ContactBatches::touches(const ContactManifold& m,
+[[gnu::always_inline]] inline int ContactBatches::touches(const ManifoldKey& key,
                                                           const std::vector<ContactPoint>& points,
-                                                          const std::vector<SolverBody>& bodies,
-                                                          int (&out)[10]) const {
-  const int nb = static_cast<int>(bodies.size());
-  const ContactPoint& p0 = points[m.first];
+                                                          int bodies, int (&out)[10]) const {
   int n = 0;
-  if (moves(bodies[p0.a])) out[n++] = p0.a;
-  if (moves(bodies[p0.b])) out[n++] = p0.b;
-  for (int k = m.first; k < m.first + m.count; ++k)
-    for (const int rotor : points[k].rotor)
-      if (rotor >= 0 && n < 10) out[n++] = nb + rotor;
+  if (key.moves_a) out[n++] = key.body_a;
+  if (key.moves_b) out[n++] = key.body_b;
+  if (key.rotors)
+    for (int k = key.first; k < key.first + key.count; ++k)
+      for (const int rotor : points[k].rotor)
+        if (rotor >= 0 && n < 10) out[n++] = bodies + rotor;
   return n;
 }
 
-void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
-                           const std::vector<ContactPoint>& points,
-                           const std::vector<SolverBody>& bodies, int rotors,
-                           const std::vector<Scheduling>& scheduling, int threads) {
-  const int nm = static_cast<int>(manifolds.size());
-  const int nb = static_cast<int>(bodies.size());
+void ContactBatches::build(const std::vector<ManifoldKey>& keys,
+                           const std::vector<ContactPoint>& points, int bodies, int rotors,
+                           int threads) {
+  const int nm = static_cast<int>(keys.size());
   threads_ = threads;
-  last_level_.assign(static_cast<std::size_t>(nb + rotors), -1);
+  last_level_.assign(static_cast<std::size_t>(bodies + rotors), -1);
   level_of_.assign(static_cast<std::size_t>(nm), -1);
   share_of_.assign(static_cast<std::size_t>(nm), -1);
   int levels = 0;
   int touched[10];
   for (int mi = 0; mi < nm; ++mi) {
-    if (scheduling[mi] == Scheduling::Skip) continue;
-    const int n = touches(manifolds[mi], points, bodies, touched);
+    if (keys[mi].articulated) continue;
+    const int n = touches(keys[mi], points, bodies, touched);
     int level = 0;
     for (int i = 0; i < n; ++i) level = std::max(level, last_level_[touched[i]] + 1);
     for (int i = 0; i < n; ++i) last_level_[touched[i]] = level;
@@ -533,13 +525,9 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
     levels = std::max(levels, level + 1);
   }
   levels_ = levels;
-  // Each manifold's share: its level, and the thread of its first moving body.
-  for (int mi = 0; mi < nm; ++mi) {
-    if (level_of_[mi] < 0) continue;
-    const ContactPoint& p0 = points[manifolds[mi].first];
-    share_of_[mi] =
-        share(level_of_[mi], threads > 1 ? ownerThread(bodies, p0.a, p0.b, threads) : 0);
-  }
+  // Each manifold's share: its level, and its thread.
+  for (int mi = 0; mi < nm; ++mi)
+    if (level_of_[mi] >= 0) share_of_[mi] = share(level_of_[mi], threads > 1 ? keys[mi].thread : 0);
   // Counting sort by share (stable: manifold order within a share).
   const int shares = levels * threads;
   share_start_.assign(static_cast<std::size_t>(shares) + 1, 0);
@@ -564,14 +552,12 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
     // goes scalar when it would be alone in its batch.
     int left[2] = {0, 0};  // batchable manifolds of each kind not yet placed
     for (int at = share_start_[s]; at < share_start_[s + 1]; ++at)
-      if (const int mi = by_share_[at]; scheduling[mi] == Scheduling::Batched)
-        ++left[manifolds[mi].count > 1 ? 1 : 0];
+      if (const ManifoldKey& key = keys[by_share_[at]]; key.plain) ++left[key.count > 1 ? 1 : 0];
     int open[2] = {-1, -1}, lanes[2] = {0, 0};  // the share's batch being filled, per kind
     for (int at = share_start_[s]; at < share_start_[s + 1]; ++at) {
       const int mi = by_share_[at];
-      const int kind = manifolds[mi].count > 1 ? 1 : 0;
-      if (scheduling[mi] != Scheduling::Batched ||
-          (left[kind] == 1 && (open[kind] < 0 || lanes[kind] == kBatchLanes))) {
+      const int kind = keys[mi].count > 1 ? 1 : 0;
+      if (!keys[mi].plain || (left[kind] == 1 && (open[kind] < 0 || lanes[kind] == kBatchLanes))) {
         scalar_.push_back(mi);
         continue;
       }
@@ -587,12 +573,11 @@ void ContactBatches::build(const std::vector<ContactManifold>& manifolds,
     share_batch_.push_back(batch_count_);
     share_scalar_.push_back(static_cast<int>(scalar_.size()));
   }
-  computeWaits(manifolds, points, bodies, rotors);
+  computeWaits(keys, points, bodies, rotors);
 }
 
-void ContactBatches::computeWaits(const std::vector<ContactManifold>& manifolds,
-                                  const std::vector<ContactPoint>& points,
-                                  const std::vector<SolverBody>& bodies, int rotors) {
+void ContactBatches::computeWaits(const std::vector<ManifoldKey>& keys,
+                                  const std::vector<ContactPoint>& points, int bodies, int rotors) {
   const int shares = levels_ * threads_;
   wait_forward_.assign(static_cast<std::size_t>(shares * threads_), 0);
   wait_reverse_.assign(static_cast<std::size_t>(shares * threads_), 0);
@@ -602,13 +587,13 @@ void ContactBatches::computeWaits(const std::vector<ContactManifold>& manifolds,
   // share of another thread is one to wait for.
   for (const bool reverse : {false, true}) {
     std::vector<int>& wait = reverse ? wait_reverse_ : wait_forward_;
-    last_share_.assign(bodies.size() + static_cast<std::size_t>(rotors), -1);
+    last_share_.assign(static_cast<std::size_t>(bodies + rotors), -1);
     for (int k = 0; k < levels_; ++k) {
       const int level = reverse ? levels_ - 1 - k : k;
       for (int thread = 0; thread < threads_; ++thread) {
         const int s = share(level, thread);
         for (int at = share_start_[s]; at < share_start_[s + 1]; ++at) {
-          const int n = touches(manifolds[by_share_[at]], points, bodies, touched);
+          const int n = touches(keys[by_share_[at]], points, bodies, touched);
           for (int i = 0; i < n; ++i) {
             int& last = last_share_[static_cast<std::size_t>(touched[i])];
             if (last >= 0 && last % threads_ != thread) {

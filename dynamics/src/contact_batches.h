@@ -103,23 +103,34 @@ inline int firstBodyOf(int thread, int bodies, int threads) {
 /// Every stage shares its work by it, so a body's data stays with one thread.
 int ownerThread(const std::vector<SolverBody>& bodies, int a, int b, int threads);
 
-/// How ContactBatches::build treats a manifold.
-enum class Scheduling : char {
-  Skip,     ///< Solved elsewhere (articulated manifolds, by block).
-  Scalar,   ///< Levelled, solved one by one (belt or torsion rows).
-  Batched,  ///< Levelled, solved in a batch.
+/// Whether a solver body moves this substep (static and sleeping bodies do not).
+inline bool bodyMoves(const SolverBody& b) {
+  return b.inv_mass > 0.0 || !b.inv_inertia.isZero(0.0);
+}
+
+/// What ContactBatches::build reads of a manifold: a few bytes, written by the thread that sets the
+/// manifold up, instead of the manifold's and its points' cache lines (which that thread wrote,
+/// and which cost far more to read from another processor).
+struct ManifoldKey {
+  int body_a = 0, body_b = 0;             ///< Solver body indices.
+  int first = 0, count = 0;               ///< The manifold's points.
+  int thread = 0;                         ///< ownerThread, for the solver's thread count.
+  bool moves_a = false, moves_b = false;  ///< bodyMoves of each side.
+  bool rotors = false;       ///< A belt row reaches a rotor (build reads the points' rotors).
+  bool plain = false;        ///< Rigid rows only, no torsion, no belt: batchable.
+  bool articulated = false;  ///< Solved by its block (ContactSolver::articulate): not levelled.
 };
 
 class ContactBatches {
  public:
-  /// Levels the manifolds (in index order), gives each to one of `threads` threads (the thread of
-  /// the first moving body it touches, bodies dealt out in `threads` contiguous ranges of index, so
+  /// Levels the manifolds (in index order; articulated ones are left out), gives each to one of
+  /// `threads` threads (ManifoldKey::thread, the thread of the first moving body it touches, so
   /// that a body's manifolds stay with one thread in every level and every stage), and places the
-  /// batchable manifolds of each level's share of each thread in batches (filled by fill()).
-  /// `rotors`: the number of motor rotors a belt row may reach.
-  void build(const std::vector<ContactManifold>& manifolds, const std::vector<ContactPoint>& points,
-             const std::vector<SolverBody>& bodies, int rotors,
-             const std::vector<Scheduling>& scheduling, int threads);
+  /// plain manifolds of each level's share of each thread in batches (filled by fill()), the
+  /// others to be solved one by one. `bodies`: the solver's body count; `rotors`: the number of
+  /// motor rotors a belt row may reach.
+  void build(const std::vector<ManifoldKey>& keys, const std::vector<ContactPoint>& points,
+             int bodies, int rotors, int threads);
   int threads() const { return threads_; }
   /// Fills the batches of thread `thread`'s shares with their manifolds' rows.
   void fill(int thread, const std::vector<ContactManifold>& manifolds,
@@ -165,12 +176,11 @@ class ContactBatches {
 
  private:
   int share(int level, int thread) const { return level * threads_ + thread; }
-  /// The moving bodies (index) and then the rotors (body count + rotor) manifold `mi` touches.
-  int touches(const ContactManifold& m, const std::vector<ContactPoint>& points,
-              const std::vector<SolverBody>& bodies, int (&out)[10]) const;
-  void computeWaits(const std::vector<ContactManifold>& manifolds,
-                    const std::vector<ContactPoint>& points, const std::vector<SolverBody>& bodies,
-                    int rotors);
+  /// The moving bodies (index) and then the rotors (`bodies` + rotor) a manifold touches.
+  int touches(const ManifoldKey& key, const std::vector<ContactPoint>& points, int bodies,
+              int (&out)[10]) const;
+  void computeWaits(const std::vector<ManifoldKey>& keys, const std::vector<ContactPoint>& points,
+                    int bodies, int rotors);
 
   std::vector<ContactBatch> batches_;  // grows only; the first batch_count_ are in use
   int batch_count_ = 0;

@@ -294,6 +294,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   all_carried_ = false;
   if (shapes_.empty()) {
     manifolds_.clear();
+    manifold_keys_.clear();
     return;
   }
   const ContactSettings& cfg = model.contact;
@@ -415,6 +416,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   // Kept from earlier substeps (setupManifold sets every field): growing it is the only
   // initialisation, and clearing it first made every substep zero the whole list once more.
   manifolds_.resize(manifold_work_.size());
+  manifold_keys_.resize(manifolds_.size());
   manifold_anchors_.resize(anchors_on_ ? manifolds_.size() : 0);
   // The manifolds' rows, each by the thread of its pair: each writes only its own records.
   const int manifold_count = static_cast<int>(manifold_work_.size());
@@ -540,6 +542,18 @@ void ContactSolver::setupManifold(const Model& model, const std::vector<Quat>& o
       }
     }
   }
+  ManifoldKey& key = manifold_keys_[static_cast<std::size_t>(manifold_index)];
+  key.body_a = oa;
+  key.body_b = ob;
+  key.first = cm.first;
+  key.count = cm.count;
+  key.thread = w.thread;
+  key.moves_a = bodyMoves(a);
+  key.moves_b = bodyMoves(b);
+  key.rotors = false;
+  for (int k = 0; k < m.count; ++k) key.rotors = key.rotors || hasBelt(manifold_points[k].rotor);
+  key.plain = !key.rotors && cm.torsion_radius == 0.0 && cm.compliance == 0.0;
+  key.articulated = false;
   if (cm.torsion_radius > 0.0) {
     // Cdot = n.(w_b - w_a): a purely angular row.
     cm.torsion.dir = Vec3::Zero();
@@ -758,16 +772,7 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
 }
 
 void ContactSolver::batch(const std::vector<SolverBody>& bodies, int rotors) {
-  scheduling_.resize(manifolds_.size());
-  for (std::size_t mi = 0; mi < manifolds_.size(); ++mi) {
-    const ContactManifold& m = manifolds_[mi];
-    bool plain = m.torsion_radius == 0.0 && m.compliance == 0.0;
-    for (int k = m.first; plain && k < m.first + m.count; ++k) plain = !hasBelt(points_[k].rotor);
-    scheduling_[mi] = m.articulated_side >= 0 ? Scheduling::Skip
-                      : plain                 ? Scheduling::Batched
-                                              : Scheduling::Scalar;
-  }
-  batches_.build(manifolds_, points_, bodies, rotors, scheduling_, sweepThreads());
+  batches_.build(manifold_keys_, points_, static_cast<int>(bodies.size()), rotors, sweepThreads());
   runPerThread(batches_.threads(), [&](int t) { batches_.fill(t, manifolds_, points_, bodies); });
   batched_ = true;
 }
@@ -820,6 +825,7 @@ void ContactSolver::articulate(const std::vector<SolverBody>& bodies,
   rigid_rotor_touch_.clear();
   for (ContactManifold& m : manifolds_) {
     m.articulated_side = -1;
+    manifold_keys_[static_cast<std::size_t>(&m - manifolds_.data())].articulated = false;
     const ContactPoint& p0 = points_[m.first];
     if (!articulable(m, articulation)) {
       rigid_body_touch_[p0.a] = rigid_body_touch_[p0.b] = 1;
@@ -837,6 +843,7 @@ void ContactSolver::articulate(const std::vector<SolverBody>& bodies,
     const Mat6& phi = *articulation.response(side == 0 ? p0.a : p0.b);
     const SolverBody& other = bodies[side == 0 ? p0.b : p0.a];
     m.articulated_side = side;
+    manifold_keys_[static_cast<std::size_t>(&m - manifolds_.data())].articulated = true;
     m.articulated_first = static_cast<int>(articulated_.size());
     // The row's generalised direction on the link (its impulse acts on b with +, on a with -).
     auto onLink = [side](const ContactRow& row) {

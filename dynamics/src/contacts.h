@@ -202,6 +202,7 @@ class ContactSolver {
   std::vector<ContactPoint> points_;  // the first point_count_ are this substep's (never shrinks)
   int point_count_ = 0;
   std::vector<ContactManifold> manifolds_;
+  std::vector<ManifoldKey> manifold_keys_;  // per manifold: what ContactBatches::build reads
   /// Positions in the state's (sorted) contacts of those of frozen (sleeping) pairs, kept
   /// unchanged: store() leaves the list alone when they are all of it and nothing is fresh (a
   /// sleeping scene copies no contacts).
@@ -259,7 +260,6 @@ class ContactSolver {
     else
       workers_->run(threads, task);
   }
-  std::vector<Scheduling> scheduling_;                      // scratch of batch()
   std::vector<char> rigid_body_touch_, rigid_rotor_touch_;  // see rigidlyTouchesBody()
   bool articulable(const ContactManifold& m, const BlockArticulation& articulation) const;
 };
