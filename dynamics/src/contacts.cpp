@@ -16,11 +16,18 @@ double rowVelocity(const ContactRow& row, const SolverBody& a, const SolverBody&
   return row.dir.dot(b.v - a.v) + row.ang_b.dot(b.w) - row.ang_a.dot(a.w);
 }
 
+// A side that does not move (static or asleep: no inverse mass, no rotation response) takes no
+// change, and is not written: the manifolds of several threads share it (the ground), and its
+// velocity would come out the same anyway.
 void applyRow(const ContactRow& row, SolverBody& a, SolverBody& b, double lambda) {
-  a.v -= (a.inv_mass * lambda) * row.dir;
-  a.w -= lambda * row.dw_a;
-  b.v += (b.inv_mass * lambda) * row.dir;
-  b.w += lambda * row.dw_b;
+  if (bodyMoves(a)) {
+    a.v -= (a.inv_mass * lambda) * row.dir;
+    a.w -= lambda * row.dw_a;
+  }
+  if (bodyMoves(b)) {
+    b.v += (b.inv_mass * lambda) * row.dir;
+    b.w += lambda * row.dw_b;
+  }
 }
 
 /// The Coulomb cone: scales the tangent impulse pair onto the disc of radius `bound` when it lies
@@ -717,10 +724,14 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
     p.tangent[1].impulse = fresh[1];
     if (d0 == 0.0 && d1 == 0.0) continue;
     const Vec3 push = d0 * p.tangent[0].dir + d1 * p.tangent[1].dir;
-    a.v -= a.inv_mass * push;
-    a.w -= d0 * p.tangent[0].dw_a + d1 * p.tangent[1].dw_a;
-    b.v += b.inv_mass * push;
-    b.w += d0 * p.tangent[0].dw_b + d1 * p.tangent[1].dw_b;
+    if (bodyMoves(a)) {  // see applyRow
+      a.v -= a.inv_mass * push;
+      a.w -= d0 * p.tangent[0].dw_a + d1 * p.tangent[1].dw_a;
+    }
+    if (bodyMoves(b)) {
+      b.v += b.inv_mass * push;
+      b.w += d0 * p.tangent[0].dw_b + d1 * p.tangent[1].dw_b;
+    }
     applyBelt(p.rotor, p.rotor_coef, d0, d1, rotor_speed, rotor_inv_inertia);
     largest = std::max(largest, std::max(std::abs(d0), std::abs(d1)));
   }
@@ -753,10 +764,14 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
       turn_b += d * row.dw_b;
     }
     const Vec3& n = points_[first].normal.dir;
-    a.v -= (a.inv_mass * sum) * n;
-    a.w -= turn_a;
-    b.v += (b.inv_mass * sum) * n;
-    b.w += turn_b;
+    if (bodyMoves(a)) {  // see applyRow
+      a.v -= (a.inv_mass * sum) * n;
+      a.w -= turn_a;
+    }
+    if (bodyMoves(b)) {
+      b.v += (b.inv_mass * sum) * n;
+      b.w += turn_b;
+    }
   }
   if (m.torsion_radius > 0.0) {
     const ContactPoint& p = points_[m.first];
