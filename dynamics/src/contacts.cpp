@@ -308,10 +308,15 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   frozen_.resize(shapes_.size());
   placed_at_.resize(shapes_.size(), Vec3::Constant(std::numeric_limits<double>::quiet_NaN()));
   placed_as_.resize(shapes_.size(), Quat(0.0, 0.0, 0.0, 0.0));
-  // Each shape by the thread of its body.
+  // Each shape by the thread of its body; with several threads only when the last substep
+  // placed enough shapes to be worth handing over (the shapes of static and sleeping bodies are
+  // only compared: a site of sleeping containers placed on one thread).
   const int shape_count = static_cast<int>(shapes_.size());
-  const int place_threads = threadsFor(shape_count);
+  const int place_threads = threadsFor(placed_last_);
+  if (found_.size() < static_cast<std::size_t>(threads()))
+    found_.resize(static_cast<std::size_t>(threads()));
   runPerThread(place_threads, [&](int t) {
+    int placed = 0;
     for (int i = 0; i < shape_count; ++i) {
       const int body = shape_owner_[i];
       if (place_threads > 1 &&
@@ -325,8 +330,13 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
           placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
       placed_at_[i] = positions[body];
       placed_as_[i] = orientations[body];
+      ++placed;
     }
+    found_[static_cast<std::size_t>(t)].placed = placed;
   });
+  placed_last_ = 0;
+  for (int t = 0; t < place_threads; ++t)
+    placed_last_ += found_[static_cast<std::size_t>(t)].placed;
   // Frozen pairs (sleeping, or sleeping on static) keep their last contacts as they were, so
   // the group wakes warm-started and queries still see the load it carries. `s.contacts` is
   // sorted, so the kept ones stay sorted.
@@ -381,8 +391,6 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   const double cos_half_angle = std::cos(0.5 * cfg.manifold_reuse_angle_rad);
   // The narrow phase, pairs shared among the threads: one manifold for convex pairs, one per
   // touched triangle against a mesh, each thread's into its own list in pair order.
-  if (found_.size() < static_cast<std::size_t>(threads()))
-    found_.resize(static_cast<std::size_t>(threads()));
   const int pair_count = static_cast<int>(pair_work_.size());
   const int pair_threads = threadsFor(pair_count);
   runPerThread(pair_threads, [&](int t) {

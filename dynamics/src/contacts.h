@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -193,11 +194,13 @@ class ContactSolver {
   std::vector<PairWork> pair_work_;
   std::vector<ManifoldWork> manifold_work_;
   /// Per thread, on cache lines of its own (a list's end moves with every manifold found): the
-  /// manifolds of its pairs (scratch).
+  /// manifolds of its pairs, and the shapes it placed (scratch).
   struct alignas(64) FoundList {
     std::vector<Manifold> manifolds;
+    int placed = 0;
   };
   std::vector<FoundList> found_;
+  int placed_last_ = std::numeric_limits<int>::max();  // shapes placed in the last substep
   BroadPhase broad_;
   std::vector<ContactPoint> points_;  // the first point_count_ are this substep's (never shrinks)
   int point_count_ = 0;
