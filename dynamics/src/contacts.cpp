@@ -313,8 +313,8 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   // only compared: a site of sleeping containers placed on one thread).
   const int shape_count = static_cast<int>(shapes_.size());
   const int place_threads = threadsFor(placed_last_);
-  if (found_.size() < static_cast<std::size_t>(threads()))
-    found_.resize(static_cast<std::size_t>(threads()));
+  if (scratch_.size() < static_cast<std::size_t>(threads()))
+    scratch_.resize(static_cast<std::size_t>(threads()));
   runPerThread(place_threads, [&](int t) {
     int placed = 0;
     for (int i = 0; i < shape_count; ++i) {
@@ -332,11 +332,11 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       placed_as_[i] = orientations[body];
       ++placed;
     }
-    found_[static_cast<std::size_t>(t)].placed = placed;
+    scratch_[static_cast<std::size_t>(t)].placed = placed;
   });
   placed_last_ = 0;
   for (int t = 0; t < place_threads; ++t)
-    placed_last_ += found_[static_cast<std::size_t>(t)].placed;
+    placed_last_ += scratch_[static_cast<std::size_t>(t)].placed;
   // Frozen pairs (sleeping, or sleeping on static) keep their last contacts as they were, so
   // the group wakes warm-started and queries still see the load it carries. `s.contacts` is
   // sorted, so the kept ones stay sorted.
@@ -394,7 +394,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   const int pair_count = static_cast<int>(pair_work_.size());
   const int pair_threads = threadsFor(pair_count);
   runPerThread(pair_threads, [&](int t) {
-    std::vector<Manifold>& found = found_[static_cast<std::size_t>(t)].manifolds;
+    std::vector<Manifold>& found = scratch_[static_cast<std::size_t>(t)].manifolds;
     found.clear();
     for (int k = 0; k < pair_count; ++k) {
       PairWork& w = pair_work_[static_cast<std::size_t>(k)];
@@ -419,7 +419,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   for (int k = 0; k < pair_count; ++k) {
     const PairWork& w = pair_work_[static_cast<std::size_t>(k)];
     for (int f = 0; f < w.found_count; ++f) {
-      const Manifold& m = found_[static_cast<std::size_t>(w.list)]
+      const Manifold& m = scratch_[static_cast<std::size_t>(w.list)]
                               .manifolds[static_cast<std::size_t>(w.found_first + f)];
       manifold_work_.push_back({k, &m, point_count_});
       point_count_ += m.count;

@@ -156,7 +156,7 @@ class ContactSolver {
   std::vector<WorldShape> world_shapes_;
   std::vector<std::pair<int, int>> pairs_;
   /// A pair the narrow phase looks at: shapes, bodies, its stored contacts (sorted by feature)
-  /// and where its manifolds went (found_[list], from found_first).
+  /// and where its manifolds went (scratch_[list].manifolds, from found_first).
   struct PairWork {
     int i = 0, j = 0, oa = 0, ob = 0;
     const ContactState* stored = nullptr;
@@ -195,11 +195,11 @@ class ContactSolver {
   std::vector<ManifoldWork> manifold_work_;
   /// Per thread, on cache lines of its own (a list's end moves with every manifold found): the
   /// manifolds of its pairs, and the shapes it placed (scratch).
-  struct alignas(64) FoundList {
+  struct alignas(64) ThreadScratch {
     std::vector<Manifold> manifolds;
     int placed = 0;
   };
-  std::vector<FoundList> found_;
+  std::vector<ThreadScratch> scratch_;
   int placed_last_ = std::numeric_limits<int>::max();  // shapes placed in the last substep
   BroadPhase broad_;
   std::vector<ContactPoint> points_;  // the first point_count_ are this substep's (never shrinks)
