@@ -3,6 +3,8 @@
 // setting the issue quotes for Jolt) and 20 (our default), 2 position iterations. Prints
 // microseconds per step with sleeping off and on, the final largest speed (the pile must come to
 // rest), the largest penetration over the last second and at the end, and writes the table as CSV.
+// With sleeping on, also when every box is first asleep and the mean time of the steps after
+// that (a resting scene's cost per step).
 //
 // Also times the grasp scene (samples::graspScene): close, lift 0.3 m, slip. Each repeat runs it
 // with articulated contacts (the scene's setting) and the solver's default tolerances (iterations
@@ -43,6 +45,9 @@ struct Result {
   double us_per_step = 0, final_max_speed = 0, late_penetration = 0, final_penetration = 0;
   double late_max_speed = 0;  // largest body speed over the last second
   int asleep = 0;
+  // Sleeping on: when every box was first asleep after a step (s; < 0: never), and the mean time
+  // of the steps taken from then on with every box asleep (a resting scene's cost per step).
+  double all_asleep_at_s = -1.0, us_per_asleep_step = 0.0;
   unsigned long long hash = 0;
 };
 
@@ -76,12 +81,22 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
   r.boxes = static_cast<int>(model.bodies.size()) - 1;
   r.sleep = sleep;
   r.iterations = iterations;
-  double busy_us = 0.0;
+  double busy_us = 0.0, asleep_us = 0.0;
+  int asleep_steps = 0;
+  bool all_asleep = false;  // every box asleep before this step
   for (int n = 0; n < steps; ++n) {
     const auto t0 = std::chrono::steady_clock::now();
     const StepReport rep = sim.step(s);
-    busy_us +=
+    const double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    busy_us += us;
+    if (all_asleep) {
+      asleep_us += us;
+      ++asleep_steps;
+    }
+    all_asleep = sleep && std::all_of(s.bodies.begin() + 1, s.bodies.end(),
+                                      [](const BodyState& b) { return b.asleep; });
+    if (all_asleep && r.all_asleep_at_s < 0.0) r.all_asleep_at_s = (n + 1) / 240.0;
     if (rep.fault_is_new) std::fprintf(stderr, "fault: %s\n", rep.fault.describe().c_str());
     if (n >= steps - 240) {
       r.late_penetration = std::max(r.late_penetration, penetration(s));
@@ -108,6 +123,7 @@ Result run(int columns, bool sleep, double seconds, int iterations) {
     }
   }
   r.us_per_step = busy_us / steps;
+  r.us_per_asleep_step = asleep_steps > 0 ? asleep_us / asleep_steps : 0.0;
   for (const BodyState& b : s.bodies) {
     r.final_max_speed = std::max(r.final_max_speed, b.linear_velocity_mps.norm());
     r.asleep += b.asleep ? 1 : 0;
@@ -249,19 +265,23 @@ int main(int argc, char** argv) {
   }
   std::fprintf(out,
                "boxes,velocity_iterations,sleep,us_per_step,final_max_speed_mps,late_max_speed_mps,"
-               "late_max_penetration_m,final_max_penetration_m,asleep,state_hash\n");
-  std::printf("%6s %5s %5s %12s %14s %14s %14s %14s %7s\n", "boxes", "iters", "sleep", "us/step",
-              "final v m/s", "v last 1s m/s", "pen last 1s m", "pen final m", "asleep");
+               "late_max_penetration_m,final_max_penetration_m,asleep,state_hash,all_asleep_at_s,"
+               "us_per_asleep_step\n");
+  std::printf("%6s %5s %5s %12s %14s %14s %14s %14s %7s %10s %9s\n", "boxes", "iters", "sleep",
+              "us/step", "final v m/s", "v last 1s m/s", "pen last 1s m", "pen final m", "asleep",
+              "all at s", "us asleep");
   for (int c : columns) {
     for (int it : iterations)
       for (bool sleep : sleep_modes) {
         const Result r = run(c, sleep, seconds, it);
-        std::printf("%6d %5d %5s %12.1f %14.3e %14.3e %14.3e %14.3e %7d\n", r.boxes, r.iterations,
-                    sleep ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
-                    r.late_penetration, r.final_penetration, r.asleep);
-        std::fprintf(out, "%d,%d,%s,%.2f,%.4e,%.4e,%.4e,%.4e,%d,%016llx\n", r.boxes, r.iterations,
-                     sleep ? "on" : "off", r.us_per_step, r.final_max_speed, r.late_max_speed,
-                     r.late_penetration, r.final_penetration, r.asleep, r.hash);
+        std::printf("%6d %5d %5s %12.1f %14.3e %14.3e %14.3e %14.3e %7d %10.3f %9.2f\n", r.boxes,
+                    r.iterations, sleep ? "on" : "off", r.us_per_step, r.final_max_speed,
+                    r.late_max_speed, r.late_penetration, r.final_penetration, r.asleep,
+                    r.all_asleep_at_s, r.us_per_asleep_step);
+        std::fprintf(out, "%d,%d,%s,%.2f,%.4e,%.4e,%.4e,%.4e,%d,%016llx,%.4f,%.3f\n", r.boxes,
+                     r.iterations, sleep ? "on" : "off", r.us_per_step, r.final_max_speed,
+                     r.late_max_speed, r.late_penetration, r.final_penetration, r.asleep, r.hash,
+                     r.all_asleep_at_s, r.us_per_asleep_step);
         std::fflush(stdout);
       }
   }

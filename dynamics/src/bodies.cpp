@@ -42,7 +42,9 @@ void Bodies::load(const State& s, int first, int last) {
     const BodyState& bs = s.bodies[i];
     positions[i] = bs.position_m;
     orientations[i] = bs.orientation;
-    // A sleeping body is frozen: static for the solver until it wakes.
+    // A sleeping body is frozen: static for the solver until it wakes. A body of inverse mass 0
+    // has a zero inverse inertia (compile, then here as it falls asleep): updateInertia skips it.
+    if (bs.asleep && solver[i].inv_mass != 0.0) solver[i].inv_inertia.setZero();
     solver[i].v = bs.asleep ? Vec3::Zero() : bs.linear_velocity_mps;
     solver[i].w = bs.asleep ? Vec3::Zero() : bs.angular_velocity_radps;
     solver[i].inv_mass = bs.asleep ? 0.0 : inv_mass[i];
@@ -78,10 +80,7 @@ void Bodies::integrateForces(const Vec3& gravity, double h, int first, int last)
 
 void Bodies::updateInertia(int first, int last) {
   for (std::size_t i = static_cast<std::size_t>(first); i < static_cast<std::size_t>(last); ++i) {
-    if (solver[i].inv_mass == 0.0) {
-      solver[i].inv_inertia.setZero();
-      continue;
-    }
+    if (solver[i].inv_mass == 0.0) continue;  // zero already (load)
     const Mat3 r = orientations[i].toRotationMatrix();
     solver[i].inv_inertia = r * inv_inertia_local[i] * r.transpose();
   }

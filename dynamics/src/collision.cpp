@@ -527,149 +527,207 @@ void collideAppend(const WorldShape& a, const WorldShape& b, double margin,
   if (collide(a, b, margin, m) && m.count > 0) out.push_back(m);
 }
 
-void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vector<char>& frozen,
-                           std::vector<std::pair<int, int>>& pairs) {
-  pairs.clear();
-  const int n = static_cast<int>(shapes.size());
-  if (static_cast<int>(order_.size() + planes_.size()) != n) {
-    order_.clear();
-    planes_.clear();
-    for (int i = 0; i < n; ++i) {
-      const bool unbounded =
-          shapes[i].type == ShapeType::Plane || shapes[i].type == ShapeType::TriangleMesh;
-      (unbounded ? planes_ : order_).push_back(i);
+int BroadPhase::Bands::band(double y) const {
+  const double at = (y - low) * per_metre;
+  return at >= 0.0 ? (at < count - 1 ? static_cast<int>(at) : count - 1) : 0;
+}
+
+void BroadPhase::Bands::build(const std::vector<WorldShape>& shapes, const std::vector<int>& order,
+                              std::vector<int>& next_fill) {
+  wide.clear();
+  boxes.clear();
+  count = 1;
+  low = 0.0;
+  per_metre = 0.0;
+  start.assign(2, 0);
+  widest.assign(1, 0.0);
+  if (order.empty()) return;
+  // Bands as wide as the mean y extent: a typical shape touches one or two.
+  double high = shapes[order[0]].aabb_max.y(), extent = 0.0;
+  low = shapes[order[0]].aabb_min.y();
+  for (int i : order) {
+    low = std::min(low, shapes[i].aabb_min.y());
+    high = std::max(high, shapes[i].aabb_max.y());
+    extent += shapes[i].aabb_max.y() - shapes[i].aabb_min.y();
+  }
+  const double span = high - low;
+  const double width = std::max(extent / static_cast<double>(order.size()), span / kMaxBands);
+  // Written so that NaN or infinite boxes (a blow-up, reported after the step) give one band.
+  const double bands = span / width;
+  count = bands >= 0.0 && bands < kMaxBands ? static_cast<int>(bands) + 1
+          : bands >= kMaxBands              ? kMaxBands
+                                            : 1;
+  per_metre = count > 1 ? 1.0 / width : 0.0;
+  // Counting sort into bands, keeping the x order within each.
+  start.assign(static_cast<std::size_t>(count) + 1, 0);
+  widest.assign(static_cast<std::size_t>(count), 0.0);
+  for (int i : order) {
+    const int b0 = band(shapes[i].aabb_min.y()), b1 = band(shapes[i].aabb_max.y());
+    if (b1 - b0 >= kMaxBandsPerShape) continue;
+    for (int b = b0; b <= b1; ++b) ++start[static_cast<std::size_t>(b) + 1];
+  }
+  for (int b = 0; b < count; ++b) start[b + 1] += start[b];
+  boxes.resize(static_cast<std::size_t>(start[count]));
+  next_fill.assign(start.begin(), start.end() - 1);
+  for (int i : order) {
+    const WorldShape& s = shapes[i];
+    const int b0 = band(s.aabb_min.y()), b1 = band(s.aabb_max.y());
+    if (b1 - b0 >= kMaxBandsPerShape) {
+      wide.push_back(i);
+      continue;
+    }
+    const SweptBox box{s.aabb_min.x(),
+                       s.aabb_max.x(),
+                       s.aabb_min.y(),
+                       s.aabb_max.y(),
+                       s.aabb_min.z(),
+                       s.aabb_max.z(),
+                       i};
+    for (int b = b0; b <= b1; ++b) {
+      boxes[static_cast<std::size_t>(next_fill[b]++)] = box;
+      widest[b] = std::max(widest[b], box.max_x - box.min_x);
     }
   }
+}
+
+void BroadPhase::findPairs(const std::vector<WorldShape>& shapes, const std::vector<char>& frozen,
+                           bool frozen_boxes_changed, std::vector<std::pair<int, int>>& pairs) {
+  pairs.clear();
+  const int n = static_cast<int>(shapes.size());
   auto before = [&shapes](int x, int y) {
     const double ax = shapes[x].aabb_min.x(), bx = shapes[y].aabb_min.x();
     return ax < bx || (ax == bx && x < y);
   };
-  // Insertion sort: nearly sorted from the last substep, so close to linear.
-  for (std::size_t i = 1; i < order_.size(); ++i) {
-    const int v = order_[i];
-    std::size_t k = i;
-    while (k > 0 && before(v, order_[k - 1])) {
-      order_[k] = order_[k - 1];
-      --k;
+  // Insertion sort: nearly sorted from the last call, so close to linear; it never reads
+  // outside the list whatever the boxes hold (NaN after a blow-up), which std::sort may.
+  auto insertionSort = [&before](std::vector<int>& order) {
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      const int v = order[i];
+      std::size_t k = i;
+      while (k > 0 && before(v, order[k - 1])) {
+        order[k] = order[k - 1];
+        --k;
+      }
+      order[k] = v;
     }
-    order_[k] = v;
+  };
+  // The lists follow the frozen flags: remade (keeping each list's last order, the newcomers
+  // after it) when a flag changed; the frozen bands then, or when a frozen box changed.
+  const bool flags_changed = !lists_made_ || sorted_for_ != frozen;
+  if (flags_changed) {
+    if (!lists_made_ || static_cast<int>(sorted_for_.size()) != n) {
+      planes_.clear();
+      moving_.clear();
+      frozen_order_.clear();
+      for (int i = 0; i < n; ++i) {
+        const bool unbounded =
+            shapes[i].type == ShapeType::Plane || shapes[i].type == ShapeType::TriangleMesh;
+        (unbounded ? planes_ : frozen[i] ? frozen_order_ : moving_).push_back(i);
+      }
+    } else {
+      std::vector<int>& became_frozen = became_frozen_;
+      became_frozen.clear();
+      std::erase_if(moving_, [&](int i) {
+        if (!frozen[i]) return false;
+        became_frozen.push_back(i);
+        return true;
+      });
+      const std::size_t kept = frozen_order_.size();
+      for (std::size_t k = 0; k < kept; ++k) {
+        const int i = frozen_order_[k];
+        if (!frozen[i]) moving_.push_back(i);
+      }
+      std::erase_if(frozen_order_, [&](int i) { return !frozen[i]; });
+      frozen_order_.insert(frozen_order_.end(), became_frozen.begin(), became_frozen.end());
+    }
+    sorted_for_ = frozen;
+    lists_made_ = true;
   }
-  const int n_order = static_cast<int>(order_.size());
+  if (flags_changed || frozen_boxes_changed) {
+    insertionSort(frozen_order_);
+    frozen_bands_.build(shapes, frozen_order_, next_fill_);
+  }
   // Nothing moves (a sleeping scene): no pair can have a moving shape.
-  const bool any_moving = std::find(frozen.begin(), frozen.end(), 0) != frozen.end();
-  if (!any_moving) return;
-  if (n_order > 0) {
-    // Bands as wide as the mean y extent: a typical shape touches one or two.
-    double low = shapes[order_[0]].aabb_min.y(), high = shapes[order_[0]].aabb_max.y(),
-           extent = 0.0;
-    for (int i : order_) {
-      low = std::min(low, shapes[i].aabb_min.y());
-      high = std::max(high, shapes[i].aabb_max.y());
-      extent += shapes[i].aabb_max.y() - shapes[i].aabb_min.y();
-    }
-    const double span = high - low;
-    const double width = std::max(extent / n_order, span / kMaxBands);
-    // Written so that NaN or infinite boxes (a blow-up, reported after the step) give one band.
-    const double count = span / width;
-    const int bands = count >= 0.0 && count < kMaxBands ? static_cast<int>(count) + 1
-                      : count >= kMaxBands              ? kMaxBands
-                                                        : 1;
-    const double per_metre = bands > 1 ? 1.0 / width : 0.0;
-    auto band = [&](double y) {
-      const double at = (y - low) * per_metre;
-      return at >= 0.0 ? (at < bands - 1 ? static_cast<int>(at) : bands - 1) : 0;
-    };
-    // Counting sort into bands, keeping the x order within each.
-    band_start_.assign(bands + 1, 0);
-    wide_.clear();
-    is_wide_.assign(shapes.size(), 0);
-    for (int i : order_) {
-      const int b0 = band(shapes[i].aabb_min.y()), b1 = band(shapes[i].aabb_max.y());
-      if (b1 - b0 >= kMaxBandsPerShape) continue;
-      for (int b = b0; b <= b1; ++b) ++band_start_[b + 1];
-    }
-    for (int b = 0; b < bands; ++b) band_start_[b + 1] += band_start_[b];
-    swept_.resize(band_start_[bands]);
-    next_fill_.assign(band_start_.begin(), band_start_.end() - 1);
-    for (int at = 0; at < n_order; ++at) {
-      const int i = order_[at];
-      const WorldShape& s = shapes[i];
-      const int b0 = band(s.aabb_min.y()), b1 = band(s.aabb_max.y());
-      if (b1 - b0 >= kMaxBandsPerShape) {
-        wide_.push_back(i);
-        is_wide_[i] = 1;
-        continue;
+  if (moving_.empty() &&
+      std::none_of(planes_.begin(), planes_.end(), [&](int p) { return frozen[p] == 0; }))
+    return;
+  insertionSort(moving_);
+  auto emit = [&pairs](int a, int b) { pairs.emplace_back(std::min(a, b), std::max(a, b)); };
+  auto overlap = [](const WorldShape& a, const WorldShape& b) {
+    return (a.aabb_min.array() <= b.aabb_max.array()).all() &&
+           (a.aabb_max.array() >= b.aabb_min.array()).all();
+  };
+  // The moving shapes among themselves: each band swept along x.
+  Bands& mb = moving_bands_;
+  mb.build(shapes, moving_, next_fill_);
+  for (int b = 0; b < mb.count; ++b) {
+    const int first = mb.start[b], last = mb.start[b + 1];
+    for (int e = first; e < last; ++e) {
+      const SweptBox& s = mb.boxes[static_cast<std::size_t>(e)];
+      for (int k = e + 1; k < last; ++k) {
+        const SweptBox& t = mb.boxes[static_cast<std::size_t>(k)];
+        if (t.min_x > s.max_x) break;
+        if (t.min_y > s.max_y || t.max_y < s.min_y || t.min_z > s.max_z || t.max_z < s.min_z)
+          continue;
+        if (mb.band(std::max(s.min_y, t.min_y)) != b) continue;  // another band reports it
+        emit(s.shape, t.shape);
       }
-      const SweptBox box{s.aabb_min.x(),
-                         s.aabb_max.x(),
-                         s.aabb_min.y(),
-                         s.aabb_max.y(),
-                         s.aabb_min.z(),
-                         s.aabb_max.z(),
-                         i,
-                         0};
-      for (int b = b0; b <= b1; ++b) swept_[next_fill_[b]++] = box;
-    }
-    for (int b = 0; b < bands; ++b) {
-      const int first = band_start_[b], last = band_start_[b + 1];
-      for (int e = last, next = last; e-- > first;) {
-        if (!frozen[swept_[e].shape]) next = e;
-        swept_[e].next_moving = next;
-      }
-      for (int e = first; e < last; ++e) {
-        const SweptBox& s = swept_[e];
-        const bool s_frozen = frozen[s.shape] != 0;
-        for (int k = e + 1; k < last; ++k) {
-          if (s_frozen) {
-            k = swept_[k].next_moving;  // a frozen pair needs no test
-            if (k >= last) break;
-          }
-          const SweptBox& t = swept_[k];
-          if (t.min_x > s.max_x) break;
-          if (t.min_y > s.max_y || t.max_y < s.min_y || t.min_z > s.max_z || t.max_z < s.min_z)
-            continue;
-          if (band(std::max(s.min_y, t.min_y)) != b) continue;  // another band reports it
-          pairs.emplace_back(std::min(s.shape, t.shape), std::max(s.shape, t.shape));
-        }
-      }
-    }
-    // Wide shapes against every other shape, and each pair of wide shapes once.
-    auto overlap = [](const WorldShape& a, const WorldShape& b) {
-      return (a.aabb_min.array() <= b.aabb_max.array()).all() &&
-             (a.aabb_max.array() >= b.aabb_min.array()).all();
-    };
-    for (std::size_t w = 0; w < wide_.size(); ++w) {
-      const int a = wide_[w];
-      for (int i : order_)
-        if (!is_wide_[i] && !(frozen[i] && frozen[a]) && overlap(shapes[a], shapes[i]))
-          pairs.emplace_back(std::min(i, a), std::max(i, a));
-      for (std::size_t v = w + 1; v < wide_.size(); ++v)
-        if (!(frozen[wide_[v]] && frozen[a]) && overlap(shapes[a], shapes[wide_[v]]))
-          pairs.emplace_back(std::min(a, wide_[v]), std::max(a, wide_[v]));
     }
   }
+  // Wide moving shapes against every other moving shape, and each pair of them once.
+  is_wide_.assign(shapes.size(), 0);
+  for (int w : mb.wide) is_wide_[w] = 1;
+  for (std::size_t w = 0; w < mb.wide.size(); ++w) {
+    const int a = mb.wide[w];
+    for (int i : moving_)
+      if (!is_wide_[i] && overlap(shapes[a], shapes[i])) emit(i, a);
+    for (std::size_t v = w + 1; v < mb.wide.size(); ++v)
+      if (overlap(shapes[a], shapes[mb.wide[v]])) emit(a, mb.wide[v]);
+  }
+  // Each moving shape against the frozen ones: in each frozen band its box touches, from the
+  // first box that could reach it along x (the band's boxes start in x order, none longer than
+  // the band's widest; twice that for a margin against rounding) to the last that starts before
+  // its end; then the wide frozen shapes.
+  const Bands& fb = frozen_bands_;
+  for (int i : moving_) {
+    const WorldShape& s = shapes[i];
+    const double min_x = s.aabb_min.x(), max_x = s.aabb_max.x();
+    const int b0 = fb.band(s.aabb_min.y()), b1 = fb.band(s.aabb_max.y());
+    for (int b = b0; b <= b1 && !fb.boxes.empty(); ++b) {
+      const auto first = fb.boxes.begin() + fb.start[b], last = fb.boxes.begin() + fb.start[b + 1];
+      const double reach = min_x - 2.0 * fb.widest[b];
+      for (auto t = std::partition_point(first, last,
+                                         [reach](const SweptBox& x) { return x.min_x < reach; });
+           t != last && t->min_x <= max_x; ++t) {
+        if (t->max_x < min_x || t->min_y > s.aabb_max.y() || t->max_y < s.aabb_min.y() ||
+            t->min_z > s.aabb_max.z() || t->max_z < s.aabb_min.z())
+          continue;
+        if (fb.band(std::max(s.aabb_min.y(), t->min_y)) != b) continue;  // another band's
+        emit(i, t->shape);
+      }
+    }
+    for (int w : fb.wide)
+      if (overlap(s, shapes[w])) emit(i, w);
+  }
+  // Planes and meshes against every shape that moves, and every shape when they move.
   for (int p : planes_) {
     const WorldShape& plane = shapes[p];
-    if (plane.type == ShapeType::TriangleMesh) {
-      for (int i : order_) {
-        if (frozen[p] && frozen[i]) continue;
-        const WorldShape& s = shapes[i];
-        if ((s.aabb_min.array() <= plane.aabb_max.array()).all() &&
-            (s.aabb_max.array() >= plane.aabb_min.array()).all())
-          pairs.emplace_back(std::min(p, i), std::max(p, i));
-      }
-      continue;
-    }
-    const Vec3 up = plane.axes.col(2);
-    for (int i : order_) {
-      if (frozen[p] && frozen[i]) continue;
+    auto test = [&](int i) {
       const WorldShape& s = shapes[i];
+      if (plane.type == ShapeType::TriangleMesh) {
+        if (overlap(s, plane)) emit(p, i);
+        return;
+      }
       // Lowest corner of the AABB along the plane normal.
+      const Vec3 up = plane.axes.col(2);
       const Vec3 low(up.x() >= 0 ? s.aabb_min.x() : s.aabb_max.x(),
                      up.y() >= 0 ? s.aabb_min.y() : s.aabb_max.y(),
                      up.z() >= 0 ? s.aabb_min.z() : s.aabb_max.z());
-      if (up.dot(low - plane.center) <= 0.0) pairs.emplace_back(std::min(p, i), std::max(p, i));
-    }
+      if (up.dot(low - plane.center) <= 0.0) emit(p, i);
+    };
+    for (int i : moving_) test(i);
+    if (!frozen[p])
+      for (int i : frozen_order_) test(i);
   }
   std::sort(pairs.begin(), pairs.end());
 }

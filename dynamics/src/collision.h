@@ -90,33 +90,54 @@ bool pairSupported(ShapeType a, ShapeType b);
 /// its own; a pair is reported only by the band holding the lower edge of the pair's y overlap,
 /// so exactly once. Shapes spanning more than kMaxBandsPerShape bands (long walls, big slabs) are
 /// tested against every shape instead of being listed in many bands.
+///
+/// Moving and frozen shapes are banded apart: the moving ones swept among themselves each call,
+/// and each moving shape looked up in the frozen shapes' bands (binary search on x, back by the
+/// band's widest box). A site of sleeping containers or a sleeping pile is not re-sorted and
+/// re-banded every step (Jolt keeps its sleeping bodies out of its broad-phase updates alike).
 class BroadPhase {
  public:
   /// Overlapping pairs (i < j, sorted). `frozen[i]` marks a shape whose body does not move
-  /// (static or asleep): pairs of two frozen shapes are not reported, and the sweep skips
-  /// from a frozen shape straight to the next moving one, so a resting scene costs O(n).
+  /// (static or asleep): pairs of two frozen shapes are not reported. The frozen shapes are
+  /// sorted into bands once and kept while they stay frozen where they are, so each call costs
+  /// what the moving shapes cost (nothing when none moves): `frozen_boxes_changed` says that a
+  /// frozen shape's box changed since the last call (a change of the flags themselves is seen
+  /// here).
   void findPairs(const std::vector<WorldShape>& shapes, const std::vector<char>& frozen,
-                 std::vector<std::pair<int, int>>& pairs);
+                 bool frozen_boxes_changed, std::vector<std::pair<int, int>>& pairs);
 
   static constexpr int kMaxBandsPerShape = 4;
   static constexpr int kMaxBands = 4096;
 
  private:
-  std::vector<int> order_;   // non-plane shapes sorted by aabb_min.x
-  std::vector<int> planes_;  // planes and meshes
   /// A shape's box as the sweeps read it (consecutive memory instead of one WorldShape, several
   /// cache lines, per candidate).
   struct SweptBox {
     double min_x, max_x, min_y, max_y, min_z, max_z;
-    int shape;        // index into shapes
-    int next_moving;  // within its band: the next entry whose shape moves (itself if it does)
+    int shape;  // index into shapes
   };
-  std::vector<SweptBox>
-      swept_;  // per band, in x order; band b is [band_start_[b], band_start_[b+1])
-  std::vector<int> band_start_;
-  std::vector<int> wide_;       // shapes spanning too many bands, in x order
-  std::vector<char> is_wide_;   // per shape
-  std::vector<int> next_fill_;  // per band: where its next entry goes
+  /// Shapes (given in x order) listed in the y bands their boxes touch, each band in x order.
+  struct Bands {
+    double low = 0.0, per_metre = 0.0;
+    int count = 1;
+    std::vector<int> start;  // band b is [start[b], start[b+1]) of boxes
+    std::vector<SweptBox> boxes;
+    std::vector<double> widest;  // per band: the largest x extent of its boxes
+    std::vector<int> wide;       // shapes spanning too many bands, in x order
+    int band(double y) const;
+    void build(const std::vector<WorldShape>& shapes, const std::vector<int>& order,
+               std::vector<int>& next_fill);
+  };
+
+  std::vector<int> planes_;        // planes and meshes
+  std::vector<int> moving_;        // moving bounded shapes, by aabb_min.x (persists: nearly sorted)
+  std::vector<int> frozen_order_;  // frozen bounded shapes, by aabb_min.x
+  std::vector<char> sorted_for_;   // the frozen flags moving_ and frozen_order_ were made for
+  bool lists_made_ = false;
+  Bands moving_bands_, frozen_bands_;
+  std::vector<char> is_wide_;       // per shape: a wide shape of moving_bands_
+  std::vector<int> next_fill_;      // scratch of Bands::build
+  std::vector<int> became_frozen_;  // scratch
 };
 
 }  // namespace sim::dynamics::detail

@@ -317,26 +317,38 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     scratch_.resize(static_cast<std::size_t>(threads()));
   runPerThread(place_threads, [&](int t) {
     int placed = 0;
+    bool placed_frozen = false;
     for (int i = 0; i < shape_count; ++i) {
       const int body = shape_owner_[i];
       if (place_threads > 1 &&
           bodyThread(body, static_cast<int>(bodies.size()), place_threads) != t)
         continue;
       frozen_[i] = bodies[body].inv_mass == 0.0;
-      // Static and sleeping bodies keep their poses: their shapes are placed once.
-      if (positions[body] == placed_at_[i] && orientations[body].coeffs() == placed_as_[i].coeffs())
+      // Static and sleeping bodies keep their poses: their shapes are placed once. (Every
+      // coordinate compared, without branches: most shapes of a resting scene get here.)
+      const Vec3& p = positions[body];
+      const Vec3& was_p = placed_at_[i];
+      const Quat& q = orientations[body];
+      const Quat& was_q = placed_as_[i];
+      if ((p.x() == was_p.x()) & (p.y() == was_p.y()) & (p.z() == was_p.z()) &
+          (q.w() == was_q.w()) & (q.x() == was_q.x()) & (q.y() == was_q.y()) & (q.z() == was_q.z()))
         continue;
       world_shapes_[i] =
           placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
       placed_at_[i] = positions[body];
       placed_as_[i] = orientations[body];
       ++placed;
+      placed_frozen |= frozen_[i] != 0;
     }
     scratch_[static_cast<std::size_t>(t)].placed = placed;
+    scratch_[static_cast<std::size_t>(t)].placed_frozen = placed_frozen;
   });
   placed_last_ = 0;
-  for (int t = 0; t < place_threads; ++t)
+  bool frozen_boxes_changed = false;
+  for (int t = 0; t < place_threads; ++t) {
     placed_last_ += scratch_[static_cast<std::size_t>(t)].placed;
+    frozen_boxes_changed |= scratch_[static_cast<std::size_t>(t)].placed_frozen;
+  }
   // Frozen pairs (sleeping, or sleeping on static) keep their last contacts as they were, so
   // the group wakes warm-started and queries still see the load it carries. `s.contacts` is
   // sorted, so the kept ones stay sorted.
@@ -354,7 +366,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     }
     if (carry) carried_.push_back(static_cast<int>(at));
   }
-  broad_.findPairs(world_shapes_, frozen_, pairs_);
+  broad_.findPairs(world_shapes_, frozen_, frozen_boxes_changed, pairs_);
   // The pairs that may touch, with their stored contacts. The pairs come sorted, like the stored
   // contacts: one forward walk finds each pair's old points.
   pair_work_.clear();

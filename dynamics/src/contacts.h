@@ -198,6 +198,7 @@ class ContactSolver {
   struct alignas(64) ThreadScratch {
     std::vector<Manifold> manifolds;
     int placed = 0;
+    bool placed_frozen = false;  // a shape of a static or sleeping body among them
   };
   std::vector<ThreadScratch> scratch_;
   int placed_last_ = std::numeric_limits<int>::max();  // shapes placed in the last substep

@@ -522,7 +522,18 @@ Fault Simulator::Impl::check(const State& s) const {
     f.field = field;
     f.value = value;
   };
-  for (std::size_t i = 0; i < s.bodies.size() && f.kind == Fault::Kind::None; ++i) {
+  // A cheap pass over the bodies first, the exact one only if it finds a suspect: x * 0 is NaN
+  // exactly when x is not finite, and the squared speeds, against the limits less 1 % (so that
+  // rounding cannot hide a runaway), need no square root.
+  const double suspect_v2 = 0.99 * cfg.max_linear_speed_mps * cfg.max_linear_speed_mps;
+  const double suspect_w2 = 0.99 * cfg.max_angular_speed_radps * cfg.max_angular_speed_radps;
+  bool suspect = false;
+  for (const BodyState& b : s.bodies) {
+    const double pose = b.position_m.sum() + b.orientation.coeffs().sum();
+    suspect |= !(pose * 0.0 == 0.0) | !(b.linear_velocity_mps.squaredNorm() <= suspect_v2) |
+               !(b.angular_velocity_radps.squaredNorm() <= suspect_w2);
+  }
+  for (std::size_t i = 0; suspect && i < s.bodies.size() && f.kind == Fault::Kind::None; ++i) {
     const BodyState& b = s.bodies[i];
     prefix = "body ";
     name = &model.bodies[i].name;

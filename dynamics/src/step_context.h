@@ -41,7 +41,7 @@ struct Bodies {
   void load(const State& s, int first, int last);
   /// Gravity, the bodies' loads and the gyroscopic torque over one substep.
   void integrateForces(const Vec3& gravity, double h, int first, int last);
-  /// World inverse inertias at the substep's poses.
+  /// World inverse inertias at the substep's poses (a frozen body's is zero from load on).
   void updateInertia(int first, int last);
   /// Semi-implicit Euler: positions from the new velocities.
   void integratePositions(double h, int first, int last);

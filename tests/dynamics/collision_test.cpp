@@ -81,13 +81,16 @@ TEST(Collision, FlushBoxesKeepTheirFeatureIdsWhileSwayingByMicrons) {
 // The broad phase against all pairs by brute force: 300 random boxes in a 3 m cube, a random
 // third of them frozen (static or asleep), every 25th a 2 m rod (spanning many of the sweep's y
 // bands when it lies along y); every overlapping pair with a moving shape is found, pairs of two
-// frozen shapes are not, across several frames as the boxes move and turn.
+// frozen shapes are not, across frames as the boxes move and turn: frames where the frozen
+// shapes move too, frames where they stay (the broad phase keeps their bands), and frames where
+// some wake and others freeze.
 TEST(Collision, BroadPhaseFindsEveryPairWithAMovingShapeAndNoFrozenPair) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> place(0.0, 3.0), size(0.02, 0.3), unit(-1.0, 1.0);
   const int n = 300;
   std::vector<ShapeDef> defs(n);
   std::vector<Vec3> at(n);
+  std::vector<Quat> turn(n);
   std::vector<char> frozen(n);
   for (int i = 0; i < n; ++i) {
     defs[i].type = ShapeType::Box;
@@ -99,13 +102,22 @@ TEST(Collision, BroadPhaseFindsEveryPairWithAMovingShapeAndNoFrozenPair) {
   detail::BroadPhase broad;
   std::vector<detail::WorldShape> shapes(n);
   std::vector<std::pair<int, int>> pairs;
-  for (int frame = 0; frame < 4; ++frame) {
-    for (int i = 0; i < n; ++i) {
-      if (!frozen[i]) at[i] += 0.05 * Vec3(unit(rng), unit(rng), unit(rng));
-      shapes[i] = detail::placeShape(defs[i], i, at[i],
-                                     Quat(Eigen::AngleAxisd(2.0 * unit(rng), Vec3::UnitZ())), 0.01);
+  int frozen_moved_frames = 0, flag_frames = 0;
+  for (int frame = 0; frame < 12; ++frame) {
+    const bool frozen_move = frame % 4 == 0;  // frame 0 places every shape
+    if (frame % 4 == 2) {                     // some wake, some freeze
+      for (int i = 0; i < n; ++i)
+        if (rng() % 5 == 0) frozen[i] = !frozen[i];
+      ++flag_frames;
     }
-    broad.findPairs(shapes, frozen, pairs);
+    for (int i = 0; i < n; ++i) {
+      if (frozen[i] && !frozen_move) continue;
+      if (!frozen[i]) at[i] += 0.05 * Vec3(unit(rng), unit(rng), unit(rng));
+      turn[i] = Quat(Eigen::AngleAxisd(2.0 * unit(rng), Vec3::UnitZ()));
+      shapes[i] = detail::placeShape(defs[i], i, at[i], turn[i], 0.01);
+    }
+    frozen_moved_frames += frozen_move ? 1 : 0;
+    broad.findPairs(shapes, frozen, frozen_move, pairs);
     std::vector<std::pair<int, int>> expected;
     for (int i = 0; i < n; ++i)
       for (int j = i + 1; j < n; ++j) {
@@ -116,6 +128,12 @@ TEST(Collision, BroadPhaseFindsEveryPairWithAMovingShapeAndNoFrozenPair) {
     EXPECT_EQ(pairs, expected) << "frame " << frame;
     EXPECT_GT(expected.size(), 20u);
   }
+  EXPECT_EQ(frozen_moved_frames, 3);
+  EXPECT_EQ(flag_frames, 3);
+  // Nothing moving: no pair.
+  std::fill(frozen.begin(), frozen.end(), 1);
+  broad.findPairs(shapes, frozen, false, pairs);
+  EXPECT_TRUE(pairs.empty());
 }
 
 // Box-box detection skips edge axes that a cheaper unnormalised test shows clearly overlapping;
