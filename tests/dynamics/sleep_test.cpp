@@ -66,6 +66,12 @@ TEST(Contact, PileFallsAsleepKeepsItsLoadAndWakesWhenHit) {
     woke = !s.bodies[column].asleep;
   }
   ASSERT_TRUE(woke) << "the struck column stayed asleep";
+  // In the step that woke it the column was still asleep, frozen: static for the solver (no
+  // inverse mass, no inverse inertia), so the blow moved none of it yet.
+  for (int i = column; i < column + 10; ++i) {
+    EXPECT_EQ(s.bodies[i].linear_velocity_mps, Vec3::Zero()) << m.bodies[i].name;
+    EXPECT_EQ(s.bodies[i].angular_velocity_radps, Vec3::Zero()) << m.bodies[i].name;
+  }
   for (int i = column; i < column + 10; ++i) EXPECT_FALSE(s.bodies[i].asleep) << m.bodies[i].name;
   for (std::size_t i = column + 10; i < m.bodies.size() - 1; ++i)
     EXPECT_TRUE(s.bodies[i].asleep) << m.bodies[i].name << " woke without being touched";

@@ -284,6 +284,58 @@ TEST(FaultDetection, LinearSpeedAboveTheCapIsRunaway) {
   EXPECT_EQ(fresh.step(ok).fault.kind, Fault::Kind::None);
 }
 
+// Every field of a body is checked (the check's cheap first pass must let each through): a NaN
+// or an infinity in any coordinate of the position, the orientation or either velocity is
+// reported as NonFinite naming that field, and an angular speed just above its cap as a runaway,
+// just below it as healthy. The probe is static, so that the step carries each value through
+// untouched and does not spread it (a free body's NaN velocity makes its position NaN too).
+TEST(FaultDetection, EachFieldOfABodyIsCheckedForNonFiniteValues) {
+  Model m;
+  m.gravity_mps2 = Vec3::Zero();
+  BodyDef probe;
+  probe.name = "probe";
+  probe.is_static = true;
+  m.bodies.push_back(probe);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    const char* field;
+    std::function<double&(BodyState&, int)> at;
+    int coordinates;
+  };
+  const Case cases[] = {
+      {"position", [](BodyState& b, int k) -> double& { return b.position_m[k]; }, 3},
+      {"orientation", [](BodyState& b, int k) -> double& { return b.orientation.coeffs()[k]; }, 4},
+      {"linear_velocity", [](BodyState& b, int k) -> double& { return b.linear_velocity_mps[k]; },
+       3},
+      {"angular_velocity",
+       [](BodyState& b, int k) -> double& { return b.angular_velocity_radps[k]; }, 3},
+  };
+  int reported = 0;
+  for (const Case& c : cases)
+    for (int k = 0; k < c.coordinates; ++k)
+      for (double bad : {nan, inf, -inf}) {
+        Simulator sim(m);
+        State s = sim.initialState();
+        c.at(s.bodies[0], k) = bad;
+        const StepReport rep = sim.step(s);
+        EXPECT_EQ(rep.fault.kind, Fault::Kind::NonFinite) << c.field << "[" << k << "] = " << bad;
+        EXPECT_EQ(rep.fault.field, c.field) << c.field << "[" << k << "] = " << bad;
+        reported += rep.fault.kind == Fault::Kind::NonFinite ? 1 : 0;
+      }
+  EXPECT_EQ(reported, 3 * 13);
+  for (double factor : {1.001, 0.999}) {
+    Simulator sim(m);
+    State s = sim.initialState();
+    s.bodies[0].angular_velocity_radps = Vec3(0, 0, factor * m.solver.max_angular_speed_radps);
+    const StepReport rep = sim.step(s);
+    EXPECT_EQ(rep.fault.kind, factor > 1.0 ? Fault::Kind::Runaway : Fault::Kind::None) << factor;
+    if (factor > 1.0) {
+      EXPECT_EQ(rep.fault.field, "angular_velocity");
+    }
+  }
+}
+
 // The same on a jointed sample: a body of the chain driven far above the cap along the joint's
 // free direction (z for a hinge about y) is reported as a runaway of some link.
 TEST(FaultDetection, RunawayInAJointedSample) {
