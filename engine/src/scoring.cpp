@@ -107,6 +107,7 @@ struct Scorer::Impl {
     std::vector<char> in_a, in_b;  // Collision: whether a body is on side_a, side_b (by index)
   };
   std::vector<Rule> rules;
+  std::vector<int> candidates;  // scratch: a Collision rule's contacts, by index
   std::vector<Penalty> penalties;
   std::vector<dynamics::BodyState> previous_bodies;
   std::vector<double> previous_joint_speed;
@@ -222,7 +223,8 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
     firePenalty(r, std::move(pen), def.penalties[r].points);
   };
   auto touching = [&](int body, const std::vector<int>& others) {
-    for (const dynamics::ContactReport& c : contacts) {
+    for (const int k : session.contactsOf(body)) {
+      const dynamics::ContactReport& c = contacts[static_cast<std::size_t>(k)];
       if (!(c.normal_force_N > 0.0)) continue;
       if ((c.body_a == body && contains(others, c.body_b)) ||
           (c.body_b == body && contains(others, c.body_a)))
@@ -243,7 +245,20 @@ void Scorer::sample(const Session& session, const dynamics::StepReport* report) 
           return b >= 0 && static_cast<std::size_t>(b) < side.size() &&
                  side[static_cast<std::size_t>(b)] != 0;
         };
-        for (const dynamics::ContactReport& c : contacts) {
+        // Only contacts of the smaller side's bodies can count, taken in contact order (the
+        // order of the sums below) rather than scanning a site's every resting contact.
+        const std::vector<int>& side =
+            rule.side_a.size() <= rule.side_b.size() ? rule.side_a : rule.side_b;
+        im.candidates.clear();
+        for (const int b : side) {
+          const std::span<const int> of = session.contactsOf(b);
+          im.candidates.insert(im.candidates.end(), of.begin(), of.end());
+        }
+        std::sort(im.candidates.begin(), im.candidates.end());
+        im.candidates.erase(std::unique(im.candidates.begin(), im.candidates.end()),
+                            im.candidates.end());
+        for (const int k : im.candidates) {
+          const dynamics::ContactReport& c = contacts[static_cast<std::size_t>(k)];
           if (!(c.normal_force_N > 0.0)) continue;
           std::pair<int, int> key;
           if (on(rs.in_a, c.body_a) && on(rs.in_b, c.body_b))

@@ -209,9 +209,38 @@ dynamics::StepReport Session::step() {
 const std::vector<dynamics::ContactReport>& Session::contacts() const {
   if (!contacts_made_) {
     contacts_ = simulator_.contacts(state_.dynamics);
+    // Each contact listed under both its bodies, in contact order (a counting sort).
+    const std::size_t bodies = state_.dynamics.bodies.size();
+    contact_first_.assign(bodies + 2, 0);
+    auto counted = [&](int b) { return b >= 0 && static_cast<std::size_t>(b) < bodies; };
+    for (const dynamics::ContactReport& c : contacts_) {
+      if (counted(c.body_a)) ++contact_first_[static_cast<std::size_t>(c.body_a) + 2];
+      if (counted(c.body_b)) ++contact_first_[static_cast<std::size_t>(c.body_b) + 2];
+    }
+    for (std::size_t b = 2; b < contact_first_.size(); ++b)
+      contact_first_[b] += contact_first_[b - 1];
+    contact_index_.resize(static_cast<std::size_t>(contact_first_.back()));
+    for (std::size_t k = 0; k < contacts_.size(); ++k) {
+      const dynamics::ContactReport& c = contacts_[k];
+      if (counted(c.body_a))
+        contact_index_[static_cast<std::size_t>(
+            contact_first_[static_cast<std::size_t>(c.body_a) + 1]++)] = static_cast<int>(k);
+      if (counted(c.body_b))
+        contact_index_[static_cast<std::size_t>(
+            contact_first_[static_cast<std::size_t>(c.body_b) + 1]++)] = static_cast<int>(k);
+    }
+    contact_first_.pop_back();
     contacts_made_ = true;
   }
   return contacts_;
+}
+
+std::span<const int> Session::contactsOf(int body) const {
+  contacts();
+  if (body < 0 || static_cast<std::size_t>(body) + 1 >= contact_first_.size()) return {};
+  const auto b = static_cast<std::size_t>(body);
+  return {contact_index_.data() + contact_first_[b],
+          static_cast<std::size_t>(contact_first_[b + 1] - contact_first_[b])};
 }
 
 void Session::readSensors(const std::vector<SensorDef>& sensors,
@@ -235,7 +264,8 @@ void Session::readSensors(const std::vector<SensorDef>& sensors,
       case SensorKind::MotorVoltage: v = s.motors[k].voltage; break;
       case SensorKind::MotorTorque: v = s.motors[k].torque_Nm; break;
       case SensorKind::ContactForce:
-        for (const dynamics::ContactReport& c : contacts()) {
+        for (const int at : contactsOf(d.index)) {
+          const dynamics::ContactReport& c = contacts_[static_cast<std::size_t>(at)];
           const bool on_a = c.body_a == d.index && (d.other < 0 || c.body_b == d.other);
           const bool on_b = c.body_b == d.index && (d.other < 0 || c.body_a == d.other);
           if (on_a || on_b) v += c.normal_force_N;

@@ -2,6 +2,7 @@
 // expectations that pass and fail with a reason, load errors, parallel regression runs with
 // JUnit output, and determinism of playback.
 #include <engine/scenario.h>
+#include <engine/session.h>
 
 #include <gtest/gtest.h>
 
@@ -9,7 +10,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace sim::engine {
 namespace {
@@ -117,6 +120,33 @@ TEST_F(ScenarioTest, RegressionRunReportsFailuresInJUnit) {
             std::string::npos)
       << xml;
   EXPECT_NE(xml.find("<error message="), std::string::npos) << xml;
+}
+
+// Session::contactsOf (what contact sensors and scoring rules read): for every body, exactly the
+// indices of the contacts() that touch it, in contact order, following the state step by step;
+// nothing for an index that is not a body.
+TEST(SessionContacts, ContactsOfABodyAreItsContactsInOrder) {
+  Session session(loadScene(kGraspScene));
+  std::size_t listed = 0;
+  for (int n = 0; n < 240; ++n) {
+    session.step();
+    if (n % 60 != 59) continue;
+    const std::vector<dynamics::ContactReport>& contacts = session.contacts();
+    ASSERT_FALSE(contacts.empty()) << "step " << n;
+    const int bodies = static_cast<int>(session.scene().model.bodies.size());
+    for (int b = 0; b < bodies; ++b) {
+      std::vector<int> expected;
+      for (std::size_t k = 0; k < contacts.size(); ++k)
+        if (contacts[k].body_a == b || contacts[k].body_b == b)
+          expected.push_back(static_cast<int>(k));
+      const std::span<const int> of = session.contactsOf(b);
+      EXPECT_EQ(std::vector<int>(of.begin(), of.end()), expected) << "body " << b << ", step " << n;
+      listed += expected.size();
+    }
+    EXPECT_TRUE(session.contactsOf(-1).empty());
+    EXPECT_TRUE(session.contactsOf(bodies).empty());
+  }
+  EXPECT_GT(listed, 0u);
 }
 
 TEST(ScenarioDeterminism, SameFinalHashSerialAndParallel) {

@@ -10,6 +10,7 @@
 #include <engine/scheme.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,10 @@ class Session {
   /// scheme's sensors, a scenario's and its scoring all read them after a step. Not for use
   /// from two threads at once (nor is the rest of a Session).
   const std::vector<dynamics::ContactReport>& contacts() const;
+  /// The indices into contacts() of the contacts touching `body`, ascending (none for an index
+  /// that is not a body): a sensor or rule about a few bodies reads only theirs, not a whole
+  /// site's resting contacts. Made with contacts(), once per state.
+  std::span<const int> contactsOf(int body) const;
   /// A signal's current value; `sensor_values` are those of the list it was resolved against.
   double signal(const SignalRef& ref, const std::vector<double>& sensor_values) const;
 
@@ -186,6 +191,8 @@ class Session {
   std::vector<double> commanded_;         // scratch: commanded voltages during a faulted step
   // contacts(): the current state's, when contacts_made_.
   mutable std::vector<dynamics::ContactReport> contacts_;
+  // contactsOf(): body b's contacts are contact_index_[contact_first_[b], contact_first_[b+1]).
+  mutable std::vector<int> contact_first_, contact_index_;
   mutable bool contacts_made_ = false;
   bool any_fault_ = false;
   std::vector<ControlFault> control_faults_;  // one per pult control
