@@ -336,13 +336,21 @@ void noteEnd(SolveEnd& report_end, SolveEnd end) {
 bool velocitiesSettled(StepContext& ctx, int k) {
   SweepVelocities& sv = ctx.sweep_velocities;
   std::vector<double>& now = sv.current;
-  now.clear();
+  // Written in place (sized once; per-value inserts were a library copy call each, thousands a
+  // step on a site of resting containers).
+  now.resize(6 * ctx.bodies.solver.size() + ctx.motors.motor.size());
+  double* out = now.data();
   for (const SolverBody& b : ctx.bodies.solver) {
-    now.insert(now.end(), b.v.data(), b.v.data() + 3);
-    now.insert(now.end(), b.w.data(), b.w.data() + 3);
+    out[0] = b.v.x();
+    out[1] = b.v.y();
+    out[2] = b.v.z();
+    out[3] = b.w.x();
+    out[4] = b.w.y();
+    out[5] = b.w.z();
+    out += 6;
   }
   for (std::size_t m = 0; m < ctx.motors.motor.size(); ++m)
-    now.push_back(ctx.rotors.speed[m] * ctx.motors.motor[m].coupling_ratio);
+    *out++ = ctx.rotors.speed[m] * ctx.motors.motor[m].coupling_ratio;
   std::vector<double>& before = sv.sweep[k % 2];  // after sweep k - 2 when k > 2
   bool settled = k > 2;
   const double tolerance = ctx.model.solver.velocity_change_tolerance;
@@ -640,9 +648,15 @@ JointReaction Simulator::jointReaction(const State& state, int joint) const {
 }
 
 std::vector<ContactReport> Simulator::contacts(const State& state) const {
+  std::vector<ContactReport> out;
+  contacts(state, out);
+  return out;
+}
+
+void Simulator::contacts(const State& state, std::vector<ContactReport>& out) const {
   const Impl& im = *impl_;
   const double h = im.model.solver.time_step_s / im.model.solver.substeps;
-  std::vector<ContactReport> out;
+  out.clear();
   out.reserve(state.contacts.size());
   for (const ContactState& c : state.contacts) {
     ContactReport r;
@@ -657,7 +671,6 @@ std::vector<ContactReport> Simulator::contacts(const State& state) const {
     r.friction_force_N = c.friction_impulse / h;
     out.push_back(r);
   }
-  return out;
 }
 
 double Simulator::measureJointPosition(const State& state, int joint) const {

@@ -208,7 +208,7 @@ dynamics::StepReport Session::step() {
 
 const std::vector<dynamics::ContactReport>& Session::contacts() const {
   if (!contacts_made_) {
-    contacts_ = simulator_.contacts(state_.dynamics);
+    simulator_.contacts(state_.dynamics, contacts_);
     // Each contact listed under both its bodies, in contact order (a counting sort).
     const std::size_t bodies = state_.dynamics.bodies.size();
     contact_first_.assign(bodies + 2, 0);

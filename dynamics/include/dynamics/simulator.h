@@ -128,6 +128,9 @@ class Simulator {
   int threads() const;
   /// The contacts stored in `state` (those of the last substep of the last step).
   std::vector<ContactReport> contacts(const State& state) const;
+  /// The same into `out` (replacing what it held), reusing its memory: for a caller that asks
+  /// every step (a site's resting contacts are thousands of reports, an allocation each time).
+  void contacts(const State& state, std::vector<ContactReport>& out) const;
 
  private:
   friend struct detail::SimulatorTesting;
