@@ -312,37 +312,45 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   // placed enough shapes to be worth handing over (the shapes of static and sleeping bodies are
   // only compared: a site of sleeping containers placed on one thread).
   const int shape_count = static_cast<int>(shapes_.size());
-  const int place_threads = threadsFor(placed_last_);
+  // With no body awake every contact is carried (each has a dynamic body, now asleep): no pair
+  // can have a moving shape, so no shape is placed and the broad phase is not asked. The shapes
+  // are placed when something moves again: each against the pose it was last placed at, so a
+  // pose changed meanwhile (a state edited between steps) is caught then.
+  all_carried_ = std::none_of(bodies.begin(), bodies.end(),
+                              [](const SolverBody& b) { return b.inv_mass > 0.0; });
+  const int place_threads = all_carried_ ? 0 : threadsFor(placed_last_);
   if (scratch_.size() < static_cast<std::size_t>(threads()))
     scratch_.resize(static_cast<std::size_t>(threads()));
-  runPerThread(place_threads, [&](int t) {
-    int placed = 0;
-    bool placed_frozen = false;
-    for (int i = 0; i < shape_count; ++i) {
-      const int body = shape_owner_[i];
-      if (place_threads > 1 &&
-          bodyThread(body, static_cast<int>(bodies.size()), place_threads) != t)
-        continue;
-      frozen_[i] = bodies[body].inv_mass == 0.0;
-      // Static and sleeping bodies keep their poses: their shapes are placed once. (Every
-      // coordinate compared, without branches: most shapes of a resting scene get here.)
-      const Vec3& p = positions[body];
-      const Vec3& was_p = placed_at_[i];
-      const Quat& q = orientations[body];
-      const Quat& was_q = placed_as_[i];
-      if ((p.x() == was_p.x()) & (p.y() == was_p.y()) & (p.z() == was_p.z()) &
-          (q.w() == was_q.w()) & (q.x() == was_q.x()) & (q.y() == was_q.y()) & (q.z() == was_q.z()))
-        continue;
-      world_shapes_[i] =
-          placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
-      placed_at_[i] = positions[body];
-      placed_as_[i] = orientations[body];
-      ++placed;
-      placed_frozen |= frozen_[i] != 0;
-    }
-    scratch_[static_cast<std::size_t>(t)].placed = placed;
-    scratch_[static_cast<std::size_t>(t)].placed_frozen = placed_frozen;
-  });
+  if (!all_carried_)
+    runPerThread(place_threads, [&](int t) {
+      int placed = 0;
+      bool placed_frozen = false;
+      for (int i = 0; i < shape_count; ++i) {
+        const int body = shape_owner_[i];
+        if (place_threads > 1 &&
+            bodyThread(body, static_cast<int>(bodies.size()), place_threads) != t)
+          continue;
+        frozen_[i] = bodies[body].inv_mass == 0.0;
+        // Static and sleeping bodies keep their poses: their shapes are placed once. (Every
+        // coordinate compared, without branches: most shapes of a resting scene get here.)
+        const Vec3& p = positions[body];
+        const Vec3& was_p = placed_at_[i];
+        const Quat& q = orientations[body];
+        const Quat& was_q = placed_as_[i];
+        if ((p.x() == was_p.x()) & (p.y() == was_p.y()) & (p.z() == was_p.z()) &
+            (q.w() == was_q.w()) & (q.x() == was_q.x()) & (q.y() == was_q.y()) &
+            (q.z() == was_q.z()))
+          continue;
+        world_shapes_[i] =
+            placeShape(shapes_[i], body, positions[body], orientations[body], cfg.margin_m);
+        placed_at_[i] = positions[body];
+        placed_as_[i] = orientations[body];
+        ++placed;
+        placed_frozen |= frozen_[i] != 0;
+      }
+      scratch_[static_cast<std::size_t>(t)].placed = placed;
+      scratch_[static_cast<std::size_t>(t)].placed_frozen = placed_frozen;
+    });
   placed_last_ = 0;
   bool frozen_boxes_changed = false;
   for (int t = 0; t < place_threads; ++t) {
@@ -351,10 +359,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
   }
   // Frozen pairs (sleeping, or sleeping on static) keep their last contacts as they were, so
   // the group wakes warm-started and queries still see the load it carries. `s.contacts` is
-  // sorted, so the kept ones stay sorted.
-  // With no body awake every contact is carried (each has a dynamic body, now asleep): no scan.
-  all_carried_ = std::none_of(bodies.begin(), bodies.end(),
-                              [](const SolverBody& b) { return b.inv_mass > 0.0; });
+  // sorted, so the kept ones stay sorted. (All of them with no body awake: no scan.)
   bool carry = false;
   for (std::size_t at = 0; at < s.contacts.size() && !all_carried_; ++at) {
     const ContactState& c = s.contacts[at];
@@ -366,7 +371,10 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     }
     if (carry) carried_.push_back(static_cast<int>(at));
   }
-  broad_.findPairs(world_shapes_, frozen_, frozen_boxes_changed, pairs_);
+  if (all_carried_)
+    pairs_.clear();
+  else
+    broad_.findPairs(world_shapes_, frozen_, frozen_boxes_changed, pairs_);
   // The pairs that may touch, with their stored contacts. The pairs come sorted, like the stored
   // contacts: one forward walk finds each pair's old points.
   pair_work_.clear();

@@ -17,18 +17,26 @@ namespace {
 using contact_testing::run;
 
 constexpr double kG = 9.81;
+constexpr int column = 1;  // bodies 1..10 are the first column of pileWithStriker, bottom up
+
+// A pile of four columns of ten (the benchmark's) and a striker box 0.6 m from the first column's
+// bottom box, on the ground; the striker is the last body.
+Model pileWithStriker() {
+  Model m = samples::boxPile(2, 2, 10, 1.0 / 240.0);
+  m.solver.velocity_iterations = 10;
+  BodyDef striker = m.bodies[column];
+  striker.name = "striker";
+  striker.position_m =
+      Vec3(m.bodies[column].position_m.x() - 0.6, m.bodies[column].position_m.y(), 0.1);
+  m.bodies.push_back(striker);
+  return m;
+}
 
 // Sleeping: a pile of four columns (the benchmark's) falls asleep soon after it lands, with
 // the load it carries still reported; a sleeping state restores bit for bit; a box sliding into
 // a column wakes that column's whole group and nothing else.
 TEST(Contact, PileFallsAsleepKeepsItsLoadAndWakesWhenHit) {
-  Model m = samples::boxPile(2, 2, 10, 1.0 / 240.0);
-  m.solver.velocity_iterations = 10;
-  BodyDef striker = m.bodies[1];
-  striker.name = "striker";
-  striker.position_m = Vec3(m.bodies[1].position_m.x() - 0.6, m.bodies[1].position_m.y(), 0.1);
-  m.bodies.push_back(striker);
-  const int column = 1;  // bodies 1..10 are the first column, bottom up
+  const Model m = pileWithStriker();
   const int hit = static_cast<int>(m.bodies.size()) - 1;
   Simulator sim(m);
   State s = sim.initialState();
@@ -75,6 +83,34 @@ TEST(Contact, PileFallsAsleepKeepsItsLoadAndWakesWhenHit) {
   for (int i = column; i < column + 10; ++i) EXPECT_FALSE(s.bodies[i].asleep) << m.bodies[i].name;
   for (std::size_t i = column + 10; i < m.bodies.size() - 1; ++i)
     EXPECT_TRUE(s.bodies[i].asleep) << m.bodies[i].name << " woke without being touched";
+}
+
+// With every body asleep a step places no shape and asks the broad phase nothing; a pose edited
+// in the state meanwhile is caught when something moves again. The sleeping striker is moved 1 mm
+// into the column's bottom box while everything sleeps (it stays asleep: nothing awake touches
+// it), then woken at rest: the very next step finds it touching the column, which wakes with it.
+TEST(Contact, APoseEditedWhileAllSleepIsSeenWhenSomethingWakes) {
+  const Model m = pileWithStriker();
+  const int hit = static_cast<int>(m.bodies.size()) - 1;
+  Simulator sim(m);
+  State s = sim.initialState();
+  run(sim, s, 2.0);
+  for (std::size_t i = 1; i < m.bodies.size(); ++i) ASSERT_TRUE(s.bodies[i].asleep) << i;
+  const double edge = 0.2;  // samples::boxPile's boxes
+  s.bodies[hit].position_m = s.bodies[column].position_m - Vec3(edge - 0.001, 0.0, 0.0);
+  s.bodies[hit].orientation = s.bodies[column].orientation;
+  for (int i = 0; i < 10; ++i) {
+    checkedStep(sim, s);
+    ASSERT_TRUE(s.bodies[hit].asleep && s.bodies[column].asleep) << "step " << i;
+  }
+  s.bodies[hit].asleep = false;
+  checkedStep(sim, s);
+  bool touching = false;
+  for (const ContactReport& c : sim.contacts(s))
+    touching = touching || (c.body_a == hit && c.body_b == column) ||
+               (c.body_a == column && c.body_b == hit);
+  EXPECT_TRUE(touching) << "the striker's shape stayed where it slept";
+  EXPECT_FALSE(s.bodies[column].asleep);
 }
 
 }  // namespace
