@@ -28,6 +28,9 @@ namespace sim::dynamics::detail {
 
 /// Wraps an angle to (-pi, pi].
 inline double wrapAngle(double a) {
+  // Within (-pi, pi) the remainder is a itself, exactly (the nearest multiple of 2 pi is 0): the
+  // solver's every unwrap of a hinge angle, a step's turn, skips the library call.
+  if (std::abs(a) < std::numbers::pi) return a;
   constexpr double kTwoPi = 2.0 * std::numbers::pi;
   a = std::remainder(a, kTwoPi);
   if (a <= -std::numbers::pi) a += kTwoPi;

@@ -121,6 +121,14 @@ struct Joints {
   std::vector<HingeLocalFrame> sweep_frames;  ///< Parallel to sweeps.
   std::vector<int> with_axis_rows;  ///< This substep, in joint order: the joints whose axis rows
                                     ///< (friction, viscous, limit outside blocks) have work.
+  /// The joints outside motor blocks in the velocity sweep's order (joint order), as runs: a run
+  /// of consecutive free hinges (consecutive sweep slots too) is one hinge::solveVelocityRun, any
+  /// other joint a run of its own.
+  struct SweepRun {
+    int first = 0, count = 1;
+    bool hinges = false;
+  };
+  std::vector<SweepRun> velocity_runs;
 
   JointWork& operator[](int j) { return work[static_cast<std::size_t>(j)]; }
   const JointWork& operator[](int j) const { return work[static_cast<std::size_t>(j)]; }
@@ -142,7 +150,9 @@ namespace hinge {
 void compile(const Model& model, Joints& joints, int j);  // a free hinge's sweep slot
 void prepare(StepContext& ctx, int j, const JointFrames& f);
 void warmStart(StepContext& ctx, int j);
-inline double solveVelocity(StepContext& ctx, int j);  // defined below: inlined into the sweep
+/// One update of the free hinges [first, first + count) (a Joints::SweepRun), in joint order;
+/// returns the largest change. Defined below: inlined into the sweep.
+inline double solveVelocityRun(StepContext& ctx, int first, int count);
 double solvePosition(StepContext& ctx, int j, double beta);
 /// Its six rows (three point rows, two rotation rows, the axis row; see AxisResponse) and the
 /// hard rows' target speeds (curvature).
@@ -242,10 +252,32 @@ void store(StepContext& ctx);
 // A free hinge's velocity rows, in the header so the sweep's dispatch inlines them: as a call
 // into hinge_joint.cpp per row and iteration, a 200-link chain ran 11 % slower at the same
 // instruction count (bench/README.md, the reshape's same-run timings).
-inline double hinge::solveVelocity(StepContext& ctx, int j) {
-  const HingeSweep& sweep = ctx.joints.sweeps[static_cast<std::size_t>(ctx.joints.sweep[j])];
-  JointImpulses& imp = ctx.state.joints[static_cast<std::size_t>(j)].impulses;
-  return sweep.block.solve(ctx.bodies[sweep.a], ctx.bodies[sweep.b], imp.linear, imp.angular);
+//
+// Along a chain, the body one hinge solves as b is the next one's a: its new velocities go to the
+// next hinge in registers (they are stored too) instead of through a store and a load on the
+// sweep's one dependency chain.
+inline double hinge::solveVelocityRun(StepContext& ctx, int first, int count) {
+  const HingeSweep* sweep = ctx.joints.sweeps.data() + ctx.joints.sweep[first];
+  JointState* state = ctx.state.joints.data() + first;
+  SolverBody* bodies = ctx.bodies.solver.data();
+  double largest = 0.0;
+  BodyVelocities carried{};
+  int carried_body = -1;
+  for (int k = 0; k < count; ++k) {
+    const HingeSweep& s = sweep[k];
+    SolverBody& a = bodies[s.a];
+    SolverBody& b = bodies[s.b];
+    BodyVelocities va = s.a == carried_body ? carried : BodyVelocities::of(a);
+    BodyVelocities vb = BodyVelocities::of(b);
+    JointImpulses& imp = state[k].impulses;
+    largest =
+        std::max(largest, s.block.solve(a.inv_mass, b.inv_mass, va, vb, imp.linear, imp.angular));
+    va.storeTo(a);
+    vb.storeTo(b);
+    carried = vb;
+    carried_body = s.b;
+  }
+  return largest;
 }
 
 }  // namespace sim::dynamics::detail

@@ -138,6 +138,16 @@ Simulator::Impl::Impl(Model m) : model(std::move(m)) {
   for (std::size_t j = 0; j < nj; ++j)
     if (model.joints[j].type == JointType::Hinge && !joints.in_block[j])
       hinge::compile(model, joints, static_cast<int>(j));
+  for (std::size_t j = 0; j < nj; ++j) {
+    if (joints.in_block[j]) continue;
+    const bool hinge = joints.sweep[j] >= 0;
+    std::vector<Joints::SweepRun>& runs = joints.velocity_runs;
+    if (hinge && !runs.empty() && runs.back().hinges &&
+        runs.back().first + runs.back().count == static_cast<int>(j))
+      ++runs.back().count;
+    else
+      runs.push_back({static_cast<int>(j), 1, hinge});
+  }
   // Repeaters hold whatever offset the initial poses give them.
   repeater::compile(model, makeInitialState(model), motors);
 }
@@ -403,12 +413,11 @@ void solveVelocity(StepContext& ctx, StepReport& report) {
       note(block, RowKind::MotorBlock);
       // The other joints' hard rows last: they win.
       double joint = 0.0;
-      for (std::size_t jj = 0; jj < joints.work.size(); ++jj) {
-        if (joints.in_block[jj]) continue;
-        const int j = static_cast<int>(jj);
+      for (const Joints::SweepRun& run : joints.velocity_runs) {
+        const int j = run.first;
         double d = 0.0;
         switch (joints[j].type) {
-          case JointType::Hinge: d = hinge::solveVelocity(ctx, j); break;
+          case JointType::Hinge: d = hinge::solveVelocityRun(ctx, j, run.count); break;
           case JointType::Flexure: d = flexure::solveVelocity(ctx, j); break;
           case JointType::Fixed: d = fixed::solveVelocity(ctx, j); break;
           case JointType::Prismatic: d = prismatic::solveVelocity(ctx, j); break;

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <string>
@@ -241,6 +242,41 @@ TEST_F(JointJacobianTest, HingeAngleOnAssembledHingeIsTheRotationAboutTheAxis) {
     const JointFrames f = framesOf(s.a, s.fa, s.b, fb);
     ASSERT_NEAR(detail::hingeAngle(f), alpha, 1e-12) << where(i);
     ASSERT_LE((detail::hingeAngleGradient(f) - f.axes_a.col(0)).norm(), 1e-12) << where(i);
+  }
+}
+
+// wrapAngle takes an angle to (-pi, pi] by the IEEE remainder over 2 pi, and returns an angle
+// already inside (-pi, pi) without computing it: the same bits either way, the sign of a zero
+// included, next to the ends of the range and far from it.
+TEST(JointGeometry, WrapAngleIsTheRemainderByTwoPiBitForBit) {
+  constexpr double kPi = std::numbers::pi, kTwoPi = 2.0 * std::numbers::pi;
+  const auto reference = [&](double a) {
+    a = std::remainder(a, kTwoPi);
+    return a <= -kPi ? a + kTwoPi : a;
+  };
+  std::vector<double> angles = {0.0,
+                                1e-300,
+                                0.5,
+                                3.0,
+                                std::nextafter(kPi, 0.0),
+                                kPi,
+                                std::nextafter(kPi, 4.0),
+                                kTwoPi,
+                                7.0,
+                                1e6,
+                                std::numeric_limits<double>::infinity()};
+  for (std::size_t i = 0, n = angles.size(); i < n; ++i) angles.push_back(-angles[i]);
+  for (const double a : angles) {
+    const double wrapped = detail::wrapAngle(a);
+    const double expected = reference(a);
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(wrapped)) << a;
+      continue;
+    }
+    EXPECT_EQ(wrapped, expected) << a;
+    EXPECT_EQ(std::signbit(wrapped), std::signbit(expected)) << a;
+    EXPECT_GT(wrapped, -kPi) << a;
+    EXPECT_LE(wrapped, kPi) << a;
   }
 }
 

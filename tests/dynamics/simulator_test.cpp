@@ -149,6 +149,32 @@ TEST(Chain, SplitImpulsesDoNotInjectEnergy) {
   EXPECT_LT(totalEnergy(model, s), e0 + 1e-3);
 }
 
+// A hanging chain at rest whose second hinge is driven (solved in its motor block, outside the
+// free hinges' sweep): every free hinge still holds the weight of the links below it, in its own
+// impulses. The free hinges on either side of the driven one are solved as separate runs.
+TEST(Chain, FreeHingesAroundADrivenOneCarryTheLinksBelowThem) {
+  Model model = samples::chain(4, 1e-3, 10, 2);
+  model.gravity_mps2 = Vec3(9.81, 0.0, 0.0);  // the chain lies along +x: it hangs at rest
+  MotorDef motor;
+  motor.name = "drive";
+  motor.joint = 1;
+  motor.stall_torque_Nm = 0.2;
+  motor.no_load_speed_radps = 5.0;
+  motor.time_constant_s = 0.01;
+  motor.gear_ratio = 50.0;
+  model.motors.push_back(motor);
+  Simulator sim(model);
+  State s = sim.initialState();
+  checkedSteps(sim, s, 200);
+  const double h = model.solver.time_step_s / model.solver.substeps;
+  for (const int j : {0, 2, 3}) {
+    const double below = 0.1 * 9.81 * (4 - j);  // N: the links j..3 pull on hinge j
+    // The rows converge to the static load to rounding: 1e-9 of it.
+    EXPECT_NEAR(-s.joints[j].impulses.linear.x() / h, below, 1e-9 * below) << "hinge " << j;
+    EXPECT_NEAR(s.joints[j].impulses.linear.tail<2>().norm(), 0.0, 1e-12) << "hinge " << j;
+  }
+}
+
 TEST(FreeBody, MomentumIsConservedWithoutGravity) {
   Model m;
   m.gravity_mps2 = Vec3::Zero();
