@@ -330,6 +330,15 @@ SIM_LANES_INLINE void placeLanes(const Vec3& x, const Quat& q, const Lanes (&loc
 
 }  // namespace
 
+void ContactBatches::reserve(int manifolds) {
+  // Full batches, and a part-filled one per kind in each level's share (a pile's column height of
+  // levels, give or take).
+  const int batches = manifolds / kBatchLanes + 64;
+  if (static_cast<int>(batches_.size()) < batches)
+    batches_.resize(static_cast<std::size_t>(batches));
+  batch_lanes_.reserve(static_cast<std::size_t>(batches) * kBatchLanes);
+}
+
 int batchSweepWidest() {
   return __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
 }

@@ -132,6 +132,8 @@ class ContactBatches {
   void build(const std::vector<ManifoldKey>& keys, const std::vector<ContactPoint>& points,
              int bodies, int rotors, int threads);
   int threads() const { return threads_; }
+  /// Takes (and touches) storage for the batches of `manifolds` manifolds.
+  void reserve(int manifolds);
   /// Fills the batches of thread `thread`'s shares with their manifolds' rows.
   void fill(int thread, const std::vector<ContactManifold>& manifolds,
             const std::vector<ContactPoint>& points, const std::vector<SolverBody>& bodies);

@@ -27,6 +27,15 @@
 
 namespace sim::dynamics::detail {
 
+/// Gives the empty list `list` room for `count` items and writes that room once, leaving it empty:
+/// its pages are faulted in now, not in a step where it first grows.
+template <class T>
+void touchCapacity(std::vector<T>& list, std::size_t count) {
+  if (!list.empty() || list.capacity() >= count) return;
+  list.resize(count);
+  list.clear();
+}
+
 /// Local alternating sweeps over a manifold's normal rows per solver sweep (see solveVelocity).
 inline constexpr int kManifoldSweeps = 4;
 
@@ -90,6 +99,10 @@ struct ContactManifold {
 class ContactSolver {
  public:
   void init(const Model& model);
+  /// The contact points storage is taken for (expectedPoints): kExpectedPointsPerShape per shape
+  /// of a moving body, a box that rests on one and carries another.
+  static constexpr int kExpectedPointsPerShape = 8;
+  std::size_t expectedPoints() const { return expected_points_; }
   /// The threads the sweeps may use (none: the caller's alone). The result is the same bits.
   void setWorkers(WorkerPool* workers) { workers_ = workers; }
   bool empty() const { return shape_owner_.empty(); }
@@ -203,6 +216,7 @@ class ContactSolver {
   std::vector<ThreadScratch> scratch_;
   int placed_last_ = std::numeric_limits<int>::max();  // shapes placed in the last substep
   BroadPhase broad_;
+  std::size_t expected_points_ = 0;
   std::vector<ContactPoint> points_;  // the first point_count_ are this substep's (never shrinks)
   int point_count_ = 0;
   std::vector<ContactManifold> manifolds_;

@@ -596,7 +596,10 @@ const Model& Simulator::model() const {
   return impl_->model;
 }
 State Simulator::initialState() const {
-  return makeInitialState(impl_->model);
+  State s = makeInitialState(impl_->model);
+  // The contact store swaps this list with a list of its own each substep: room for both.
+  detail::touchCapacity(s.contacts, impl_->contacts.expectedPoints());
+  return s;
 }
 
 StepReport Simulator::step(State& state) {
