@@ -338,8 +338,9 @@ TEST(Contact, APilesFirstImpactsTakeNoFreshMemory) {
   for (int n = 0; n < 72; ++n) sim.step(s);  // 0.3 s: every box has landed on the one below
   const long faults = minorPageFaults() - before;
   EXPECT_GE(s.contacts.size(), 4000u);  // four points under each of the 1000 boxes
-  // What is left: lists of a few kilobytes (the broad phase's, the narrow phase's scratch).
-  EXPECT_LT(faults, 500);
+  // What is left (about 340): the manifold list and lists of a few kilobytes (the broad phase's,
+  // the narrow phase's scratch).
+  EXPECT_LT(faults, 800);
   RecordProperty("page_faults", std::to_string(faults));
 }
 
