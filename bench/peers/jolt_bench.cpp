@@ -464,12 +464,17 @@ static void s3(const Args& args, const PileSpec& p, bool sleep) {
   const double t0 = now_s();
   long k = 0;
   double all_asleep_at = -1;
+  // PEERS_TRACE_ACTIVE=1: how many bodies are awake as the pile settles (sleeping on).
+  const bool trace_active = std::getenv("PEERS_TRACE_ACTIVE") != nullptr;
   for (; k < nsteps; ++k) {
     if (k == nsteps - 1) W.ps.SetContactListener(&last);  // last step only (cross-check)
     W.step(PileSpec::dt);
     // A counter Jolt keeps: no cost worth timing.
     if (sleep && all_asleep_at < 0 && W.ps.GetNumActiveBodies(J::EBodyType::RigidBody) == 0)
       all_asleep_at = double(k + 1) * PileSpec::dt;
+    if (sleep && trace_active && (k + 1) % 12 == 0 && k < 480)  // every 0.05 s for 2 s
+      note("  t %.2f s: %u bodies awake", double(k + 1) * PileSpec::dt,
+           W.ps.GetNumActiveBodies(J::EBodyType::RigidBody));
     if (now_s() - t0 > budget) {
       ++k;
       break;
