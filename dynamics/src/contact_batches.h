@@ -132,7 +132,7 @@ class ContactBatches {
   void build(const std::vector<ManifoldKey>& keys, const std::vector<ContactPoint>& points,
              int bodies, int rotors, int threads);
   int threads() const { return threads_; }
-  /// Takes (and touches) storage for the batches of `manifolds` manifolds.
+  /// Takes and writes storage for the batches of `manifolds` manifolds (ContactSolver::init).
   void reserve(int manifolds);
   /// Fills the batches of thread `thread`'s shares with their manifolds' rows.
   void fill(int thread, const std::vector<ContactManifold>& manifolds,

@@ -287,8 +287,9 @@ void ContactSolver::init(const Model& model) {
   // Storage for the contacts such a scene typically has, taken and written now rather than in
   // its first steps with contacts: every page of fresh memory faults on its first write (about
   // 10 us each on this virtual machine), and growing these lists there made a 1000-box pile's
-  // first impacts take 1.7x its steps at rest (bench/README.md, "The first impacts"). Not the
-  // manifold list (a sixth of those pages): taken here, it slowed the resting pile by 5 %.
+  // first impacts take 1.4x its steps at rest (bench/README.md, "The chain's runs and the pile's
+  // first impacts"). Not the manifold list (a sixth of those pages): taken here, it slowed the
+  // resting pile by 5 %.
   std::size_t moving_shapes = 0;
   for (const BodyDef& b : model.bodies)
     if (!b.is_static) moving_shapes += b.shapes.size();

@@ -99,8 +99,8 @@ struct ContactManifold {
 class ContactSolver {
  public:
   void init(const Model& model);
-  /// The contact points storage is taken for (expectedPoints): kExpectedPointsPerShape per shape
-  /// of a moving body, a box that rests on one and carries another.
+  /// How many contact points init() takes storage for (expectedPoints): kExpectedPointsPerShape
+  /// per shape of a moving body, as for a box that rests on one and carries another.
   static constexpr int kExpectedPointsPerShape = 8;
   std::size_t expectedPoints() const { return expected_points_; }
   /// The threads the sweeps may use (none: the caller's alone). The result is the same bits.

@@ -221,8 +221,8 @@ struct PointRotationBlock {
   /// stack as scalars and reloaded them as pairs, and the velocities the previous joint had just
   /// written were read the same way; the failed store forwarding stalled each joint of a chain
   /// sweep (the sweep is one dependency chain along the bodies). Four-double vectors in lanes
-  /// (the same IEEE operations) took 22 % fewer instructions and 2 % more time: the shuffles lay
-  /// on that chain (bench/README.md, "The chain's velocity sweep").
+  /// (the same IEEE operations) took 22 % fewer instructions and 1-2 % more time: the shuffles lay
+  /// on that chain (bench/README.md, "The chain's runs and the pile's first impacts").
   double solve(double inv_mass_a, double inv_mass_b, BodyVelocities& a, BodyVelocities& b,
                Vec3& linear, Vec3& angular) const {
     constexpr int n = 3 + M;
