@@ -279,6 +279,79 @@ double solveBatches(ContactBatch* first, ContactBatch* last, std::vector<SolverB
   }
 }
 
+/// ContactSolver::warmStart's applyRow over lanes [H W, H W + W) of a batch: each lane's points
+/// in order, the normal row and then the two tangents, with applyRow's operations per component
+/// (v -= (m^-1 lambda) dir, w -= lambda dw on side a; += on side b), so every body takes the same
+/// bits as from the point-by-point warm start. A lane's points beyond its own count are left out:
+/// adding their +0 would turn a velocity's -0 into +0.
+template <class V, int H>
+SIM_LANES_INLINE void warmStartBatch(const ContactBatch& bt, std::vector<SolverBody>& bodies) {
+#define SIM_PART(x) part<V, H>(x)
+  V va[3], wa[3], vb[3], wb[3];
+  gather<V, H>(bodies, bt.body_a, va, wa);
+  gather<V, H>(bodies, bt.body_b, vb, wb);
+  V count;
+  for (int l = 0; l < SIM_WIDTH(V); ++l) count[l] = bt.count[H * SIM_WIDTH(V) + l];
+  const V inv_mass_a = SIM_PART(bt.inv_mass_a), inv_mass_b = SIM_PART(bt.inv_mass_b);
+  for (int i = 0; i < bt.points; ++i) {
+    const auto in = count > splat<V>(i);
+    const auto apply = [&](const B(&dir)[3], const ContactBatch::Row& row) {
+      const V lambda = SIM_PART(row.impulse);
+      const V push_a = inv_mass_a * lambda, push_b = inv_mass_b * lambda;
+      for (int c = 0; c < 3; ++c) {
+        const V d = SIM_PART(dir[c]);
+        va[c] = in ? va[c] - push_a * d : va[c];
+        wa[c] = in ? wa[c] - lambda * SIM_PART(row.dw_a[c]) : wa[c];
+        vb[c] = in ? vb[c] + push_b * d : vb[c];
+        wb[c] = in ? wb[c] + lambda * SIM_PART(row.dw_b[c]) : wb[c];
+      }
+    };
+    apply(bt.n, bt.point[i].normal);
+    apply(bt.t[0], bt.point[i].tangent[0]);
+    apply(bt.t[1], bt.point[i].tangent[1]);
+  }
+  scatter<V, H>(bodies, bt.body_a, bt.write_a, va, wa);
+  scatter<V, H>(bodies, bt.body_b, bt.write_b, vb, wb);
+#undef SIM_PART
+}
+
+[[gnu::target("avx512f")]] void warmStartBatchesWide(const ContactBatch* first,
+                                                     const ContactBatch* last,
+                                                     std::vector<SolverBody>& bodies) {
+  for (const ContactBatch* bt = first; bt != last; ++bt) warmStartBatch<B, 0>(*bt, bodies);
+}
+
+SIM_LANES_INLINE void warmStartBatchesHalves(const ContactBatch* first, const ContactBatch* last,
+                                             std::vector<SolverBody>& bodies) {
+  for (const ContactBatch* bt = first; bt != last; ++bt) {
+    warmStartBatch<HalfLanes, 0>(*bt, bodies);
+    if (bt->manifold[SIM_WIDTH(HalfLanes)] >= 0) warmStartBatch<HalfLanes, 1>(*bt, bodies);
+  }
+}
+
+[[gnu::target("avx2")]] void warmStartBatchesAvx2(const ContactBatch* first,
+                                                  const ContactBatch* last,
+                                                  std::vector<SolverBody>& bodies) {
+  warmStartBatchesHalves(first, last, bodies);
+}
+
+void warmStartBatchesBaseline(const ContactBatch* first, const ContactBatch* last,
+                              std::vector<SolverBody>& bodies) {
+  warmStartBatchesHalves(first, last, bodies);
+}
+
+/// The widest form, as solveBatches (each gives the same bits).
+void warmStartBatches(const ContactBatch* first, const ContactBatch* last,
+                      std::vector<SolverBody>& bodies) {
+  static const int widest = batchSweepWidest();
+  const int forced = g_forced_sweep.load(std::memory_order_relaxed);
+  switch (forced >= 0 ? std::min(forced, widest) : widest) {
+    case 2: warmStartBatchesWide(first, last, bodies); break;
+    case 1: warmStartBatchesAvx2(first, last, bodies); break;
+    default: warmStartBatchesBaseline(first, last, bodies); break;
+  }
+}
+
 // ThreadSanitizer instruments the resolver that target_clones makes, and the loader runs it before
 // the sanitizer's runtime is up (every TSan binary crashed at load): TSan builds keep the
 // baseline clone only, which gives the same bits (below).
@@ -417,66 +490,182 @@ SIMTRAINER_AVX2_CLONES void setupManifoldRows(ContactPoint* points, int count, c
 
 namespace {
 
-void setLane(ContactBatch::Row& dst, int lane, const ContactRow& src) {
+/// What the rows of a batch are set up from, manifolds in lanes: each point's arms, and each
+/// side's world inverse inertia and the inverse masses' sum; zero in empty lanes and for the points
+/// beyond a lane's own count.
+struct BatchRowInputs {
+  B r_a[4][3], r_b[4][3];
+  B inv_inertia_a[3][3], inv_inertia_b[3][3];
+  B inv_mass_sum;
+};
+
+/// m x per lane with a matrix per lane, summed as Eigen's 3 x 3 product does it on x86-64 (as
+/// turnLanes).
+template <class V>
+SIM_LANES_INLINE void turnPerLane(const V (&m)[3][3], const V (&x)[3], V (&out)[3]) {
+  for (int i = 0; i < 2; ++i) out[i] = m[i][0] * x[0] + m[i][1] * x[1] + m[i][2] * x[2];
+  out[2] = m[2][0] * x[0] + (m[2][1] * x[1] + m[2][2] * x[2]);
+}
+
+template <class V>
+SIM_LANES_INLINE void crossPerLane(const V (&r)[3], const V (&d)[3], V (&out)[3]) {
+  out[0] = r[1] * d[2] - r[2] * d[1];
+  out[1] = r[2] * d[0] - r[0] * d[2];
+  out[2] = r[0] * d[1] - r[1] * d[0];
+}
+
+/// x where `mask` is set, +0 elsewhere: a bitwise and, exact (GCC lowers a vector ?: on eight
+/// lanes lane by lane with branches where the target has no eight-lane registers).
+template <class V, class M>
+SIM_LANES_INLINE V keep(M mask, V x) {
+  M bits;
+  std::memcpy(&bits, &x, sizeof(V));
+  bits &= mask;
+  std::memcpy(&x, &bits, sizeof(V));
+  return x;
+}
+
+/// The rows' set-up (setupManifoldRows) of lanes [H W, H W + W) of a batch, one manifold per lane,
+/// written into the batch: each lane does setupManifoldRows's IEEE operations in its order, so
+/// the rows are the same bits; the points beyond a lane's count get zero rows. The normal,
+/// tangents and the lanes' point counts must be in `bt` already.
+template <class V, int H>
+SIM_LANES_INLINE void setupBatchRowsPart(ContactBatch& bt, const BatchRowInputs& in) {
+#define SIM_PART(x) part<V, H>(x)
+  V count;
+  for (int l = 0; l < SIM_WIDTH(V); ++l) count[l] = bt.count[H * SIM_WIDTH(V) + l];
+  const V zero = splat<V>(0.0);
+  V inv_inertia_a[3][3], inv_inertia_b[3][3];
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      inv_inertia_a[r][c] = SIM_PART(in.inv_inertia_a[r][c]);
+      inv_inertia_b[r][c] = SIM_PART(in.inv_inertia_b[r][c]);
+    }
+  const V inv_mass_sum = SIM_PART(in.inv_mass_sum);
+  V dirs[3][3];
   for (int c = 0; c < 3; ++c) {
-    dst.ang_a[c][lane] = src.ang_a[c];
-    dst.ang_b[c][lane] = src.ang_b[c];
-    dst.dw_a[c][lane] = src.dw_a[c];
-    dst.dw_b[c][lane] = src.dw_b[c];
+    dirs[0][c] = SIM_PART(bt.n[c]);
+    dirs[1][c] = SIM_PART(bt.t[0][c]);
+    dirs[2][c] = SIM_PART(bt.t[1][c]);
   }
-  dst.mass[lane] = src.mass;
-  dst.impulse[lane] = src.impulse;
+  V normal_ang_a[4][3], normal_ang_b[4][3], normal_dw_a[4][3], normal_dw_b[4][3];
+  for (int i = 0; i < 4; ++i) {
+    const auto on = count > splat<V>(i);
+    V r_a[3], r_b[3];
+    for (int c = 0; c < 3; ++c) {
+      r_a[c] = SIM_PART(in.r_a[i][c]);
+      r_b[c] = SIM_PART(in.r_b[i][c]);
+    }
+    for (int row = 0; row < 3; ++row) {
+      V ang_a[3], ang_b[3], dw_a[3], dw_b[3];
+      crossPerLane(r_a, dirs[row], ang_a);
+      crossPerLane(r_b, dirs[row], ang_b);
+      turnPerLane(inv_inertia_a, ang_a, dw_a);
+      turnPerLane(inv_inertia_b, ang_b, dw_b);
+      // + 0: setupManifoldRows adds the belt rotors' share, none in a batched manifold.
+      const V kk = inv_mass_sum + dot3(ang_a, dw_a) + dot3(ang_b, dw_b) + zero;
+      ContactBatch::Row& r = row == 0 ? bt.point[i].normal : bt.point[i].tangent[row - 1];
+      for (int c = 0; c < 3; ++c) {
+        put<V, H>(r.ang_a[c], keep(on, ang_a[c]));
+        put<V, H>(r.ang_b[c], keep(on, ang_b[c]));
+        put<V, H>(r.dw_a[c], keep(on, dw_a[c]));
+        put<V, H>(r.dw_b[c], keep(on, dw_b[c]));
+      }
+      put<V, H>(r.mass, keep(on & (kk > zero), splat<V>(1.0) / kk));
+      if (row == 0)
+        for (int c = 0; c < 3; ++c) {
+          normal_ang_a[i][c] = ang_a[c];
+          normal_ang_b[i][c] = ang_b[c];
+          normal_dw_a[i][c] = dw_a[c];
+          normal_dw_b[i][c] = dw_b[c];
+        }
+    }
+  }
+  // k[r][c] = m_a^-1 + m_b^-1 + ang_a(r).dw_a(c) + ang_b(r).dw_b(c) (ContactManifold::k).
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      const V k = inv_mass_sum + dot3(normal_ang_a[r], normal_dw_a[c]) +
+                  dot3(normal_ang_b[r], normal_dw_b[c]);
+      put<V, H>(bt.k[r][c], keep((count > splat<V>(r)) & (count > splat<V>(c)), k));
+    }
+#undef SIM_PART
 }
 
-void clearLane(ContactBatch::Row& dst, int lane) {
-  for (int c = 0; c < 3; ++c)
-    dst.ang_a[c][lane] = dst.ang_b[c][lane] = dst.dw_a[c][lane] = dst.dw_b[c][lane] = 0.0;
-  dst.mass[lane] = dst.impulse[lane] = 0.0;
+[[gnu::target("avx512f")]] void setupBatchRowsWide(ContactBatch& bt, const BatchRowInputs& in) {
+  setupBatchRowsPart<B, 0>(bt, in);
+}
+[[gnu::target("avx2")]] void setupBatchRowsAvx2(ContactBatch& bt, const BatchRowInputs& in) {
+  setupBatchRowsPart<HalfLanes, 0>(bt, in);
+  setupBatchRowsPart<HalfLanes, 1>(bt, in);
+}
+void setupBatchRowsBaseline(ContactBatch& bt, const BatchRowInputs& in) {
+  setupBatchRowsPart<HalfLanes, 0>(bt, in);
+  setupBatchRowsPart<HalfLanes, 1>(bt, in);
 }
 
-/// Fills lane `lane` of `bt` with manifold `mi`, or clears it when mi < 0.
-void fillLane(ContactBatch& bt, int lane, int mi, const std::vector<ContactManifold>& manifolds,
+/// The widest form, as solveBatches (each gives the same bits).
+void setupBatchRows(ContactBatch& bt, const BatchRowInputs& in) {
+  static const int widest = batchSweepWidest();
+  const int forced = g_forced_sweep.load(std::memory_order_relaxed);
+  switch (forced >= 0 ? std::min(forced, widest) : widest) {
+    case 2: setupBatchRowsWide(bt, in); break;
+    case 1: setupBatchRowsAvx2(bt, in); break;
+    default: setupBatchRowsBaseline(bt, in); break;
+  }
+}
+
+/// Fills lane `lane` of `bt` with manifold `mi`, or clears it when mi < 0: all but the rows'
+/// set-up, whose inputs go to `in` (setupBatchRows).
+void fillLane(ContactBatch& bt, BatchRowInputs& in, int lane, int mi,
+              const std::vector<ContactManifold>& manifolds,
               const std::vector<ContactPoint>& points, const std::vector<SolverBody>& bodies) {
   bt.manifold[lane] = mi;
   const int count = mi >= 0 ? manifolds[mi].count : 0;
+  bt.count[lane] = count;
   for (int i = 0; i < 4; ++i) {
     ContactBatch::Point& dst = bt.point[i];
-    if (i < count) {
-      const ContactPoint& p = points[manifolds[mi].first + i];
-      setLane(dst.normal, lane, p.normal);
-      setLane(dst.tangent[0], lane, p.tangent[0]);
-      setLane(dst.tangent[1], lane, p.tangent[1]);
-      dst.target[lane] = p.target;
-    } else {
-      clearLane(dst.normal, lane);
-      clearLane(dst.tangent[0], lane);
-      clearLane(dst.tangent[1], lane);
-      dst.target[lane] = 0.0;
+    const ContactPoint* p = i < count ? &points[manifolds[mi].first + i] : nullptr;
+    dst.normal.impulse[lane] = p ? p->normal.impulse : 0.0;
+    dst.tangent[0].impulse[lane] = p ? p->tangent[0].impulse : 0.0;
+    dst.tangent[1].impulse[lane] = p ? p->tangent[1].impulse : 0.0;
+    dst.target[lane] = p ? p->target : 0.0;
+    for (int c = 0; c < 3; ++c) {
+      in.r_a[i][c][lane] = p ? p->r_a[c] : 0.0;
+      in.r_b[i][c][lane] = p ? p->r_b[c] : 0.0;
     }
-    for (int j = 0; j < 4; ++j)
-      bt.k[i][j][lane] = i < count && j < count ? manifolds[mi].k[i][j] : 0.0;
   }
   if (mi < 0) {
     bt.body_a[lane] = bt.body_b[lane] = -1;
     bt.write_a[lane] = bt.write_b[lane] = false;
     for (int c = 0; c < 3; ++c) bt.n[c][lane] = bt.t[0][c][lane] = bt.t[1][c][lane] = 0.0;
     bt.inv_mass_a[lane] = bt.inv_mass_b[lane] = bt.friction[lane] = 0.0;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) in.inv_inertia_a[r][c][lane] = in.inv_inertia_b[r][c][lane] = 0.0;
+    in.inv_mass_sum[lane] = 0.0;
     return;
   }
   const ContactPoint& p0 = points[manifolds[mi].first];
+  const SolverBody& a = bodies[p0.a];
+  const SolverBody& b = bodies[p0.b];
   bt.body_a[lane] = p0.a;
   bt.body_b[lane] = p0.b;
-  bt.write_a[lane] = bodyMoves(bodies[p0.a]);
-  bt.write_b[lane] = bodyMoves(bodies[p0.b]);
+  bt.write_a[lane] = bodyMoves(a);
+  bt.write_b[lane] = bodyMoves(b);
   for (int c = 0; c < 3; ++c) {
     bt.n[c][lane] = p0.normal.dir[c];
     bt.t[0][c][lane] = p0.tangent[0].dir[c];
     bt.t[1][c][lane] = p0.tangent[1].dir[c];
   }
-  bt.inv_mass_a[lane] = bodies[p0.a].inv_mass;
-  bt.inv_mass_b[lane] = bodies[p0.b].inv_mass;
+  bt.inv_mass_a[lane] = a.inv_mass;
+  bt.inv_mass_b[lane] = b.inv_mass;
   bt.friction[lane] = p0.friction;
   bt.points = std::max(bt.points, count);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      in.inv_inertia_a[r][c][lane] = a.inv_inertia(r, c);
+      in.inv_inertia_b[r][c][lane] = b.inv_inertia(r, c);
+    }
+  in.inv_mass_sum[lane] = a.inv_mass + b.inv_mass;
 }
 
 }  // namespace
@@ -489,9 +678,11 @@ void ContactBatches::fill(int thread, const std::vector<ContactManifold>& manifo
     for (int b = share_batch_[s]; b < share_batch_[s + 1]; ++b) {
       ContactBatch& bt = batches_[static_cast<std::size_t>(b)];
       bt.points = 0;
+      BatchRowInputs in;
       for (int lane = 0; lane < kBatchLanes; ++lane)
-        fillLane(bt, lane, batch_lanes_[static_cast<std::size_t>(b) * kBatchLanes + lane],
+        fillLane(bt, in, lane, batch_lanes_[static_cast<std::size_t>(b) * kBatchLanes + lane],
                  manifolds, points, bodies);
+      setupBatchRows(bt, in);
     }
   }
 }
@@ -626,6 +817,12 @@ double ContactBatches::solveShare(int level, int thread, std::vector<SolverBody>
   if (share_batch_[s] >= share_batch_[s + 1]) return 0.0;
   return solveBatches(batches_.data() + share_batch_[s], batches_.data() + share_batch_[s + 1],
                       bodies, reverse);
+}
+
+void ContactBatches::warmStartShare(int level, int thread, std::vector<SolverBody>& bodies) {
+  const int s = share(level, thread);
+  warmStartBatches(batches_.data() + share_batch_[s], batches_.data() + share_batch_[s + 1],
+                   bodies);
 }
 
 void ContactBatches::storeImpulses(int thread, std::vector<ContactPoint>& points,

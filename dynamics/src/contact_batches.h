@@ -62,7 +62,8 @@ struct alignas(64) ContactBatch {
   int body_a[kBatchLanes], body_b[kBatchLanes];  ///< -1: empty lane (reads zero velocity).
   /// Whether the side moves (static and sleeping bodies do not).
   bool write_a[kBatchLanes], write_b[kBatchLanes];
-  int points;  ///< Largest point count over the lanes.
+  int count[kBatchLanes];  ///< Each lane's own point count (0: empty lane).
+  int points;              ///< Largest point count over the lanes.
 };
 
 /// The widest form of the batched sweep this processor runs: 2 AVX-512 (a batch's eight lanes at
@@ -134,7 +135,9 @@ class ContactBatches {
   int threads() const { return threads_; }
   /// Takes and writes storage for the batches of `manifolds` manifolds (ContactSolver::init).
   void reserve(int manifolds);
-  /// Fills the batches of thread `thread`'s shares with their manifolds' rows.
+  /// Fills the batches of thread `thread`'s shares with their manifolds: the rows set up in the
+  /// lanes (setupManifoldRows's operations, lane by lane: the same bits), the stored impulses,
+  /// targets, directions and bodies copied.
   void fill(int thread, const std::vector<ContactManifold>& manifolds,
             const std::vector<ContactPoint>& points, const std::vector<SolverBody>& bodies);
   void clear() {
@@ -149,6 +152,9 @@ class ContactBatches {
   /// manifolds of one level share no moving body (nor rotor), so the threads' shares of a level
   /// may run at the same time.
   double solveShare(int level, int thread, std::vector<SolverBody>& bodies, bool reverse);
+  /// Applies the stored impulses of thread `thread`'s batches of level `level` to their bodies
+  /// (the warm start), point by point in each lane as applyRow does: the same bits.
+  void warmStartShare(int level, int thread, std::vector<SolverBody>& bodies);
   /// Thread `thread`'s manifolds of level `level` (batched or not), in manifold order.
   const int* manifoldsBegin(int level, int thread) const {
     return by_share_.data() + share_start_[share(level, thread)];

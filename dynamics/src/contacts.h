@@ -36,6 +36,12 @@ void touchCapacity(std::vector<T>& list, std::size_t count) {
   list.clear();
 }
 
+/// Whether the model reuses manifolds (ContactSettings::manifold_reuse_distance_m and angle).
+inline bool reusesManifolds(const Model& model) {
+  return model.contact.manifold_reuse_distance_m > 0.0 &&
+         model.contact.manifold_reuse_angle_rad > 0.0;
+}
+
 /// Local alternating sweeps over a manifold's normal rows per solver sweep (see solveVelocity).
 inline constexpr int kManifoldSweeps = 4;
 
@@ -94,6 +100,10 @@ struct ContactManifold {
   /// ContactSolver::articulate), or -1: both sides rigid.
   int articulated_side = -1;
   int articulated_first = 0;  ///< Index of its rows' link responses in the solver's list.
+  /// A plain manifold's rows (its points' ang_a ... mass, and k) are not set up with it: its batch
+  /// sets them up in its lanes (ContactBatches::fill), and ContactSolver::ensureRows into the
+  /// points when it is solved otherwise. Until then the points' rows are stale.
+  bool rows_pending = false;
 };
 
 class ContactSolver {
@@ -198,6 +208,8 @@ class ContactSolver {
   void setupManifold(const Model& model, const std::vector<Quat>& orientations,
                      const std::vector<Vec3>& positions, const std::vector<SolverBody>& bodies,
                      double h, int manifold_index);
+  /// Sets up the rows of manifold `mi` in its points if they are pending (rows_pending).
+  void ensureRows(int mi, const std::vector<SolverBody>& bodies);
   /// The thread that owns manifold `mi` of this substep (its pair's, ownerThread).
   int manifoldThread(int mi) const {
     return pair_work_[static_cast<std::size_t>(manifold_work_[static_cast<std::size_t>(mi)].pair)]

@@ -599,6 +599,8 @@ State Simulator::initialState() const {
   State s = makeInitialState(impl_->model);
   // The contact store swaps this list with a list of its own each substep: room for both.
   detail::touchCapacity(s.contacts, impl_->contacts.expectedPoints());
+  if (detail::reusesManifolds(impl_->model))
+    detail::touchCapacity(s.contact_anchors, impl_->contacts.expectedPoints());
   return s;
 }
 
