@@ -625,9 +625,9 @@ void fillLane(ContactBatch& bt, BatchRowInputs& in, int lane, int mi,
   for (int i = 0; i < 4; ++i) {
     ContactBatch::Point& dst = bt.point[i];
     const ContactPoint* p = i < count ? &points[manifolds[mi].first + i] : nullptr;
-    dst.normal.impulse[lane] = p ? p->normal.impulse : 0.0;
-    dst.tangent[0].impulse[lane] = p ? p->tangent[0].impulse : 0.0;
-    dst.tangent[1].impulse[lane] = p ? p->tangent[1].impulse : 0.0;
+    dst.normal.impulse[lane] = p ? p->normal_impulse : 0.0;
+    dst.tangent[0].impulse[lane] = p ? p->tangent_impulse[0] : 0.0;
+    dst.tangent[1].impulse[lane] = p ? p->tangent_impulse[1] : 0.0;
     dst.target[lane] = p ? p->target : 0.0;
     for (int c = 0; c < 3; ++c) {
       in.r_a[i][c][lane] = p ? p->r_a[c] : 0.0;
@@ -836,9 +836,9 @@ void ContactBatches::storeImpulses(int thread, std::vector<ContactPoint>& points
         const ContactManifold& m = manifolds[bt.manifold[lane]];
         for (int i = 0; i < m.count; ++i) {
           ContactPoint& p = points[m.first + i];
-          p.normal.impulse = bt.point[i].normal.impulse[lane];
-          p.tangent[0].impulse = bt.point[i].tangent[0].impulse[lane];
-          p.tangent[1].impulse = bt.point[i].tangent[1].impulse[lane];
+          p.normal_impulse = bt.point[i].normal.impulse[lane];
+          p.tangent_impulse[0] = bt.point[i].tangent[0].impulse[lane];
+          p.tangent_impulse[1] = bt.point[i].tangent[1].impulse[lane];
         }
       }
     }

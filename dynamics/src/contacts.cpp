@@ -16,10 +16,9 @@ double rowVelocity(const ContactRow& row, const SolverBody& a, const SolverBody&
   return row.dir.dot(b.v - a.v) + row.ang_b.dot(b.w) - row.ang_a.dot(a.w);
 }
 
-/// rowVelocity of a point's normal row before its rows are set up: its ang_a and ang_b as
-/// setupManifoldRows makes them (r x dir, crossLanes's operations).
-double normalSpeed(const ContactPoint& p, const SolverBody& a, const SolverBody& b) {
-  const Vec3& d = p.normal.dir;
+/// rowVelocity of a point's normal row (direction d) before its rows are set up: its ang_a and
+/// ang_b as setupManifoldRows makes them (r x d, crossLanes's operations).
+double normalSpeed(const ContactPoint& p, const Vec3& d, const SolverBody& a, const SolverBody& b) {
   const auto cross = [&d](const Vec3& r) {
     return Vec3(r[1] * d[2] - r[2] * d[1], r[2] * d[0] - r[0] * d[2], r[0] * d[1] - r[1] * d[0]);
   };
@@ -542,6 +541,11 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
       found_at.b_to_a = qa_inv * orientations[ob];
     }
   }
+  // Soft materials: two in series; a rigid one (0) leaves the other's compliance.
+  const double stiffness = seriesSpring(ma.contact_stiffness_npm, mb.contact_stiffness_npm);
+  // A plain manifold (no belt, torsion or softness; ManifoldKey::plain) is set up in its batch:
+  // only its first point takes the directions (ensureRows gives them to the others).
+  cm.rows_pending = !hasBelt(belt.rotor) && cm.torsion_radius == 0.0 && !(stiffness > 0.0);
   const ContactState* claimed[4] = {nullptr, nullptr, nullptr, nullptr};
   ContactPoint* const manifold_points = points_.data() + cm.first;
   for (int k = 0; k < m.count; ++k) {
@@ -564,19 +568,17 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     }
     p.separation = mp.separation;
     p.friction = mu;
-    p.normal.dir = n;
-    p.tangent[0].dir = t1;
-    p.tangent[1].dir = t2;
-    p.normal.impulse = p.tangent[0].impulse = p.tangent[1].impulse = 0.0;
+    if (k == 0 || !cm.rows_pending) {
+      p.normal.dir = n;
+      p.tangent[0].dir = t1;
+      p.tangent[1].dir = t2;
+    }
+    p.normal_impulse = p.tangent_impulse[0] = p.tangent_impulse[1] = 0.0;
     for (int side = 0; side < 2; ++side) {
       p.rotor[side] = belt.rotor[side];
       for (int t = 0; t < 2; ++t) p.rotor_coef[t][side] = belt.coef[t][side];
     }
   }
-  // Soft materials: two in series; a rigid one (0) leaves the other's compliance.
-  const double stiffness = seriesSpring(ma.contact_stiffness_npm, mb.contact_stiffness_npm);
-  // A plain manifold (no belt, torsion or softness; ManifoldKey::plain) is set up in its batch.
-  cm.rows_pending = !hasBelt(belt.rotor) && cm.torsion_radius == 0.0 && !(stiffness > 0.0);
   if (!cm.rows_pending) setupManifoldRows(manifold_points, m.count, a, b, belt.extra_k, cm.k);
   if (stiffness > 0.0) {
     const double damping = seriesSpring(ma.contact_damping_nspm, mb.contact_damping_nspm);
@@ -593,7 +595,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     ContactPoint& p = manifold_points[k];
     // Allowed normal speed: close the gap, no more; bounce on fast impacts that close it now.
     // A soft point pushes an overlap out as its spring does (the position passes leave it).
-    const double vn = cm.rows_pending ? normalSpeed(p, a, b) : rowVelocity(p.normal, a, b);
+    const double vn = cm.rows_pending ? normalSpeed(p, n, a, b) : rowVelocity(p.normal, a, b);
     p.target = mp.separation > 0.0   ? -mp.separation / h
                : cm.compliance > 0.0 ? -cm.soft_bias * mp.separation / h
                                      : 0.0;
@@ -608,10 +610,10 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     if (model.solver.warm_start) {
       if (const ContactState* old =
               previousContact(w.stored, w.stored_end, m, k, p.point, claimed)) {
-        p.normal.impulse = old->normal_impulse;
-        p.tangent[0].impulse = old->friction_impulse.dot(t1);
-        p.tangent[1].impulse = old->friction_impulse.dot(t2);
-        if (k == 0) cm.torsion.impulse = old->torsion_impulse;
+        p.normal_impulse = old->normal_impulse;
+        p.tangent_impulse[0] = old->friction_impulse.dot(t1);
+        p.tangent_impulse[1] = old->friction_impulse.dot(t2);
+        if (k == 0) cm.torsion_impulse = old->torsion_impulse;
       }
     }
   }
@@ -637,7 +639,7 @@ void ContactSolver::prepare(const Model& model, const std::vector<Vec3>& positio
     const double k = n.dot(cm.torsion.dw_a) + n.dot(cm.torsion.dw_b);
     cm.torsion.mass = k > 0.0 ? 1.0 / k : 0.0;
   } else {
-    cm.torsion.impulse = 0.0;
+    cm.torsion_impulse = 0.0;
   }
 }
 
@@ -645,6 +647,11 @@ void ContactSolver::ensureRows(int mi, const std::vector<SolverBody>& bodies) {
   ContactManifold& m = manifolds_[static_cast<std::size_t>(mi)];
   if (!m.rows_pending) return;
   const ContactPoint& p0 = points_[m.first];
+  for (int k = m.first + 1; k < m.first + m.count; ++k) {
+    points_[k].normal.dir = p0.normal.dir;
+    points_[k].tangent[0].dir = p0.tangent[0].dir;
+    points_[k].tangent[1].dir = p0.tangent[1].dir;
+  }
   const double no_belt[2] = {0.0, 0.0};
   setupManifoldRows(points_.data() + m.first, m.count, bodies[p0.a], bodies[p0.b], no_belt, m.k);
   m.rows_pending = false;
@@ -658,10 +665,10 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
       const ContactPoint& p = points_[k];
       SolverBody& a = bodies[p.a];
       SolverBody& b = bodies[p.b];
-      applyRow(p.normal, a, b, p.normal.impulse);
+      applyRow(p.normal, a, b, p.normal_impulse);
       for (int t = 0; t < 2; ++t) {
-        applyRow(p.tangent[t], a, b, p.tangent[t].impulse);
-        warmStartBelt(p.rotor, p.rotor_coef, t, p.tangent[t].impulse, rotor_speed,
+        applyRow(p.tangent[t], a, b, p.tangent_impulse[t]);
+        warmStartBelt(p.rotor, p.rotor_coef, t, p.tangent_impulse[t], rotor_speed,
                       rotor_inv_inertia);
       }
     }
@@ -685,9 +692,9 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
     apply(0, point_count_);
   }
   for (const ContactManifold& m : manifolds_) {
-    if (m.torsion.impulse != 0.0) {
+    if (m.torsion_impulse != 0.0) {
       const ContactPoint& p = points_[m.first];
-      applyRow(m.torsion, bodies[p.a], bodies[p.b], m.torsion.impulse);
+      applyRow(m.torsion, bodies[p.a], bodies[p.b], m.torsion_impulse);
     }
   }
 }
@@ -780,27 +787,27 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
     // projected onto the disc of radius mu * normal impulse. (Clamping each row to +-mu lambda
     // separately, a pyramid, lets a track sliding lengthwise still resist sideways with full
     // friction, and a skid-steered chassis could not turn.)
-    const double bound = p.friction * p.normal.impulse;
+    const double bound = p.friction * p.normal_impulse;
     double fresh[2];
     if (hasBelt(p.rotor)) {
       double speed[2];
       for (int t = 0; t < 2; ++t) {
         speed[t] = rowVelocity(p.tangent[t], a, b);
         addBeltSpeed(speed[t], p.rotor, p.rotor_coef, t, rotor_speed);
-        fresh[t] = p.tangent[t].impulse;
+        fresh[t] = p.tangent_impulse[t];
       }
       solveFrictionDisc(tangentBlock(p, a, b, rotor_inv_inertia), speed, bound, fresh);
     } else {
       for (int t = 0; t < 2; ++t) {
         const ContactRow& row = p.tangent[t];
-        fresh[t] = row.impulse - rowVelocity(row, a, b) * row.mass;
+        fresh[t] = p.tangent_impulse[t] - rowVelocity(row, a, b) * row.mass;
       }
       projectOntoDisc(fresh, bound);
     }
     // Both rows' changes reach the bodies in one update.
-    const double d0 = fresh[0] - p.tangent[0].impulse, d1 = fresh[1] - p.tangent[1].impulse;
-    p.tangent[0].impulse = fresh[0];
-    p.tangent[1].impulse = fresh[1];
+    const double d0 = fresh[0] - p.tangent_impulse[0], d1 = fresh[1] - p.tangent_impulse[1];
+    p.tangent_impulse[0] = fresh[0];
+    p.tangent_impulse[1] = fresh[1];
     if (d0 == 0.0 && d1 == 0.0) continue;
     const Vec3 push = d0 * p.tangent[0].dir + d1 * p.tangent[1].dir;
     if (bodyMoves(a)) {  // see applyRow
@@ -826,8 +833,8 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
     double speed[4], lambda[4], start[4];
     for (int i = 0; i < count; ++i) {
       const ContactPoint& p = points_[first + i];
-      speed[i] = rowVelocity(p.normal, a, b) - p.target + m.compliance * p.normal.impulse;
-      start[i] = lambda[i] = p.normal.impulse;
+      speed[i] = rowVelocity(p.normal, a, b) - p.target + m.compliance * p.normal_impulse;
+      start[i] = lambda[i] = p.normal_impulse;
     }
     double mass[4] = {};  // zeroed: GCC cannot see that count bounds the reads
     for (int i = 0; i < count; ++i) mass[i] = points_[first + i].normal.mass;
@@ -837,7 +844,7 @@ double ContactSolver::solveRigid(ContactManifold& m, std::vector<SolverBody>& bo
     for (int i = 0; i < count; ++i) {
       ContactRow& row = points_[first + i].normal;
       const double d = lambda[i] - start[i];
-      row.impulse = lambda[i];
+      points_[first + i].normal_impulse = lambda[i];
       sum += d;
       turn_a += d * row.dw_a;
       turn_b += d * row.dw_b;
@@ -888,13 +895,13 @@ void ContactSolver::unbatch() {
 double ContactSolver::solveTorsion(ContactManifold& m, const SolverBody& a,
                                    const SolverBody& b) const {
   double normal_sum = 0.0;
-  for (int k = m.first; k < m.first + m.count; ++k) normal_sum += points_[k].normal.impulse;
+  for (int k = m.first; k < m.first + m.count; ++k) normal_sum += points_[k].normal_impulse;
   const double bound = m.friction * m.torsion_radius * normal_sum;
   SIM_VALIDATE(!(bound < 0.0), "a contact's torsion bound (mu * radius * normal) is negative");
   const double v = m.torsion.ang_b.dot(b.w) - m.torsion.ang_a.dot(a.w);
-  const double old = m.torsion.impulse;
-  m.torsion.impulse = std::clamp(old - v * m.torsion.mass, -bound, bound);
-  return m.torsion.impulse - old;
+  const double old = m.torsion_impulse;
+  m.torsion_impulse = std::clamp(old - v * m.torsion.mass, -bound, bound);
+  return m.torsion_impulse - old;
 }
 
 // One side a block link, the other outside every block (two links keep rigid rows: Gauss-Seidel
@@ -1033,14 +1040,14 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
   for (int kk = 0; kk < m.count; ++kk) {
     const int i = reverse ? m.count - 1 - kk : kk;
     ContactPoint& p = points_[m.first + i];
-    const double bound = p.friction * p.normal.impulse;
+    const double bound = p.friction * p.normal_impulse;
     double fresh[2];
     for (int t = 0; t < 2; ++t)
-      fresh[t] = p.tangent[t].impulse - rowVelocity(p.tangent[t], a, b) * p.tangent[t].mass;
+      fresh[t] = p.tangent_impulse[t] - rowVelocity(p.tangent[t], a, b) * p.tangent[t].mass;
     projectOntoDisc(fresh, bound);
     for (int t = 0; t < 2; ++t) {
-      const double d = fresh[t] - p.tangent[t].impulse;
-      p.tangent[t].impulse = fresh[t];
+      const double d = fresh[t] - p.tangent_impulse[t];
+      p.tangent_impulse[t] = fresh[t];
       if (d == 0.0) continue;
       push(p.tangent[t], art[i].tangent[t], d);
       largest = std::max(largest, std::abs(d));
@@ -1051,14 +1058,14 @@ double ContactSolver::solveArticulated(ContactManifold& m, std::vector<SolverBod
     for (int i = 0; i < m.count; ++i) {
       const ContactPoint& p = points_[m.first + i];
       speed[i] = rowVelocity(p.normal, a, b) - p.target;
-      start[i] = lambda[i] = p.normal.impulse;
+      start[i] = lambda[i] = p.normal_impulse;
       mass[i] = p.normal.mass;
     }
     largest = std::max(largest, localNormalSweeps(m.count, m.k, mass, speed, lambda, reverse));
     for (int i = 0; i < m.count; ++i) {
       ContactRow& row = points_[m.first + i].normal;
       const double d = lambda[i] - start[i];
-      row.impulse = lambda[i];
+      points_[m.first + i].normal_impulse = lambda[i];
       if (d != 0.0) push(row, art[i].normal, d);
     }
   }
@@ -1162,6 +1169,8 @@ double ContactSolver::positionPass(const ContactSettings& cfg, const ContactMani
 
 void ContactSolver::storeManifold(int manifold_index) {
   const ContactManifold& m = manifolds_[static_cast<std::size_t>(manifold_index)];
+  // The directions from the first point: the others' may be pending (ensureRows).
+  const ContactPoint& p0 = points_[m.first];
   for (int k = m.first; k < m.first + m.count; ++k) {
     const ContactPoint& p = points_[k];
     ContactState& c = fresh_[static_cast<std::size_t>(k)];
@@ -1169,12 +1178,12 @@ void ContactSolver::storeManifold(int manifold_index) {
     c.shape_b = static_cast<std::uint32_t>(m.shape_b);
     c.feature = p.feature;
     c.point_m = p.point;
-    c.normal = p.normal.dir;
+    c.normal = p0.normal.dir;
     c.separation_m = p.separation;
-    c.normal_impulse = p.normal.impulse;
+    c.normal_impulse = p.normal_impulse;
     c.friction_impulse =
-        p.tangent[0].impulse * p.tangent[0].dir + p.tangent[1].impulse * p.tangent[1].dir;
-    c.torsion_impulse = k == m.first ? m.torsion.impulse : 0.0;
+        p.tangent_impulse[0] * p0.tangent[0].dir + p.tangent_impulse[1] * p0.tangent[1].dir;
+    c.torsion_impulse = k == m.first ? m.torsion_impulse : 0.0;
     if (anchors_on_) {
       ContactAnchor& anchor = fresh_anchors_[static_cast<std::size_t>(k)];
       anchor = manifold_anchors_[static_cast<std::size_t>(manifold_index)];

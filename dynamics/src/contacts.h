@@ -56,29 +56,35 @@ inline constexpr int kSweepManifoldsPerThread = 64;
 /// bound / |f|, a few roundings (about 1e-15 relative), so a wider gap is a solver error.
 inline constexpr double kConeSlack = 1e-12;
 
-/// One scalar contact row: Cdot = dir.(v_b - v_a) + ang_b.w_b - ang_a.w_a (+ rotor terms).
+/// One scalar contact row: Cdot = dir.(v_b - v_a) + ang_b.w_b - ang_a.w_a (+ rotor terms). Its
+/// accumulated impulse is kept apart (ContactPoint, ContactManifold::torsion_impulse).
 struct ContactRow {
   Vec3 dir = Vec3::Zero();
   Vec3 ang_a = Vec3::Zero(), ang_b = Vec3::Zero();  ///< r x dir
   Vec3 dw_a = Vec3::Zero(), dw_b = Vec3::Zero();    ///< I^-1 (r x dir)
   double mass = 0.0;                                ///< 1 / (J M^-1 J^T)
-  double impulse = 0.0;                             ///< Accumulated over the substep.
 };
 
+/// A contact point. What the passes over every point of a step read comes first, in the few
+/// cache lines they share: the batches' fill the arms, impulses and target; the position passes
+/// the witness points; the store the impulses, separation and point. The rows come last: a plain
+/// manifold's are set up in its batch, not here (ContactManifold::rows_pending).
 struct ContactPoint {
   int a = 0, b = 0;  ///< Solver body indices.
   int manifold = 0;
   std::uint32_t feature = 0;
-  Vec3 point = Vec3::Zero();                            ///< Midway point at detection (world).
-  Vec3 r_a = Vec3::Zero(), r_b = Vec3::Zero();          ///< Arms at detection (world).
+  Vec3 r_a = Vec3::Zero(), r_b = Vec3::Zero();  ///< Arms at detection (world).
+  /// Accumulated over the substep: the normal row's and the tangent rows'.
+  double normal_impulse = 0.0, tangent_impulse[2] = {0.0, 0.0};
+  double target = 0.0;                                  ///< Smallest allowed normal speed (m/s).
   Vec3 local_a = Vec3::Zero(), local_b = Vec3::Zero();  ///< Witness points in body frames.
   double separation = 0.0;
-  double target = 0.0;  ///< Smallest allowed normal speed (m/s).
   double friction = 0.0;
-  ContactRow normal, tangent[2];
+  Vec3 point = Vec3::Zero();  ///< Midway point at detection (world).
   // Belt (conveyor) drive of the tangent rows (belt.h): surface speed = coef * rotor speed.
   int rotor[2] = {-1, -1};       ///< Motor rotors of side a and side b belts.
   double rotor_coef[2][2] = {};  ///< [tangent][side] Cdot contribution per rotor rad/s.
+  ContactRow normal, tangent[2];
 };
 
 struct ContactManifold {
@@ -87,6 +93,7 @@ struct ContactManifold {
   double torsion_radius = 0.0;
   double friction = 0.0;
   ContactRow torsion;
+  double torsion_impulse = 0.0;
   /// Coupling of the normal rows through the two bodies: k[i][j] is the change of point i's
   /// normal speed per unit normal impulse at point j (J_i M^-1 J_j^T). The local sweeps over a
   /// manifold's points run on these numbers and touch the bodies once.
