@@ -25,6 +25,10 @@ SIM_LANES_INLINE V splat(double x) {
   return v;
 }
 template <class V>
+SIM_LANES_INLINE V minLanes(V a, V b) {
+  return a < b ? a : b;
+}
+template <class V>
 SIM_LANES_INLINE V maxLanes(V a, V b) {
   return a > b ? a : b;
 }
@@ -36,6 +40,23 @@ SIM_LANES_INLINE V absLanes(V a) {
 template <class V>
 SIM_LANES_INLINE V dot3(const V (&x)[3], const V (&y)[3]) {
   return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+}
+
+/// The smallest lane of x, folded in vector halves.
+template <class V>
+SIM_LANES_INLINE double smallestLane(V x) {
+  constexpr int n = static_cast<int>(sizeof(V) / sizeof(double));
+  static_assert(n == 4 || n == 8);
+  const auto fold = [](V a, V b) { return a < b ? a : b; };
+  if constexpr (n == 8) {
+    x = fold(x, __builtin_shufflevector(x, x, 4, 5, 6, 7, 0, 1, 2, 3));
+    x = fold(x, __builtin_shufflevector(x, x, 2, 3, 0, 1, 6, 7, 4, 5));
+    x = fold(x, __builtin_shufflevector(x, x, 1, 0, 3, 2, 5, 4, 7, 6));
+  } else {
+    x = fold(x, __builtin_shufflevector(x, x, 2, 3, 0, 1));
+    x = fold(x, __builtin_shufflevector(x, x, 1, 0, 3, 2));
+  }
+  return x[0];
 }
 
 using B = BatchLanes;
@@ -123,11 +144,12 @@ SIM_LANES_INLINE V solveBatch(ContactBatch& bt, std::vector<SolverBody>& bodies)
     // Inside the cone by a margin no rounding can cross (the usual case for resting contacts)
     // in every lane: no scaling, and no square root or division. (Correctly rounded products
     // and root: len2 < b^2 (1 - 1e-14) gives sqrt(len2) < b (1 - 4e-15) with b^2 normal, which
-    // b > 1e-150 ensures; otherwise the lane takes the full test.)
-    const auto inside = (len2 < bound * bound * splat<V>(1.0 - 1e-14)) & (bound > splat<V>(1e-150));
-    bool all_inside = true;
-    for (int l = 0; l < SIM_WIDTH(V); ++l) all_inside = all_inside && inside[l];
-    if (!all_inside) {
+    // b > 1e-150 ensures; otherwise the lane takes the full test.) Tested as the smallest lane
+    // of min(thr - len2, bound - 1e-150) > 0, the sign of a difference being its comparison's:
+    // GCC compiles a comparison's lane mask lane by lane in scalar code, a minimum to one
+    // instruction. A NaN lane can only pass where the full test would not scale it either.
+    const V thr = bound * bound * splat<V>(1.0 - 1e-14);
+    if (!(smallestLane(minLanes(thr - len2, bound - splat<V>(1e-150))) > 0.0)) {
       V len = len2;
       for (int l = 0; l < SIM_WIDTH(V); ++l) len[l] = std::sqrt(len[l]);
       // len > bound implies len > 0 (bound >= 0), so the division is only used where it is finite.
@@ -219,7 +241,8 @@ SIM_LANES_INLINE V solveAny(ContactBatch& bt, std::vector<SolverBody>& bodies) {
 
 /// The batches [first, last) whole, eight lanes at a time (AVX-512: one register per value).
 [[gnu::target("avx512f")]] double solveBatchesWide(ContactBatch* first, ContactBatch* last,
-                                                   std::vector<SolverBody>& bodies, bool reverse) {
+                                                         std::vector<SolverBody>& bodies,
+                                                         bool reverse) {
   B largest = splat<B>(0.0);
   for (ContactBatch* bt = first; bt != last; ++bt)
     largest = maxLanes(
@@ -316,8 +339,8 @@ SIM_LANES_INLINE void warmStartBatch(const ContactBatch& bt, std::vector<SolverB
 }
 
 [[gnu::target("avx512f")]] void warmStartBatchesWide(const ContactBatch* first,
-                                                     const ContactBatch* last,
-                                                     std::vector<SolverBody>& bodies) {
+                                                           const ContactBatch* last,
+                                                           std::vector<SolverBody>& bodies) {
   for (const ContactBatch* bt = first; bt != last; ++bt) warmStartBatch<B, 0>(*bt, bodies);
 }
 
@@ -591,7 +614,8 @@ SIM_LANES_INLINE void setupBatchRowsPart(ContactBatch& bt, const BatchRowInputs&
 #undef SIM_PART
 }
 
-[[gnu::target("avx512f")]] void setupBatchRowsWide(ContactBatch& bt, const BatchRowInputs& in) {
+[[gnu::target("avx512f")]] void setupBatchRowsWide(ContactBatch& bt,
+                                                         const BatchRowInputs& in) {
   setupBatchRowsPart<B, 0>(bt, in);
 }
 [[gnu::target("avx2")]] void setupBatchRowsAvx2(ContactBatch& bt, const BatchRowInputs& in) {
