@@ -241,8 +241,7 @@ SIM_LANES_INLINE V solveAny(ContactBatch& bt, std::vector<SolverBody>& bodies) {
 
 /// The batches [first, last) whole, eight lanes at a time (AVX-512: one register per value).
 [[gnu::target("avx512f")]] double solveBatchesWide(ContactBatch* first, ContactBatch* last,
-                                                         std::vector<SolverBody>& bodies,
-                                                         bool reverse) {
+                                                   std::vector<SolverBody>& bodies, bool reverse) {
   B largest = splat<B>(0.0);
   for (ContactBatch* bt = first; bt != last; ++bt)
     largest = maxLanes(
@@ -339,8 +338,8 @@ SIM_LANES_INLINE void warmStartBatch(const ContactBatch& bt, std::vector<SolverB
 }
 
 [[gnu::target("avx512f")]] void warmStartBatchesWide(const ContactBatch* first,
-                                                           const ContactBatch* last,
-                                                           std::vector<SolverBody>& bodies) {
+                                                     const ContactBatch* last,
+                                                     std::vector<SolverBody>& bodies) {
   for (const ContactBatch* bt = first; bt != last; ++bt) warmStartBatch<B, 0>(*bt, bodies);
 }
 
@@ -614,8 +613,7 @@ SIM_LANES_INLINE void setupBatchRowsPart(ContactBatch& bt, const BatchRowInputs&
 #undef SIM_PART
 }
 
-[[gnu::target("avx512f")]] void setupBatchRowsWide(ContactBatch& bt,
-                                                         const BatchRowInputs& in) {
+[[gnu::target("avx512f")]] void setupBatchRowsWide(ContactBatch& bt, const BatchRowInputs& in) {
   setupBatchRowsPart<B, 0>(bt, in);
 }
 [[gnu::target("avx2")]] void setupBatchRowsAvx2(ContactBatch& bt, const BatchRowInputs& in) {

@@ -658,7 +658,7 @@ void ContactSolver::ensureRows(int mi, const std::vector<SolverBody>& bodies) {
 }
 
 void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
-                              const std::vector<double>& rotor_inv_inertia) {
+                              const std::vector<double>& rotor_inv_inertia, bool may_articulate) {
   // The points [first, last): a manifold's, or every one in order (with one thread).
   auto apply = [&](int first, int last) {
     for (int k = first; k < last; ++k) {
@@ -676,8 +676,9 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
   // Level by level as the sweeps (each thread its own manifolds): every body takes the same
   // impulses in the same order as point by point in index order, the batched manifolds' from
   // their batches, which the sweeps read next, instead of from the points. (Articulated
-  // manifolds are not levelled.)
-  if (articulated_groups_.empty()) {
+  // manifolds are not levelled; with one thread, a scene that may articulate some would build
+  // the batches twice.)
+  if (articulated_groups_.empty() && (!may_articulate || sweepThreads() > 1)) {
     if (!batched_) batch(bodies, static_cast<int>(rotor_speed.size()));
     sweepLevels(false, [&](int t, int level) {
       batches_.warmStartShare(level, t, bodies);
@@ -687,7 +688,7 @@ void ContactSolver::warmStart(std::vector<SolverBody>& bodies, std::vector<doubl
         apply(m.first, m.first + m.count);
       }
     });
-  } else {  // (articulate() runs after the warm start: not taken in a step as it stands)
+  } else {
     for (int mi = 0; mi < static_cast<int>(manifolds_.size()); ++mi) ensureRows(mi, bodies);
     apply(0, point_count_);
   }

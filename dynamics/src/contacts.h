@@ -129,8 +129,11 @@ class ContactSolver {
   void prepare(const Model& model, const std::vector<Vec3>& positions,
                const std::vector<Quat>& orientations, const std::vector<SolverBody>& bodies,
                const State& s, double h);
+  /// Applies the points' stored impulses to the bodies. `may_articulate`: articulate() may be
+  /// called in this substep (it rebuilds the batches), so the points are applied one by one in
+  /// their order rather than from batches built for the warm start alone.
   void warmStart(std::vector<SolverBody>& bodies, std::vector<double>& rotor_speed,
-                 const std::vector<double>& rotor_inv_inertia);
+                 const std::vector<double>& rotor_inv_inertia, bool may_articulate);
   /// Makes the rows of every manifold between one block link and a body outside any block see
   /// the link through `articulation` (until the next prepare): their effective masses and the
   /// link's velocity changes come from the block's response, and each manifold's net impulse on

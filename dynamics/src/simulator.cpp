@@ -304,7 +304,8 @@ void warmStart(StepContext& ctx) {
     for (RepeaterState& r : s.repeaters) r.coupling_impulse = 0.0;
     return;
   }
-  ctx.contacts.warmStart(ctx.bodies.solver, ctx.rotors.speed, ctx.rotors.inv_inertia);
+  ctx.contacts.warmStart(ctx.bodies.solver, ctx.rotors.speed, ctx.rotors.inv_inertia,
+                         ctx.model.solver.articulated_contacts && !ctx.blocks.blocks.empty());
   for (std::size_t jj = 0; jj < ctx.joints.work.size(); ++jj) {
     const int j = static_cast<int>(jj);
     switch (ctx.joints[j].type) {
