@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <immintrin.h>
+
 #include "check.h"
 #include "contacts.h"
 
@@ -536,15 +538,55 @@ SIM_LANES_INLINE void crossPerLane(const V (&r)[3], const V (&d)[3], V (&out)[3]
   out[2] = r[0] * d[1] - r[1] * d[0];
 }
 
-/// x where `mask` is set, +0 elsewhere: a bitwise and, exact (GCC lowers a vector ?: on eight
-/// lanes lane by lane with branches where the target has no eight-lane registers).
-template <class V, class M>
-SIM_LANES_INLINE V keep(M mask, V x) {
+// Lane masks for the rows' set-up. GCC 12 builds the mask of a comparison of eight-double
+// vectors lane by lane in scalar code; the AVX-512 form takes its masks in a mask register
+// instead (WideMask), the others as vectors of 0 or all ones.
+struct WideMask {
+  __mmask8 bits;
+};
+SIM_LANES_INLINE WideMask operator&(WideMask a, WideMask b) {
+  return {static_cast<__mmask8>(a.bits & b.bits)};
+}
+
+/// The lanes [H W, H W + W) whose manifold has more than `i` points.
+template <class V, int H>
+SIM_LANES_INLINE auto lanesWithMoreThan(const ContactBatch& bt, int i) {
+  if constexpr (sizeof(V) == sizeof(B)) {
+    unsigned bits = 0;
+    for (int l = 0; l < kBatchLanes; ++l) bits |= static_cast<unsigned>(bt.count[l] > i) << l;
+    return WideMask{static_cast<__mmask8>(bits)};
+  } else {
+    decltype(V{} < V{}) mask;
+    for (int l = 0; l < SIM_WIDTH(V); ++l) mask[l] = bt.count[H * SIM_WIDTH(V) + l] > i ? -1 : 0;
+    return mask;
+  }
+}
+
+/// x where `mask` is set, +0 elsewhere (exact: a bitwise and, or a zeroing move).
+template <class M, class V>
+SIM_LANES_INLINE V keepIf(M mask, V x) {
   M bits;
   std::memcpy(&bits, &x, sizeof(V));
   bits &= mask;
   std::memcpy(&x, &bits, sizeof(V));
   return x;
+}
+// (Not forced inline: the set-up's template is compiled for no target; setupBatchRowsWide,
+// flattened, inlines these into its AVX-512 code.)
+[[gnu::target("avx512f")]] inline B keepIf(WideMask mask, B x) {
+  return reinterpret_cast<B>(_mm512_maskz_mov_pd(mask.bits, reinterpret_cast<__m512d>(x)));
+}
+
+/// setupManifoldRows's row mass where `mask` is set: 1 / kk where kk > 0, else +0.
+template <class M, class V>
+SIM_LANES_INLINE V massIf(M mask, V kk) {
+  return keepIf(mask & (kk > splat<V>(0.0)), splat<V>(1.0) / kk);
+}
+[[gnu::target("avx512f")]] inline B massIf(WideMask mask, B kk) {
+  const __m512d k = reinterpret_cast<__m512d>(kk);
+  const __mmask8 positive = _mm512_cmp_pd_mask(k, _mm512_setzero_pd(), _CMP_GT_OQ);
+  return reinterpret_cast<B>(
+      _mm512_maskz_div_pd(static_cast<__mmask8>(mask.bits & positive), _mm512_set1_pd(1.0), k));
 }
 
 /// The rows' set-up (setupManifoldRows) of lanes [H W, H W + W) of a batch, one manifold per lane,
@@ -554,8 +596,6 @@ SIM_LANES_INLINE V keep(M mask, V x) {
 template <class V, int H>
 SIM_LANES_INLINE void setupBatchRowsPart(ContactBatch& bt, const BatchRowInputs& in) {
 #define SIM_PART(x) part<V, H>(x)
-  V count;
-  for (int l = 0; l < SIM_WIDTH(V); ++l) count[l] = bt.count[H * SIM_WIDTH(V) + l];
   const V zero = splat<V>(0.0);
   V inv_inertia_a[3][3], inv_inertia_b[3][3];
   for (int r = 0; r < 3; ++r)
@@ -572,7 +612,7 @@ SIM_LANES_INLINE void setupBatchRowsPart(ContactBatch& bt, const BatchRowInputs&
   }
   V normal_ang_a[4][3], normal_ang_b[4][3], normal_dw_a[4][3], normal_dw_b[4][3];
   for (int i = 0; i < 4; ++i) {
-    const auto on = count > splat<V>(i);
+    const auto on = lanesWithMoreThan<V, H>(bt, i);
     V r_a[3], r_b[3];
     for (int c = 0; c < 3; ++c) {
       r_a[c] = SIM_PART(in.r_a[i][c]);
@@ -588,12 +628,12 @@ SIM_LANES_INLINE void setupBatchRowsPart(ContactBatch& bt, const BatchRowInputs&
       const V kk = inv_mass_sum + dot3(ang_a, dw_a) + dot3(ang_b, dw_b) + zero;
       ContactBatch::Row& r = row == 0 ? bt.point[i].normal : bt.point[i].tangent[row - 1];
       for (int c = 0; c < 3; ++c) {
-        put<V, H>(r.ang_a[c], keep(on, ang_a[c]));
-        put<V, H>(r.ang_b[c], keep(on, ang_b[c]));
-        put<V, H>(r.dw_a[c], keep(on, dw_a[c]));
-        put<V, H>(r.dw_b[c], keep(on, dw_b[c]));
+        put<V, H>(r.ang_a[c], keepIf(on, ang_a[c]));
+        put<V, H>(r.ang_b[c], keepIf(on, ang_b[c]));
+        put<V, H>(r.dw_a[c], keepIf(on, dw_a[c]));
+        put<V, H>(r.dw_b[c], keepIf(on, dw_b[c]));
       }
-      put<V, H>(r.mass, keep(on & (kk > zero), splat<V>(1.0) / kk));
+      put<V, H>(r.mass, massIf(on, kk));
       if (row == 0)
         for (int c = 0; c < 3; ++c) {
           normal_ang_a[i][c] = ang_a[c];
@@ -608,12 +648,13 @@ SIM_LANES_INLINE void setupBatchRowsPart(ContactBatch& bt, const BatchRowInputs&
     for (int c = 0; c < 4; ++c) {
       const V k = inv_mass_sum + dot3(normal_ang_a[r], normal_dw_a[c]) +
                   dot3(normal_ang_b[r], normal_dw_b[c]);
-      put<V, H>(bt.k[r][c], keep((count > splat<V>(r)) & (count > splat<V>(c)), k));
+      put<V, H>(bt.k[r][c], keepIf(lanesWithMoreThan<V, H>(bt, std::max(r, c)), k));
     }
 #undef SIM_PART
 }
 
-[[gnu::target("avx512f")]] void setupBatchRowsWide(ContactBatch& bt, const BatchRowInputs& in) {
+[[gnu::target("avx512f"), gnu::flatten]] void setupBatchRowsWide(ContactBatch& bt,
+                                                                 const BatchRowInputs& in) {
   setupBatchRowsPart<B, 0>(bt, in);
 }
 [[gnu::target("avx2")]] void setupBatchRowsAvx2(ContactBatch& bt, const BatchRowInputs& in) {
