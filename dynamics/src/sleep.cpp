@@ -31,6 +31,21 @@ void Sleep::update(StepContext& ctx) {
     any_awake = inv_mass[static_cast<std::size_t>(i)] > 0.0 &&
                 !s.bodies[static_cast<std::size_t>(i)].asleep;
   if (!any_awake) return;
+  const double dt = ctx.model.solver.time_step_s;
+  // Each awake body's time below the sleep speeds.
+  const auto time = [&](BodyState& b) {
+    const bool slow = b.linear_velocity_mps.norm() < cfg.sleep_linear_speed_mps &&
+                      b.angular_velocity_radps.norm() < cfg.sleep_angular_speed_radps;
+    b.slow_time_s = slow ? b.slow_time_s + dt : 0.0;
+  };
+  // No contact and nobody asleep: no group rests on anything and none has a sleeper to wake, so
+  // only the times move (a chain hanging on its joints, bodies in the air).
+  if (s.contacts.empty() && std::none_of(s.bodies.begin(), s.bodies.begin() + nb,
+                                         [](const BodyState& b) { return b.asleep; })) {
+    for (int i = 0; i < nb; ++i)
+      if (inv_mass[static_cast<std::size_t>(i)] > 0.0) time(s.bodies[static_cast<std::size_t>(i)]);
+    return;
+  }
   groups_.reset(nb);
   auto find = [this](int x) { return groups_.find(x); };
   auto dynamic = [&](int b) {
@@ -66,15 +81,10 @@ void Sleep::update(StepContext& ctx) {
     const int body = dynamic(def.body_b) ? def.body_b : def.body_a;
     if (dynamic(body)) flags[static_cast<std::size_t>(find(body))] |= 8;
   }
-  const double dt = ctx.model.solver.time_step_s;
   for (int i = 0; i < nb; ++i) {
     if (!dynamic(i)) continue;
     BodyState& b = s.bodies[static_cast<std::size_t>(i)];
-    if (!b.asleep) {
-      const bool slow = b.linear_velocity_mps.norm() < cfg.sleep_linear_speed_mps &&
-                        b.angular_velocity_radps.norm() < cfg.sleep_angular_speed_radps;
-      b.slow_time_s = slow ? b.slow_time_s + dt : 0.0;
-    }
+    if (!b.asleep) time(b);
     int& f = flags[static_cast<std::size_t>(find(i))];
     f |= b.asleep ? 2 : 1;
     if (!b.asleep && b.slow_time_s < cfg.sleep_time_s) f |= 4;

@@ -113,5 +113,31 @@ TEST(Contact, APoseEditedWhileAllSleepIsSeenWhenSomethingWakes) {
   EXPECT_FALSE(s.bodies[column].asleep);
 }
 
+// Without any contact a body cannot fall asleep, but its time below the sleep speeds still
+// counts (it sleeps as soon as it rests on something, if it was slow long enough): two boxes
+// floating in zero gravity far above the ground, one still, one drifting faster than the sleep
+// speed, then the drifting one slowed below it.
+TEST(Contact, BodiesWithoutContactsCountTheirSlowTime) {
+  Model m = samples::boxPile(1, 2, 1, 1.0 / 240.0);
+  m.gravity_mps2 = Vec3::Zero();
+  for (std::size_t i = 1; i < m.bodies.size(); ++i) m.bodies[i].position_m.z() += 5.0;
+  Simulator sim(m);
+  State s = sim.initialState();
+  const int still = 1, drifting = 2;
+  s.bodies[drifting].linear_velocity_mps = Vec3(0.0, 0.0, 2.0 * m.contact.sleep_linear_speed_mps);
+  double expected = 0.0;
+  for (int i = 0; i < 60; ++i) {
+    checkedStep(sim, s);
+    expected += m.solver.time_step_s;
+    ASSERT_TRUE(s.contacts.empty()) << "step " << i;
+  }
+  EXPECT_EQ(s.bodies[still].slow_time_s, expected);
+  EXPECT_EQ(s.bodies[drifting].slow_time_s, 0.0);
+  EXPECT_FALSE(s.bodies[still].asleep);
+  s.bodies[drifting].linear_velocity_mps *= 0.25;
+  checkedStep(sim, s);
+  EXPECT_EQ(s.bodies[drifting].slow_time_s, m.solver.time_step_s);
+}
+
 }  // namespace
 }  // namespace sim::dynamics
