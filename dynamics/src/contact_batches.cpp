@@ -385,7 +385,9 @@ void warmStartBatches(const ContactBatch* first, const ContactBatch* last,
 #define SIMTRAINER_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
 #endif
 
-SIM_LANES_INLINE void crossLanes(const Lanes (&r)[3], const Lanes (&d)[3], Lanes (&out)[3]) {
+/// r x d per lane (Eigen's 3-vector cross product's operations).
+template <class V>
+SIM_LANES_INLINE void crossLanes(const V (&r)[3], const V (&d)[3], V (&out)[3]) {
   out[0] = r[1] * d[2] - r[2] * d[1];
   out[1] = r[2] * d[0] - r[0] * d[2];
   out[2] = r[0] * d[1] - r[1] * d[0];
@@ -531,13 +533,6 @@ SIM_LANES_INLINE void turnPerLane(const V (&m)[3][3], const V (&x)[3], V (&out)[
   out[2] = m[2][0] * x[0] + (m[2][1] * x[1] + m[2][2] * x[2]);
 }
 
-template <class V>
-SIM_LANES_INLINE void crossPerLane(const V (&r)[3], const V (&d)[3], V (&out)[3]) {
-  out[0] = r[1] * d[2] - r[2] * d[1];
-  out[1] = r[2] * d[0] - r[0] * d[2];
-  out[2] = r[0] * d[1] - r[1] * d[0];
-}
-
 // Lane masks for the rows' set-up. GCC 12 builds the mask of a comparison of eight-double
 // vectors lane by lane in scalar code; the AVX-512 form takes its masks in a mask register
 // instead (WideMask), the others as vectors of 0 or all ones.
@@ -620,8 +615,8 @@ SIM_LANES_INLINE void setupBatchRowsPart(ContactBatch& bt, const BatchRowInputs&
     }
     for (int row = 0; row < 3; ++row) {
       V ang_a[3], ang_b[3], dw_a[3], dw_b[3];
-      crossPerLane(r_a, dirs[row], ang_a);
-      crossPerLane(r_b, dirs[row], ang_b);
+      crossLanes(r_a, dirs[row], ang_a);
+      crossLanes(r_b, dirs[row], ang_b);
       turnPerLane(inv_inertia_a, ang_a, dw_a);
       turnPerLane(inv_inertia_b, ang_b, dw_b);
       // + 0: setupManifoldRows adds the belt rotors' share, none in a batched manifold.
